@@ -1,0 +1,221 @@
+/*
+ * backend.h — the operations the training engine needs from a device, and nothing else.
+ *
+ * Layers, the network, the optimizer and the training loop are written once, against this
+ * interface; the CPU backend (BLAS + oneTBB, trainer/cpu/) and the CUDA backend (cuDNN + cuBLAS +
+ * our kernels, trainer/cuda/) implement it side by side and are tested against each other and
+ * against plain double-precision references (tests/trainer/).
+ *
+ * Conventions (every backend, every op):
+ *  - Pointers are in the backend's own memory (host for cpu, device for cuda); tensors are NCHW
+ *    float32, dense activations are (N, features). Dense weights are (out, in), as PyTorch's.
+ *  - Ops are asynchronous on the backend's stream; only copy_to_host and synchronize wait. No op
+ *    allocates device memory per call after the first call with a given shape (workspaces are
+ *    cached per backend), so a training step can be captured in a CUDA graph.
+ *  - Backward ops OVERWRITE parameter gradients (beta = 0); nothing accumulates across steps.
+ *  - Randomness (dropout masks, augmentation) comes from counter-based hashing of (seed, counter)
+ *    (trainer/rng.h), so the CPU and CUDA backends draw the same numbers.
+ *  - A failing library call throws sweep::CallError; an allocation that cannot be satisfied throws
+ *    sweep::OutOfMemory with the bytes asked and free.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace sweep::trainer {
+
+enum class DeviceKind { cpu, cuda };
+
+struct ConvGeom {
+  int n, c, h, w;            // input (N, C, H, W)
+  int k, r, s;               // filters, kernel height, kernel width: weights (K, C, R, S)
+  int stride_h, stride_w;
+  int pad_h, pad_w;          // symmetric zero padding
+  int out_h, out_w;          // (H + 2*pad_h - R) / stride_h + 1, likewise for W
+};
+
+enum class PoolMode { max, average };  // average counts padded zeros (PyTorch's default)
+
+struct PoolGeom {
+  int n, c, h, w;
+  int kh, kw, stride_h, stride_w, pad_h, pad_w;
+  int out_h, out_w;
+};
+
+struct BatchNormGeom {
+  int n, c, hw;              // per-channel statistics over N*H*W (dense: hw = 1)
+  float eps;                 // 1e-5 (PyTorch)
+  float momentum;            // running = (1 - momentum) * running + momentum * batch (PyTorch, 0.1);
+                             // the running variance uses the unbiased batch variance
+};
+
+enum class OptimizerKind { sgdm, adam, rmsprop };
+
+// One optimizer update over a flat parameter array (all parameters of a network live in one
+// allocation, so this is one launch). Semantics are PyTorch's torch.optim with L2 weight decay added
+// to the gradient (not AdamW):
+//   g = grad * grad_scale + weight_decay * p
+//   sgdm:    v = momentum * v + g;  p -= lr * (nesterov ? g + momentum * v : v)          (state1 = v)
+//   adam:    m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
+//            p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)       (state1 = m, state2 = v)
+//   rmsprop: s = alpha s + (1-alpha) g^2;  p -= lr * g / (sqrt(s) + eps)                  (state1 = s)
+struct OptimizerStep {
+  OptimizerKind kind = OptimizerKind::sgdm;
+  float lr = 0.01f;
+  float momentum = 0.9f;
+  bool nesterov = false;
+  float beta1 = 0.9f, beta2 = 0.999f;
+  float alpha = 0.99f;       // rmsprop squared-gradient decay
+  float eps = 1e-8f;
+  float weight_decay = 0.f;
+  std::int64_t t = 1;        // 1-based step count (Adam's bias correction)
+};
+
+// Gather a mini-batch from a data set held by the backend as uint8 (N, C, H, W) images and uint8
+// labels, normalise ((u8 / 255 - mean[c]) / std[c]) and augment, per sample i of the batch drawn
+// from hash(seed, step, i): horizontal flip with probability 1/2 when `flip`, then a shift by
+// (dy, dx) uniform in [-max_shift, max_shift] with zeros coming in (covers random translation and
+// random crop with padding). max_shift = 0 and flip = false: a plain normalised copy.
+struct GatherDesc {
+  int batch, c, h, w;
+  const std::uint8_t* images;    // (N, C, H, W) on the backend
+  const std::uint8_t* labels;    // (N)
+  const std::int32_t* indices;   // (batch): rows of the data set to take, on the backend
+  float mean[4], stdev[4];       // per channel, C <= 4
+  bool flip = false;
+  int max_shift = 0;
+  std::uint64_t seed = 0, step = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceKind kind() const = 0;
+  virtual std::string name() const = 0;  // "cpu (2 threads, OpenBLAS)", "cuda:0 (NVIDIA H100 ...)"
+
+  // ---- memory (bytes). allocate throws OutOfMemory; deallocate never throws.
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* p) noexcept = 0;
+  virtual void copy_to_device(void* dst, const void* host_src, std::size_t bytes) = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;  // waits
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;  // within the backend
+  virtual void fill(float* x, std::size_t n, float value) = 0;
+  virtual void synchronize() = 0;
+
+  // ---- dense: y (n, out) = x (n, in) * w(out, in)^T + b (out); b may be null.
+  virtual void dense_forward(const float* x, const float* w, const float* b, float* y, int n,
+                             int in, int out) = 0;
+  // dx = dy w (skipped when dx is null); dw = dy^T x; db = column sums of dy (skipped when null).
+  virtual void dense_backward(const float* x, const float* w, const float* dy, float* dx,
+                              float* dw, float* db, int n, int in, int out) = 0;
+
+  // ---- 2-D convolution (cross-correlation, as every framework). b may be null.
+  virtual void conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
+                              float* y) = 0;
+  // dx skipped when null (first layer); db skipped when null.
+  virtual void conv2d_backward(const ConvGeom& g, const float* x, const float* w, const float* dy,
+                               float* dx, float* dw, float* db) = 0;
+
+  // ---- pooling. Max-pool backward routes dy to the first maximum of each window (recomputed
+  // from x and y, as cuDNN does); average backward spreads dy / (kh * kw).
+  virtual void pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) = 0;
+  virtual void pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
+                             const float* dy, float* dx) = 0;
+
+  // ---- activations (elementwise over n values). relu_backward: dx = y > 0 ? dy : 0.
+  virtual void relu_forward(const float* x, float* y, std::size_t n) = 0;
+  virtual void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) = 0;
+
+  // ---- batch normalisation (spatial, per channel). save_mean / save_invstd (C) are kept for
+  // backward; invstd = 1 / sqrt(biased batch variance + eps).
+  virtual void batchnorm_forward_train(const BatchNormGeom& g, const float* x, const float* gamma,
+                                       const float* beta, float* running_mean,
+                                       float* running_var, float* save_mean, float* save_invstd,
+                                       float* y) = 0;
+  virtual void batchnorm_forward_infer(const BatchNormGeom& g, const float* x, const float* gamma,
+                                       const float* beta, const float* running_mean,
+                                       const float* running_var, float* y) = 0;
+  virtual void batchnorm_backward(const BatchNormGeom& g, const float* x, const float* dy,
+                                  const float* gamma, const float* save_mean,
+                                  const float* save_invstd, float* dx, float* dgamma,
+                                  float* dbeta) = 0;
+
+  // ---- dropout (inverted): keep with probability 1 - p; mask holds 0 or 1 / (1 - p), drawn
+  // from hash(seed, counter + i).
+  virtual void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float p,
+                               std::uint64_t seed, std::uint64_t counter) = 0;
+  virtual void mul(const float* a, const float* b, float* y, std::size_t n) = 0;  // y = a * b
+
+  // ---- loss. logits (n, classes), labels (n). Mean softmax cross-entropy over the batch.
+  // Writes dlogits = (softmax - onehot) / n unless null, and ADDS to stats (on the backend):
+  // stats[0] += sum of per-sample losses, stats[1] += number of correct argmax predictions.
+  virtual void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n,
+                                     int classes, float* dlogits, double* stats) = 0;
+  // pred[i] = argmax over classes of logits (first maximum).
+  virtual void argmax(const float* logits, int n, int classes, std::int32_t* pred) = 0;
+
+  // ---- optimizer. sum_squares ADDS sum(x^2) to *out (on the backend). clip_scale writes
+  // *scale = min(1, max_norm / (sqrt(*sumsq) + 1e-6)) on the backend (global-norm clipping
+  // without a host round trip). optimizer_step reads *grad_scale when it is not null.
+  virtual void sum_squares(const float* x, std::size_t n, double* out) = 0;
+  virtual void clip_scale(const double* sumsq, float max_norm, float* scale) = 0;
+  virtual void optimizer_step(const OptimizerStep& s, float* params, const float* grads,
+                              float* state1, float* state2, std::size_t n,
+                              const float* grad_scale) = 0;
+
+  // ---- data
+  virtual void gather_batch(const GatherDesc& d, float* x, std::int32_t* y) = 0;
+};
+
+// Which backend to build for a trial. device < 0 on cuda means "the current device".
+struct DeviceSpec {
+  DeviceKind kind = DeviceKind::cpu;
+  int index = 0;        // GPU ordinal
+  int threads = 0;      // CPU threads for this trial's oneTBB arena (0 = all)
+};
+
+// The factory (trainer/backend_factory.cpp). Throws sweep::Error with a clear message when the
+// CUDA backend was not built (SWEEP_WITH_CUDA=OFF) or the device does not exist.
+std::unique_ptr<Backend> make_backend(const DeviceSpec& spec);
+bool cuda_backend_built();
+int cuda_device_count();  // 0 when not built or no device
+
+// RAII for backend memory: frees through the backend that allocated it. Move-only.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Backend& b, std::size_t bytes) : backend_(&b), bytes_(bytes) {
+    if (bytes) ptr_ = b.allocate(bytes);
+  }
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(DeviceBuffer&& o) noexcept { *this = std::move(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      backend_ = o.backend_; ptr_ = o.ptr_; bytes_ = o.bytes_;
+      o.ptr_ = nullptr; o.bytes_ = 0;
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void reset() noexcept {
+    if (ptr_ && backend_) backend_->deallocate(ptr_);
+    ptr_ = nullptr; bytes_ = 0;
+  }
+  template <class T = float> T* as() const { return static_cast<T*>(ptr_); }
+  float* f() const { return static_cast<float*>(ptr_); }
+  std::size_t bytes() const { return bytes_; }
+  explicit operator bool() const { return ptr_ != nullptr; }
+
+ private:
+  Backend* backend_ = nullptr;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace sweep::trainer

@@ -1,0 +1,76 @@
+/*
+ * network.h — a sequence of layers over one backend, with every parameter in one allocation.
+ *
+ * All trainable parameters are carved out of one flat buffer (and their gradients out of a second
+ * of the same layout), so the optimizer is one launch over a flat array and a checkpoint is one
+ * write. Non-trainable state (batch-norm running statistics) sits in a third flat buffer.
+ * Activations are allocated once for `max_batch`; forward/backward never allocate.
+ */
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trainer/backend.h"
+#include "trainer/train_config.h"
+
+namespace sweep::trainer {
+
+struct Shape {
+  int c = 1, h = 1, w = 1;  // per sample; the batch dimension is passed separately
+  std::int64_t numel() const { return std::int64_t(c) * h * w; }
+  bool operator==(const Shape&) const = default;
+};
+
+class Layer;  // trainer/layers/layer.h
+
+class Network {
+ public:
+  // Builds the layers of `model` (preset or list) for inputs of shape `input`, ending in `classes`
+  // logits; initialises weights as PyTorch does (Kaiming-uniform, bias uniform(+-1/sqrt(fan_in)))
+  // from `seed`. Throws sweep::Error for impossible shapes (e.g. a kernel larger than its input).
+  Network(Backend& backend, const ModelSpec& model, Shape input, int classes, int max_batch,
+          std::uint64_t seed);
+  ~Network();
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  // Logits (batch, classes), on the backend; valid until the next forward.
+  const float* forward(const float* x, int batch, bool training);
+  // Given dL/dlogits (batch, classes), fills grads() for the last forward's batch.
+  void backward(const float* dlogits, int batch);
+
+  float* params() { return params_.f(); }
+  float* grads() { return grads_.f(); }
+  std::size_t param_count() const { return param_count_; }
+  float* state() { return state_.f(); }          // batch-norm running statistics
+  std::size_t state_count() const { return state_count_; }
+
+  void set_dropout_seed(std::uint64_t seed) { dropout_seed_ = seed; }
+  void set_step(std::uint64_t step) { step_ = step; }  // counter for dropout masks
+
+  int classes() const { return classes_; }
+  Shape input_shape() const { return input_; }
+  std::string summary() const;  // one line per layer: type, output shape, parameters
+
+  // Test access.
+  const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
+  Backend& backend() { return backend_; }
+
+ private:
+  Backend& backend_;
+  Shape input_;
+  int classes_, max_batch_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<Shape> shapes_;            // shapes_[i] = input of layer i; shapes_.back() = logits
+  std::vector<DeviceBuffer> acts_;       // activations, acts_[i] = output of layer i
+  std::vector<DeviceBuffer> dacts_;      // gradients w.r.t. activations
+  DeviceBuffer params_, grads_, state_;
+  std::size_t param_count_ = 0, state_count_ = 0;
+  const float* input_ptr_ = nullptr;
+  std::uint64_t dropout_seed_ = 0, step_ = 0;
+};
+
+}  // namespace sweep::trainer
