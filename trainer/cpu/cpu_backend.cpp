@@ -1,0 +1,178 @@
+/*
+ * cpu_backend.cpp — memory, elementwise ops and dense layers of the CPU backend.
+ *
+ * Dense products are split across TBB tasks along a dimension that needs no reduction (batch rows
+ * for y and dx, output rows for dw), each slice one single-threaded sgemm, so the result does not
+ * depend on how many threads ran it. Memory is 64-byte aligned (AVX-512 loads) and zeroed.
+ */
+#include "trainer/cpu/cpu_backend.h"
+
+#include <cblas.h>
+#include <tbb/this_task_arena.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "common/check.h"
+#include "trainer/cpu/parallel.h"
+#include "trainer/rng.h"
+
+namespace sweep::trainer {
+
+using cpu::for_range;
+using cpu::kElementwiseGrain;
+
+namespace {
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw ? static_cast<int>(hw) : 1;
+}
+
+std::size_t available_host_bytes() {
+  const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)
+                               : 0;
+}
+
+// Rows of a product per TBB task: enough multiply-adds (about 2^18) that the task is worth it.
+std::size_t rows_per_task(std::size_t work_per_row) {
+  return std::max<std::size_t>(1, (std::size_t{1} << 18) / std::max<std::size_t>(1, work_per_row));
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads) : threads_(resolve_threads(threads)), arena_(threads_) {
+  // TBB owns the threads (see the header); OpenBLAS runs each call on its caller's thread.
+  openblas_set_num_threads(1);
+}
+
+CpuBackend::~CpuBackend() = default;
+
+std::string CpuBackend::name() const {
+  return "cpu (" + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads") +
+         ", OpenBLAS + oneTBB)";
+}
+
+void* CpuBackend::allocate(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  const std::size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw OutOfMemory("cpu", bytes, available_host_bytes());
+  std::memset(p, 0, rounded);
+  return p;
+}
+
+void CpuBackend::deallocate(void* p) noexcept { std::free(p); }
+
+void CpuBackend::copy_to_device(void* dst, const void* host_src, std::size_t bytes) {
+  if (bytes) std::memcpy(dst, host_src, bytes);
+}
+void CpuBackend::copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
+  if (bytes) std::memcpy(host_dst, src, bytes);
+}
+void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes && dst != src) std::memmove(dst, src, bytes);
+}
+
+void CpuBackend::fill(float* x, std::size_t n, float value) {
+  run([&] { for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
+    std::fill(x + b, x + e, value);
+  }); });
+}
+
+float* CpuBackend::thread_scratch(std::size_t per_slot) {
+  const std::size_t need = per_slot * static_cast<std::size_t>(threads_);
+  if (thread_scratch_.size() < need) thread_scratch_.resize(need);
+  return thread_scratch_.data();
+}
+float* CpuBackend::slice_scratch(std::size_t floats) {
+  if (slice_scratch_.size() < floats) slice_scratch_.resize(floats);
+  return slice_scratch_.data();
+}
+double* CpuBackend::double_scratch(std::size_t n) {
+  if (double_scratch_.size() < n) double_scratch_.resize(n);
+  return double_scratch_.data();
+}
+
+// ---------------------------------------------------------------- elementwise
+
+void CpuBackend::relu_forward(const float* x, float* y, std::size_t n) {
+  run([&] { for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
+  }); });
+}
+
+void CpuBackend::relu_backward(const float* y, const float* dy, float* dx, std::size_t n) {
+  run([&] { for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) dx[i] = y[i] > 0.f ? dy[i] : 0.f;
+  }); });
+}
+
+void CpuBackend::dropout_forward(const float* x, float* y, float* mask, std::size_t n, float p,
+                                 std::uint64_t seed, std::uint64_t counter) {
+  const float keep_scale = p < 1.f ? 1.f / (1.f - p) : 0.f;
+  run([&] { for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) {
+      const float m = uniform01(hash2(seed, counter + i)) < p ? 0.f : keep_scale;
+      mask[i] = m;
+      y[i] = x[i] * m;
+    }
+  }); });
+}
+
+void CpuBackend::mul(const float* a, const float* b, float* y, std::size_t n) {
+  run([&] { for_range(n, kElementwiseGrain, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) y[i] = a[i] * b[i];
+  }); });
+}
+
+// ---------------------------------------------------------------- dense
+
+void CpuBackend::dense_forward(const float* x, const float* w, const float* b, float* y, int n,
+                               int in, int out) {
+  const std::size_t rows = rows_per_task(std::size_t(in) * out);
+  run([&] { for_range(std::size_t(n), rows, [&](std::size_t r0, std::size_t r1) {
+    float* yr = y + r0 * out;
+    const int m = static_cast<int>(r1 - r0);
+    float beta = 0.f;
+    if (b) {
+      for (int i = 0; i < m; ++i) std::memcpy(yr + std::size_t(i) * out, b, sizeof(float) * out);
+      beta = 1.f;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, out, in, 1.f, x + r0 * in, in, w, in,
+                beta, yr, out);
+  }); });
+}
+
+void CpuBackend::dense_backward(const float* x, const float* w, const float* dy, float* dx,
+                                float* dw, float* db, int n, int in, int out) {
+  run([&] {
+    if (dx) {
+      for_range(std::size_t(n), rows_per_task(std::size_t(in) * out),
+                [&](std::size_t r0, std::size_t r1) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r1 - r0), in, out,
+                    1.f, dy + r0 * out, out, w, in, 0.f, dx + r0 * in, in);
+      });
+    }
+    // dw rows (output units) are independent: slice them, no reduction across tasks.
+    for_range(std::size_t(out), rows_per_task(std::size_t(in) * n),
+              [&](std::size_t o0, std::size_t o1) {
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o1 - o0), in, n, 1.f,
+                  dy + o0, out, x, in, 0.f, dw + o0 * in, in);
+      if (db) {
+        for (std::size_t o = o0; o < o1; ++o) db[o] = 0.f;
+        for (int i = 0; i < n; ++i) {
+          const float* row = dy + std::size_t(i) * out;
+          for (std::size_t o = o0; o < o1; ++o) db[o] += row[o];
+        }
+      }
+    });
+  });
+}
+
+}  // namespace sweep::trainer

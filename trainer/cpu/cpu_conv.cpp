@@ -1,0 +1,195 @@
+/*
+ * cpu_conv.cpp — 2-D convolution as im2col + sgemm, one sample per TBB task.
+ *
+ * Per sample, y_n (K, OH*OW) = W (K, C*R*S) * col_n (C*R*S, OH*OW): the product lands in NCHW
+ * directly, with no transpose pass, and each task owns one column buffer in the backend's cached
+ * per-thread scratch. Backward data is W^T * dy_n followed by col2im. The weight gradient sums over
+ * the batch; it is accumulated in a fixed number of batch slices (independent of the thread count)
+ * and the slices are added in order, so it is reproducible bit for bit. 1x1 convolutions with
+ * stride 1 and no padding skip im2col: the input already is the column matrix.
+ */
+#include <cblas.h>
+#include <tbb/this_task_arena.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "trainer/cpu/cpu_backend.h"
+#include "trainer/cpu/parallel.h"
+
+namespace sweep::trainer {
+
+namespace {
+
+bool is_pointwise(const ConvGeom& g) {
+  return g.r == 1 && g.s == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 &&
+         g.pad_w == 0;
+}
+
+// col (C*R*S, OH*OW) from one sample x (C, H, W); zeros where the window hangs over the padding.
+void im2col(const ConvGeom& g, const float* x, float* col) {
+  const int ohw = g.out_h * g.out_w;
+  for (int c = 0; c < g.c; ++c) {
+    const float* xc = x + std::size_t(c) * g.h * g.w;
+    for (int r = 0; r < g.r; ++r) {
+      for (int s = 0; s < g.s; ++s) {
+        float* row = col + (std::size_t(c) * g.r * g.s + std::size_t(r) * g.s + s) * ohw;
+        // Output columns whose input column lies inside [0, W): ow in [ow_lo, ow_hi).
+        const int off_w = s - g.pad_w;
+        int ow_lo = off_w >= 0 ? 0 : (-off_w + g.stride_w - 1) / g.stride_w;
+        int ow_hi = g.w - off_w > 0 ? (g.w - off_w + g.stride_w - 1) / g.stride_w : 0;
+        ow_lo = std::min(ow_lo, g.out_w);
+        ow_hi = std::clamp(ow_hi, ow_lo, g.out_w);
+        for (int oh = 0; oh < g.out_h; ++oh) {
+          float* out = row + std::size_t(oh) * g.out_w;
+          const int ih = oh * g.stride_h - g.pad_h + r;
+          if (ih < 0 || ih >= g.h) {
+            std::fill(out, out + g.out_w, 0.f);
+            continue;
+          }
+          const float* xr = xc + std::size_t(ih) * g.w;
+          std::fill(out, out + ow_lo, 0.f);
+          if (g.stride_w == 1) {
+            if (ow_hi > ow_lo)
+              std::memcpy(out + ow_lo, xr + ow_lo + off_w, sizeof(float) * (ow_hi - ow_lo));
+          } else {
+            for (int ow = ow_lo; ow < ow_hi; ++ow) out[ow] = xr[ow * g.stride_w + off_w];
+          }
+          std::fill(out + ow_hi, out + g.out_w, 0.f);
+        }
+      }
+    }
+  }
+}
+
+// dx (C, H, W) = sum of the column gradients over every window position that read it.
+void col2im(const ConvGeom& g, const float* col, float* dx) {
+  const int ohw = g.out_h * g.out_w;
+  std::fill(dx, dx + std::size_t(g.c) * g.h * g.w, 0.f);
+  for (int c = 0; c < g.c; ++c) {
+    float* dxc = dx + std::size_t(c) * g.h * g.w;
+    for (int r = 0; r < g.r; ++r) {
+      for (int s = 0; s < g.s; ++s) {
+        const float* row = col + (std::size_t(c) * g.r * g.s + std::size_t(r) * g.s + s) * ohw;
+        const int off_w = s - g.pad_w;
+        int ow_lo = off_w >= 0 ? 0 : (-off_w + g.stride_w - 1) / g.stride_w;
+        int ow_hi = g.w - off_w > 0 ? (g.w - off_w + g.stride_w - 1) / g.stride_w : 0;
+        ow_lo = std::min(ow_lo, g.out_w);
+        ow_hi = std::clamp(ow_hi, ow_lo, g.out_w);
+        for (int oh = 0; oh < g.out_h; ++oh) {
+          const int ih = oh * g.stride_h - g.pad_h + r;
+          if (ih < 0 || ih >= g.h) continue;
+          const float* in = row + std::size_t(oh) * g.out_w;
+          float* dr = dxc + std::size_t(ih) * g.w;
+          for (int ow = ow_lo; ow < ow_hi; ++ow) dr[ow * g.stride_w + off_w] += in[ow];
+        }
+      }
+    }
+  }
+}
+
+// Fixed slice count for the weight-gradient reduction (see the file comment).
+constexpr int kWeightGradSlices = 8;
+
+}  // namespace
+
+void CpuBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
+                                float* y) {
+  const std::size_t crs = std::size_t(g.c) * g.r * g.s, ohw = std::size_t(g.out_h) * g.out_w;
+  const std::size_t in_sample = std::size_t(g.c) * g.h * g.w, out_sample = g.k * ohw;
+  const bool pointwise = is_pointwise(g);
+  float* cols = pointwise ? nullptr : thread_scratch(crs * ohw);
+  const std::size_t grain =
+      std::max<std::size_t>(1, (std::size_t{1} << 17) / std::max<std::size_t>(1, out_sample * crs));
+  run([&] { cpu::for_range(std::size_t(g.n), grain, [&](std::size_t n0, std::size_t n1) {
+    float* col = pointwise ? nullptr
+                           : cols + crs * ohw * tbb::this_task_arena::current_thread_index();
+    for (std::size_t n = n0; n < n1; ++n) {
+      const float* xn = x + n * in_sample;
+      float* yn = y + n * out_sample;
+      const float* a = xn;
+      if (!pointwise) {
+        im2col(g, xn, col);
+        a = col;
+      }
+      float beta = 0.f;
+      if (b) {
+        for (int k = 0; k < g.k; ++k) std::fill(yn + k * ohw, yn + (k + 1) * ohw, b[k]);
+        beta = 1.f;
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.k, static_cast<int>(ohw),
+                  static_cast<int>(crs), 1.f, w, static_cast<int>(crs), a, static_cast<int>(ohw),
+                  beta, yn, static_cast<int>(ohw));
+    }
+  }); });
+}
+
+void CpuBackend::conv2d_backward(const ConvGeom& g, const float* x, const float* w,
+                                 const float* dy, float* dx, float* dw, float* db) {
+  const std::size_t crs = std::size_t(g.c) * g.r * g.s, ohw = std::size_t(g.out_h) * g.out_w;
+  const std::size_t in_sample = std::size_t(g.c) * g.h * g.w, out_sample = g.k * ohw;
+  const std::size_t wsize = std::size_t(g.k) * crs;
+  const bool pointwise = is_pointwise(g);
+  const int slices = std::min(g.n, kWeightGradSlices);
+  // Per thread: the sample's columns, then the column gradient.
+  const std::size_t slot = pointwise ? 0 : 2 * crs * ohw;
+  float* slots = slot ? thread_scratch(slot) : nullptr;
+  float* partial = slice_scratch(wsize * slices);
+
+  run([&] {
+    cpu::for_slices(std::size_t(slices), [&](std::size_t sl) {
+      float* mine = slot ? slots + slot * tbb::this_task_arena::current_thread_index() : nullptr;
+      float* col = mine;
+      float* colgrad = mine ? mine + crs * ohw : nullptr;
+      float* dw_part = partial + sl * wsize;
+      const std::size_t n0 = cpu::slice_begin(g.n, slices, sl);
+      const std::size_t n1 = cpu::slice_begin(g.n, slices, sl + 1);
+      for (std::size_t n = n0; n < n1; ++n) {
+        const float* xn = x + n * in_sample;
+        const float* dyn = dy + n * out_sample;
+        const float* a = xn;
+        if (!pointwise) {
+          im2col(g, xn, col);
+          a = col;
+        }
+        // dw_part (K, CRS) (+)= dy_n (K, OHW) * col^T (OHW, CRS)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.k, static_cast<int>(crs),
+                    static_cast<int>(ohw), 1.f, dyn, static_cast<int>(ohw), a,
+                    static_cast<int>(ohw), n == n0 ? 0.f : 1.f, dw_part, static_cast<int>(crs));
+        if (dx) {
+          float* dxn = dx + n * in_sample;
+          float* target = pointwise ? dxn : colgrad;
+          // colgrad (CRS, OHW) = W^T (CRS, K) * dy_n (K, OHW)
+          cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(crs),
+                      static_cast<int>(ohw), g.k, 1.f, w, static_cast<int>(crs), dyn,
+                      static_cast<int>(ohw), 0.f, target, static_cast<int>(ohw));
+          if (!pointwise) col2im(g, colgrad, dxn);
+        }
+      }
+    });
+    // Add the slices in order; parallel over weights, each weight's sum is sequential.
+    cpu::for_range(wsize, 4096, [&](std::size_t j0, std::size_t j1) {
+      for (std::size_t j = j0; j < j1; ++j) {
+        float acc = partial[j];
+        for (int sl = 1; sl < slices; ++sl) acc += partial[sl * wsize + j];
+        dw[j] = acc;
+      }
+    });
+    if (db) {
+      cpu::for_range(std::size_t(g.k), 1, [&](std::size_t k0, std::size_t k1) {
+        for (std::size_t k = k0; k < k1; ++k) {
+          double acc = 0;
+          for (int n = 0; n < g.n; ++n) {
+            const float* p = dy + n * out_sample + k * ohw;
+            float plane = 0.f;
+            for (std::size_t i = 0; i < ohw; ++i) plane += p[i];
+            acc += plane;
+          }
+          db[k] = static_cast<float>(acc);
+        }
+      });
+    }
+  });
+}
+
+}  // namespace sweep::trainer

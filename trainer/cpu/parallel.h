@@ -1,0 +1,47 @@
+/*
+ * parallel.h — the two loop shapes the CPU backend uses, on top of oneTBB.
+ *
+ * for_range splits [0, n) into chunks of at least `grain` and runs serially when n is below one
+ * grain, because entering TBB costs microseconds and most activations of small models are tiny.
+ * for_slices hands out a FIXED number of slices (independent of the thread count), which is what
+ * the reductions use so that their summation order, and so their result, never changes.
+ */
+#pragma once
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstddef>
+
+namespace sweep::trainer::cpu {
+
+template <class F>
+void for_range(std::size_t n, std::size_t grain, F&& body) {
+  if (n == 0) return;
+  if (n <= grain) {
+    body(std::size_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, grain),
+                    [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end()); });
+}
+
+// Slice s of `slices` covers [n * s / slices, n * (s + 1) / slices).
+inline std::size_t slice_begin(std::size_t n, std::size_t slices, std::size_t s) {
+  return n * s / slices;
+}
+
+template <class F>
+void for_slices(std::size_t slices, F&& body) {
+  if (slices == 1) {
+    body(std::size_t{0});
+    return;
+  }
+  tbb::parallel_for(std::size_t{0}, slices, [&](std::size_t s) { body(s); });
+}
+
+// Elementwise ops below this many values run on the calling thread.
+constexpr std::size_t kElementwiseGrain = 1 << 15;
+
+}  // namespace sweep::trainer::cpu

@@ -1,0 +1,22 @@
+/*
+ * cuda_entry.h — the only door from the engine into the CUDA backend library.
+ *
+ * backend_factory.cpp calls these under `#if SWEEP_HAVE_CUDA`; trainer/cuda/ defines them. Keeping
+ * the declarations here (and nothing CUDA in them) lets the CPU-only build compile the factory
+ * without a single CUDA header.
+ */
+#pragma once
+
+#include <memory>
+
+#include "trainer/backend.h"
+
+namespace sweep::trainer {
+
+// Builds the cuDNN + cuBLAS backend on spec.index (spec.index < 0: the current device). Throws
+// sweep::Error when the device does not exist.
+std::unique_ptr<Backend> make_cuda_backend(const DeviceSpec& spec);
+// Number of visible CUDA devices; 0 when the driver reports none (never throws).
+int cuda_device_count_impl();
+
+}  // namespace sweep::trainer

@@ -1,0 +1,90 @@
+/*
+ * file_bytes.cpp — whole-file reads and in-memory gunzip with zlib's inflate.
+ *
+ * inflate (not gzread) is used because gzread hides a truncated stream: it returns the bytes it
+ * could decode and the truncation shows up only later, as a confusing size error. Here a stream
+ * that ends before its trailer is reported as truncated, naming the file. Concatenated gzip
+ * members (what `cat a.gz b.gz` makes) are all inflated, as gunzip does.
+ */
+#include "trainer/data/file_bytes.h"
+
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/check.h"
+
+namespace sweep::trainer {
+
+namespace {
+
+bool is_gzip(const std::vector<std::uint8_t>& raw) {
+  return raw.size() >= 2 && raw[0] == 0x1f && raw[1] == 0x8b;
+}
+
+std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& in, const std::string& path) {
+  std::vector<std::uint8_t> out;
+  out.resize(in.size() * 4 + 1024);
+  z_stream zs{};
+  // 16 + MAX_WBITS: expect a gzip header and trailer (not zlib's own framing).
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+    throw Error(path + ": cannot start gzip decompression (zlib inflateInit2 failed)");
+  zs.next_in = const_cast<Bytef*>(in.data());
+  zs.avail_in = static_cast<uInt>(in.size());
+  std::size_t produced = 0;
+  int rc = Z_OK;
+  for (;;) {
+    if (produced == out.size()) out.resize(out.size() * 2);
+    zs.next_out = out.data() + produced;
+    zs.avail_out = static_cast<uInt>(std::min<std::size_t>(out.size() - produced, 1u << 30));
+    const uInt before = zs.avail_out;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    produced += before - zs.avail_out;
+    if (rc == Z_STREAM_END) {
+      if (zs.avail_in == 0) break;
+      if (inflateReset(&zs) != Z_OK) break;  // another gzip member follows
+      continue;
+    }
+    if (rc == Z_OK) continue;
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
+      inflateEnd(&zs);
+      throw Error(path + ": gzip stream is truncated (ended after " + std::to_string(in.size()) +
+                  " compressed bytes, before its end marker)");
+    }
+    if (rc == Z_BUF_ERROR) continue;  // output full: grow and go on
+    const std::string msg = zs.msg ? zs.msg : "error " + std::to_string(rc);
+    inflateEnd(&zs);
+    throw Error(path + ": gzip stream is corrupt (zlib: " + msg + ")");
+  }
+  inflateEnd(&zs);
+  out.resize(produced);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw Error(path + ": file is missing");
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open for reading");
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  std::vector<std::uint8_t> raw(static_cast<std::size_t>(size));
+  if (size > 0 && !in.read(reinterpret_cast<char*>(raw.data()), size))
+    throw Error(path + ": read failed after " + std::to_string(in.gcount()) + " of " +
+                std::to_string(size) + " bytes");
+  return is_gzip(raw) ? gunzip(raw, path) : raw;
+}
+
+std::string find_plain_or_gz(const std::string& base) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(base, ec)) return base;
+  if (std::filesystem::is_regular_file(base + ".gz", ec)) return base + ".gz";
+  return {};
+}
+
+}  // namespace sweep::trainer

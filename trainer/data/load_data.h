@@ -1,0 +1,29 @@
+/*
+ * load_data.h — from a DataSpec to the training and validation sets plus normalisation constants.
+ *
+ * Order of operations (each documented because results depend on it): read the files; keep the
+ * first train_limit / test_limit images; split off the holdout (seeded by training.seed, not
+ * stratified); compute per-channel mean/std from what remains for training. The validation set
+ * never influences the normalisation.
+ */
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "trainer/data/dataset.h"
+#include "trainer/train_config.h"
+
+namespace sweep::trainer {
+
+struct LoadedData {
+  Dataset train;
+  Dataset validation;      // empty when data.validation is none
+  ChannelStats norm;       // mean 0 / std 1 when data.normalize is false
+  std::string validation_source;  // "test", "holdout" or "none"
+};
+
+// Throws sweep::Error with the file and the reason for unreadable data, and for unknown names.
+LoadedData load_data(const DataSpec& spec, std::uint64_t seed);
+
+}  // namespace sweep::trainer
