@@ -65,11 +65,17 @@ class Network {
   int classes_, max_batch_;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<Shape> shapes_;            // shapes_[i] = input of layer i; shapes_.back() = logits
-  std::vector<DeviceBuffer> acts_;       // activations, acts_[i] = output of layer i
-  std::vector<DeviceBuffer> dacts_;      // gradients w.r.t. activations
+  std::vector<DeviceBuffer> acts_;       // activations, acts_[i] = output of layer i (empty: view)
+  std::vector<DeviceBuffer> dacts_;      // gradients w.r.t. activations (empty: alias or unneeded)
+  std::vector<const float*> out_;        // output of layer i in the last forward (views alias)
+  std::vector<float*> dout_;             // dL/d(output of layer i); null where nothing needs it
+  DeviceBuffer first_dx_;                // dx scratch for a first trainable layer that always
+                                         // writes one (batchnorm)
+  std::size_t first_trainable_ = 0;      // layers before it need no backward at all
   DeviceBuffer params_, grads_, state_;
   std::size_t param_count_ = 0, state_count_ = 0;
   const float* input_ptr_ = nullptr;
+  int last_batch_ = 0;
   std::uint64_t dropout_seed_ = 0, step_ = 0;
 };
 

@@ -9,10 +9,9 @@
  * stride 1 and no padding skip im2col: the input already is the column matrix.
  */
 #include <cblas.h>
-#include <tbb/this_task_arena.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/cpu/parallel.h"
@@ -43,19 +42,21 @@ void im2col(const ConvGeom& g, const float* x, float* col) {
         for (int oh = 0; oh < g.out_h; ++oh) {
           float* out = row + std::size_t(oh) * g.out_w;
           const int ih = oh * g.stride_h - g.pad_h + r;
+          // Plain loops, not memcpy/fill: rows are short (often 8 to 32 values), where the call
+          // overhead would dominate.
           if (ih < 0 || ih >= g.h) {
-            std::fill(out, out + g.out_w, 0.f);
+            for (int ow = 0; ow < g.out_w; ++ow) out[ow] = 0.f;
             continue;
           }
           const float* xr = xc + std::size_t(ih) * g.w;
-          std::fill(out, out + ow_lo, 0.f);
+          int ow = 0;
+          for (; ow < ow_lo; ++ow) out[ow] = 0.f;
           if (g.stride_w == 1) {
-            if (ow_hi > ow_lo)
-              std::memcpy(out + ow_lo, xr + ow_lo + off_w, sizeof(float) * (ow_hi - ow_lo));
+            for (; ow < ow_hi; ++ow) out[ow] = xr[ow + off_w];
           } else {
-            for (int ow = ow_lo; ow < ow_hi; ++ow) out[ow] = xr[ow * g.stride_w + off_w];
+            for (; ow < ow_hi; ++ow) out[ow] = xr[ow * g.stride_w + off_w];
           }
-          std::fill(out + ow_hi, out + g.out_w, 0.f);
+          for (; ow < g.out_w; ++ow) out[ow] = 0.f;
         }
       }
     }
@@ -81,7 +82,11 @@ void col2im(const ConvGeom& g, const float* col, float* dx) {
           if (ih < 0 || ih >= g.h) continue;
           const float* in = row + std::size_t(oh) * g.out_w;
           float* dr = dxc + std::size_t(ih) * g.w;
-          for (int ow = ow_lo; ow < ow_hi; ++ow) dr[ow * g.stride_w + off_w] += in[ow];
+          if (g.stride_w == 1) {
+            for (int ow = ow_lo; ow < ow_hi; ++ow) dr[ow + off_w] += in[ow];
+          } else {
+            for (int ow = ow_lo; ow < ow_hi; ++ow) dr[ow * g.stride_w + off_w] += in[ow];
+          }
         }
       }
     }

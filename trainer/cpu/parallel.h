@@ -41,6 +41,13 @@ void for_slices(std::size_t slices, F&& body) {
   tbb::parallel_for(std::size_t{0}, slices, [&](std::size_t s) { body(s); });
 }
 
+// How many tasks to split `work` units (multiply-adds, values) into: one per thread at most, and
+// none smaller than `min_work`, so a small product stays one sgemm call on the calling thread.
+inline std::size_t task_count(std::size_t work, std::size_t min_work, int threads) {
+  const std::size_t by_work = std::max<std::size_t>(1, work / std::max<std::size_t>(1, min_work));
+  return std::min<std::size_t>(by_work, std::size_t(std::max(threads, 1)));
+}
+
 // Elementwise ops below this many values run on the calling thread.
 constexpr std::size_t kElementwiseGrain = 1 << 15;
 

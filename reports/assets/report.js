@@ -1,0 +1,619 @@
+/* report.js — draws the sweep report's charts and trial table from the JSON in #report-data.
+   The non-obvious choices:
+   - Every text that came from the sweep goes into the page through textContent or esc(): ECharts
+     tooltips are HTML, so each formatter escapes what it prints (axis labels and legends are
+     drawn on the canvas and need nothing).
+   - Each chart is built inside its own try/catch: one broken chart shows a message in its card
+     and an entry in #report-status, and the rest of the report still draws.
+   - Learning curves are one line series per trial, named after the trial's learning-rate group,
+     so the legend has one entry per group and a click hides every trial of that group. */
+(function () {
+  'use strict';
+  var status = window.__sweepReport;
+  var data = JSON.parse(document.getElementById('report-data').textContent);
+
+  // ---- look ---------------------------------------------------------------------------------
+  var rootStyle = getComputedStyle(document.documentElement);
+  function cssVar(name) { return rootStyle.getPropertyValue(name).trim(); }
+  var dark = !!(window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches);
+  var TEXT = cssVar('--text') || '#1f2937', MUTED = cssVar('--muted') || '#6b7280';
+  var LINE = cssVar('--line') || '#e5e7eb', BEST = cssVar('--best') || '#059669';
+  var STATE_COLOR = {};
+  ['completed', 'stopped_early', 'diverged', 'failed', 'cancelled', 'interrupted', 'running', 'queued']
+    .forEach(function (s) { STATE_COLOR[s] = cssVar('--' + s) || '#6b7280'; });
+  // Plasma, cut before its pale yellow end so every line reads on white.
+  var PLASMA = ['#0d0887', '#5302a3', '#8b0aa5', '#b83289', '#db5c68', '#f48849', '#e8a21b'];
+  // Sequential blue-green for "more is better" maps (light = worse).
+  var SEQUENTIAL = dark ? ['#1e293b', '#155e75', '#0e7490', '#14b8a6', '#99f6e4']
+                        : ['#f0f9e8', '#bae4bc', '#7bccc4', '#43a2ca', '#0868ac'];
+  var FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
+
+  function hexToRgb(h) { var n = parseInt(h.slice(1), 16); return [n >> 16, (n >> 8) & 255, n & 255]; }
+  function paletteAt(stops, t) {
+    t = Math.max(0, Math.min(1, isFinite(t) ? t : 0.5));
+    var f = t * (stops.length - 1), i = Math.min(stops.length - 2, Math.floor(f)), u = f - i;
+    var a = hexToRgb(stops[i]), b = hexToRgb(stops[i + 1]);
+    return 'rgb(' + [0, 1, 2].map(function (k) { return Math.round(a[k] + (b[k] - a[k]) * u); }).join(',') + ')';
+  }
+
+  // ---- text ---------------------------------------------------------------------------------
+  var ENTITIES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+  function esc(s) { return String(s).replace(/[&<>"']/g, function (c) { return ENTITIES[c]; }); }
+  function kindText(kind) { return kind === 'nan' ? 'NaN' : kind === 'inf' ? 'Inf' : kind === '-inf' ? '-Inf' : '–'; }
+  function fmtNum(v, digits) {
+    if (v === null || v === undefined) return '–';
+    if (typeof v !== 'number') return String(v);
+    if (!isFinite(v)) return isNaN(v) ? 'NaN' : (v > 0 ? 'Inf' : '-Inf');
+    var a = Math.abs(v);
+    if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(Math.max(0, (digits || 4) - 2));
+    return String(+v.toPrecision(digits || 4));
+  }
+  function fmtVal(v) {
+    if (v === null || v === undefined) return '–';
+    if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) < 1e6 ? String(v) : fmtNum(v, 6);
+    if (typeof v === 'string') return v;
+    return JSON.stringify(v);
+  }
+  function fmtSeconds(s) {
+    if (s === null || s === undefined) return '–';
+    if (s < 60) return s.toFixed(1) + ' s';
+    if (s < 3600) return Math.floor(s / 60) + ' min ' + String(Math.floor(s % 60)).padStart(2, '0') + ' s';
+    return Math.floor(s / 3600) + ' h ' + String(Math.floor((s % 3600) / 60)).padStart(2, '0') + ' min';
+  }
+  function valueKey(v) { return typeof v === 'number' ? 'n' + v : JSON.stringify(v); }
+
+  // ---- data ---------------------------------------------------------------------------------
+  var params = data.params, trials = data.trials, curves = data.curves;
+  var metric = data.metric, maximize = data.goal === 'maximize';
+  var px = data.axes.x !== null ? params[data.axes.x] : null;
+  var py = data.axes.y !== null ? params[data.axes.y] : null;
+  var best = data.best;
+  var lossName = data.lossName;
+  var many = trials.length > 60;
+
+  function trialTitle(i) { return 'trial #' + trials[i].n; }
+  function paramLines(i) {
+    return params.map(function (p, k) {
+      return esc(p.label) + ' = <b>' + esc(fmtVal(trials[i].p[k])) + '</b>';
+    }).join('<br>');
+  }
+  function trialTooltip(i, extra) {
+    var t = trials[i];
+    var html = '<b>' + esc(trialTitle(i)) + '</b> · ' + esc(t.state.replace('_', ' ')) + (i === best ? ' · <b>best</b>' : '');
+    if (params.length) html += '<br>' + paramLines(i);
+    html += '<br>best ' + esc(metric) + ': <b>' + esc(fmtNum(t.best)) + '</b>';
+    if (extra) html += '<br>' + extra;
+    return html;
+  }
+
+  // Colour groups: one per value of the colour parameter (learning rate when swept), or 8 bins of
+  // its range when it takes too many values (random search).
+  var groups = (function () {
+    if (!px) return { of: function () { return 0; }, list: [{ label: 'trials', color: PLASMA[1] }] };
+    var k = data.axes.x, vals = px.values;
+    if (vals.length <= 10 || !px.numeric) {
+      var index = {};
+      vals.forEach(function (v, i) { index[valueKey(v)] = i; });
+      var shown = Math.min(vals.length, 10);
+      var list = vals.slice(0, shown).map(function (v, i) {
+        return { label: px.label + ' ' + fmtVal(v), color: paletteAt(PLASMA, shown === 1 ? 0.5 : i / (shown - 1)) };
+      });
+      if (vals.length > shown) list.push({ label: px.label + ' other', color: MUTED });
+      return {
+        of: function (i) { var g = index[valueKey(trials[i].p[k])]; return g === undefined || g >= shown ? list.length - 1 : g; },
+        list: list
+      };
+    }
+    var lo = vals[0], hi = vals[vals.length - 1], bins = 8, useLog = px.log;
+    var a = useLog ? Math.log(lo) : lo, b = useLog ? Math.log(hi) : hi;
+    var edges = [];
+    for (var e = 0; e <= bins; e++) edges.push(useLog ? Math.exp(a + (b - a) * e / bins) : a + (b - a) * e / bins);
+    var binList = [];
+    for (var g = 0; g < bins; g++)
+      binList.push({ label: px.label + ' ' + fmtNum(edges[g], 2) + '–' + fmtNum(edges[g + 1], 2), color: paletteAt(PLASMA, g / (bins - 1)) });
+    return {
+      of: function (i) {
+        var v = trials[i].p[k];
+        if (typeof v !== 'number') return 0;
+        var t = ((useLog ? Math.log(v) : v) - a) / ((b - a) || 1);
+        return Math.max(0, Math.min(bins - 1, Math.floor(t * bins)));
+      },
+      list: binList
+    };
+  })();
+
+  // ---- chart plumbing -----------------------------------------------------------------------
+  var charts = [];
+  var BASE = {
+    animation: false,
+    backgroundColor: 'transparent',
+    textStyle: { fontFamily: FONT, color: TEXT },
+    tooltip: { confine: true, textStyle: { fontFamily: FONT } }
+  };
+  function merge(a, b) { var out = {}, k; for (k in a) out[k] = a[k]; for (k in b) out[k] = b[k]; return out; }
+  function axisStyle(extra) {
+    return merge({
+      axisLine: { lineStyle: { color: MUTED } },
+      axisLabel: { color: MUTED },
+      splitLine: { lineStyle: { color: LINE } },
+      nameTextStyle: { color: MUTED, fontWeight: 600 }
+    }, extra);
+  }
+  // A value axis named along its side, so the name never collides with a legend on top.
+  function sideName(name, gap) { return { name: name, nameLocation: 'middle', nameGap: gap || 48, nameRotate: 90 }; }
+  function setTitle(id, text) {
+    var h = document.querySelector('#card-' + id + ' h2');
+    if (h) h.textContent = text;
+  }
+  function setNote(id, text) {
+    var p = document.querySelector('#card-' + id + ' .note');
+    if (p) p.textContent = text;
+  }
+  function showEmpty(id, text) {
+    var el = document.getElementById('chart-' + id);
+    if (!el) return;
+    el.className = 'empty';
+    el.textContent = text;
+  }
+  function draw(id, option) {
+    var el = document.getElementById('chart-' + id);
+    status.expected.push(id);
+    var chart = echarts.init(el, dark ? 'dark' : null, { renderer: 'canvas' });
+    chart.on('finished', function () {
+      if (status.finished.indexOf(id) < 0) { status.finished.push(id); status.flush(); }
+    });
+    chart.setOption(merge(BASE, option));
+    charts.push(chart);
+    return chart;
+  }
+  function section(id, build) {
+    try {
+      build();
+    } catch (e) {
+      status.error(id + ': ' + (e && e.stack ? e.stack : e));
+      showEmpty(id, 'This chart could not be drawn: ' + (e && e.message ? e.message : e));
+    }
+  }
+  window.addEventListener('resize', function () { charts.forEach(function (c) { c.resize(); }); });
+
+  function curvePoints(c) {
+    if (!c) return [];
+    var out = new Array(c.y.length);
+    for (var i = 0; i < c.y.length; i++) {
+      var x = c.x ? c.x[i] : c.x0 + i * c.dx;
+      out[i] = [+x.toPrecision(6), c.y[i]];
+    }
+    return out;
+  }
+  function lastFinite(points) {
+    for (var i = points.length - 1; i >= 0; i--) if (points[i][1] !== null) return points[i];
+    return null;
+  }
+
+  // ---- heatmap: metric by x param x y param -------------------------------------------------
+  section('heatmap', function () {
+    if (!px) {
+      setTitle('heatmap', metric + ' by parameter');
+      showEmpty('heatmap', trials.length ? 'This sweep varies no parameter, so there is no map to draw: every trial ran the same settings.' : 'No trials yet.');
+      return;
+    }
+    if (!data.heat.length) {
+      showEmpty('heatmap', 'No trial has reported a finite ' + metric + ' yet.');
+      return;
+    }
+    var values = data.heat.map(function (h) { return h[2]; });
+    var lo = Math.min.apply(null, values), hi = Math.max.apply(null, values);
+    var colors = maximize ? SEQUENTIAL : SEQUENTIAL.slice().reverse();
+    function cellTooltip(h) {
+      var extra = '';
+      if (h[4] > 1) extra = 'best of ' + h[4] + ' trials in this cell';
+      return trialTooltip(h[3], extra);
+    }
+    if (!py) {
+      setTitle('heatmap', metric + ' by ' + px.label);
+      setNote('heatmap', 'Best trial for each ' + px.label + '; the winner is outlined.');
+      draw('heatmap', {
+        tooltip: merge(BASE.tooltip, { formatter: function (p) { return cellTooltip(data.heat[p.dataIndex]); } }),
+        grid: { left: 70, right: 24, top: 20, bottom: 56 },
+        xAxis: axisStyle({ type: 'category', data: px.values.map(fmtVal), name: px.label, nameLocation: 'middle', nameGap: 32 }),
+        yAxis: axisStyle(merge(sideName(metric), { type: 'value', scale: true })),
+        series: [{
+          type: 'bar',
+          data: data.heat.map(function (h, i) {
+            return { value: [h[0], h[2]], itemStyle: { color: paletteAt(colors, (h[2] - lo) / ((hi - lo) || 1)), borderColor: i === data.bestCell ? BEST : undefined, borderWidth: i === data.bestCell ? 3 : 0 } };
+          }),
+          label: { show: data.heat.length <= 24, position: 'top', color: TEXT, formatter: function (p) { return fmtNum(p.value[1]); } }
+        }]
+      });
+      return;
+    }
+    setTitle('heatmap', metric + ' by ' + px.label + ' × ' + py.label);
+    draw('heatmap', {
+      tooltip: merge(BASE.tooltip, { formatter: function (p) { return cellTooltip(data.heat[p.dataIndex]); } }),
+      grid: { left: 80, right: 24, top: 16, bottom: 92 },
+      xAxis: axisStyle({ type: 'category', data: px.values.map(fmtVal), name: px.label, nameLocation: 'middle', nameGap: 30, splitArea: { show: true } }),
+      yAxis: axisStyle({ type: 'category', data: py.values.map(fmtVal), name: py.label, nameLocation: 'middle', nameGap: 56, splitArea: { show: true } }),
+      visualMap: {
+        min: lo, max: hi === lo ? lo + 1e-9 : hi, dimension: 2, calculable: true, orient: 'horizontal', left: 'center', bottom: 4,
+        itemHeight: 220, precision: 4, inRange: { color: colors }, textStyle: { color: MUTED },
+        text: [maximize ? 'better' : 'worse', maximize ? 'worse' : 'better']
+      },
+      series: [{
+        type: 'heatmap',
+        data: data.heat.map(function (h, i) {
+          var item = { value: [h[0], h[1], h[2]] };
+          if (i === data.bestCell) item.itemStyle = { borderColor: BEST, borderWidth: 4 };
+          return item;
+        }),
+        label: {
+          show: data.heat.length <= 160, color: '#111827', textBorderColor: '#ffffff', textBorderWidth: 2,
+          formatter: function (p) { return fmtNum(p.value[2], 3); }
+        },
+        emphasis: { itemStyle: { shadowBlur: 8, shadowColor: 'rgba(0,0,0,.3)' } }
+      }]
+    });
+  });
+
+  // ---- metric against the x parameter, one line per y value ---------------------------------
+  section('vs-param', function () {
+    if (!px) {
+      setTitle('vs-param', metric + ' against a parameter');
+      showEmpty('vs-param', trials.length ? 'No parameter was swept.' : 'No trials yet.');
+      return;
+    }
+    setTitle('vs-param', metric + ' against ' + px.label + (px.log ? ' (log axis)' : ''));
+    setNote('vs-param', py ? 'Best trial per point, one line per ' + py.label + '. The winner is the large marker.'
+                           : 'Best trial per ' + px.label + '. The winner is the large marker.');
+    if (!data.heat.length) { showEmpty('vs-param', 'No trial has reported a finite ' + metric + ' yet.'); return; }
+    var byLine = {};
+    data.heat.forEach(function (h) { (byLine[h[1]] = byLine[h[1]] || []).push(h); });
+    var xOf = function (h) { return px.numeric ? px.values[h[0]] : fmtVal(px.values[h[0]]); };
+    var series = Object.keys(byLine).map(Number).sort(function (a, b) { return a - b; }).map(function (yi) {
+      var cells = byLine[yi].slice().sort(function (a, b) { return a[0] - b[0]; });
+      return {
+        type: 'line', name: py ? py.label + ' ' + fmtVal(py.values[yi]) : metric,
+        data: cells.map(function (h) { return { value: [xOf(h), h[2]], cell: h }; }),
+        symbolSize: 7, lineStyle: { width: 2 }, emphasis: { focus: 'series' }
+      };
+    });
+    if (data.bestCell !== null) {
+      var bh = data.heat[data.bestCell];
+      series.push({
+        type: 'scatter', name: 'best', data: [{ value: [xOf(bh), bh[2]], cell: bh }], symbol: 'pin', symbolSize: 30,
+        itemStyle: { color: BEST }, z: 10
+      });
+    }
+    draw('vs-param', {
+      tooltip: merge(BASE.tooltip, { trigger: 'item', formatter: function (p) { return trialTooltip(p.data.cell[3]); } }),
+      legend: { type: 'scroll', top: 0, textStyle: { color: TEXT } },
+      grid: { left: 64, right: 24, top: 40, bottom: 50 },
+      xAxis: axisStyle(px.numeric ? { type: px.log ? 'log' : 'value', scale: true, min: 'dataMin', max: 'dataMax', name: px.label, nameLocation: 'middle', nameGap: 30,
+                                      axisLabel: { color: MUTED, formatter: function (v) { return fmtNum(v, 3); } } }
+                                  : { type: 'category', data: px.values.map(fmtVal), name: px.label, nameLocation: 'middle', nameGap: 30 }),
+      yAxis: axisStyle(merge(sideName(metric), { type: 'value', scale: true })),
+      series: series
+    });
+  });
+
+  // ---- learning curves ----------------------------------------------------------------------
+  var MARKS = {
+    stopped_early: { name: 'stopped early', symbol: 'triangle', color: STATE_COLOR.stopped_early },
+    diverged: { name: 'diverged', symbol: 'path://M2,0 L5,3 L8,0 L10,2 L7,5 L10,8 L8,10 L5,7 L2,10 L0,8 L3,5 L0,2 Z', color: STATE_COLOR.diverged },
+    failed: { name: 'failed', symbol: 'rect', color: STATE_COLOR.failed },
+    cancelled: { name: 'cancelled', symbol: 'diamond', color: STATE_COLOR.cancelled }
+  };
+  function endNote(i, which) {
+    var t = trials[i], nf = curves[i].nonfinite;
+    var text = t.state.replace('_', ' ');
+    if (nf) text += ': ' + nf.metric + ' became ' + kindText(nf.kind) + ' at epoch ' + fmtNum(nf.epoch);
+    if (t.stop) text += ' — ' + t.stop;
+    if (t.error) text += ' — ' + t.error;
+    return esc(text) + ' (' + esc(which) + ')';
+  }
+  function drawCurves(id, key, yName, isLoss) {
+    var series = [], markData = {}, hasAny = false, yMin = Infinity, yMax = -Infinity;
+    Object.keys(MARKS).forEach(function (s) { markData[s] = []; });
+    trials.forEach(function (t, i) {
+      var c = curves[i][key];
+      if (!c) return;
+      var pts = curvePoints(c);
+      if (!pts.length) return;
+      pts.forEach(function (p) { if (p[1] !== null) { hasAny = true; yMin = Math.min(yMin, p[1]); yMax = Math.max(yMax, p[1]); } });
+      var g = groups.list[groups.of(i)];
+      var isBest = i === best;
+      series.push({
+        type: 'line', name: isBest ? 'best: trial #' + t.n : g.label, trial: i, data: pts,
+        showSymbol: isBest || !many, symbolSize: isBest ? 5 : 3, triggerLineEvent: true,
+        itemStyle: { color: isBest ? BEST : g.color },
+        lineStyle: { width: isBest ? 3.5 : 1.3, opacity: isBest ? 1 : (many ? 0.35 : 0.7) },
+        emphasis: { focus: 'series', lineStyle: { width: isBest ? 4 : 2.5, opacity: 1 } },
+        z: isBest ? 10 : 2
+      });
+      if (MARKS[t.state]) {
+        var end = lastFinite(pts);
+        if (end) markData[t.state].push({ value: [end[0], end[1]], trial: i });
+      }
+    });
+    if (!hasAny) {
+      showEmpty(id, trials.length ? 'No trial has reported a finite ' + yName + ' yet.' : 'No trials yet.');
+      return;
+    }
+    Object.keys(MARKS).forEach(function (s) {
+      if (!markData[s].length) return;
+      series.push({
+        type: 'scatter', name: MARKS[s].name, data: markData[s], symbol: MARKS[s].symbol, symbolSize: 13,
+        itemStyle: { color: MARKS[s].color, borderColor: '#ffffff', borderWidth: 1 }, z: 20
+      });
+    });
+    var legend = groups.list.map(function (g) { return g.label; });
+    if (best !== null && curves[best][key]) legend.push('best: trial #' + trials[best].n);
+    Object.keys(MARKS).forEach(function (s) { if (markData[s].length) legend.push(MARKS[s].name); });
+    var useLog = isLoss && yMin > 0 && yMax / yMin > 30;
+    draw(id, {
+      tooltip: merge(BASE.tooltip, {
+        trigger: 'item',
+        formatter: function (p) {
+          var s = series[p.seriesIndex];
+          if (s.type === 'scatter') {
+            var d = p.data;
+            return trialTooltip(d.trial, endNote(d.trial, 'epoch ' + fmtNum(d.value[0]) + ', ' + yName + ' ' + fmtNum(d.value[1])));
+          }
+          var extra = '';
+          if (p.data && p.data.length === 2) extra = 'epoch ' + esc(fmtNum(p.data[0])) + ': ' + esc(yName) + ' ' + esc(fmtNum(p.data[1]));
+          return trialTooltip(s.trial, extra);
+        }
+      }),
+      legend: { type: 'scroll', top: 0, data: legend, textStyle: { color: TEXT } },
+      grid: { left: 64, right: 28, top: 40, bottom: 62 },
+      xAxis: axisStyle({ type: 'value', name: 'epoch', nameLocation: 'middle', nameGap: 26, min: 0 }),
+      yAxis: axisStyle(merge(sideName(yName, useLog ? 40 : 48), { type: useLog ? 'log' : 'value', scale: true })),
+      dataZoom: [{ type: 'inside', xAxisIndex: 0 }, { type: 'slider', xAxisIndex: 0, height: 16, bottom: 6 }],
+      series: series
+    });
+  }
+  section('curves-metric', function () {
+    setTitle('curves-metric', 'Learning curves: ' + metric);
+    setNote('curves-metric', 'Every trial, coloured by ' + (px ? px.label : 'trial') +
+            '; the best trial is the thick green line. Markers show where early-stopped, diverged and failed runs ended.');
+    drawCurves('curves-metric', 'm', metric, /loss/.test(metric));
+  });
+  section('curves-loss', function () {
+    if (!lossName) { showEmpty('curves-loss', 'No trial reported a training loss (train_loss).'); return; }
+    setTitle('curves-loss', 'Learning curves: ' + lossName);
+    drawCurves('curves-loss', 'l', lossName, true);
+  });
+
+  // ---- parallel coordinates -----------------------------------------------------------------
+  section('parallel', function () {
+    if (!params.length) { showEmpty('parallel', trials.length ? 'No parameter was swept.' : 'No trials yet.'); return; }
+    var rows = [], bestRow = null;
+    trials.forEach(function (t, i) {
+      if (t.best === null) return;
+      var ok = true;
+      var row = t.p.map(function (v, k) { if (v === null) ok = false; return params[k].numeric ? v : fmtVal(v); });
+      if (!ok) return;
+      row.push(t.best);
+      row.trial = i;
+      rows.push(row);
+      if (i === best) bestRow = row;
+    });
+    if (!rows.length) { showEmpty('parallel', 'No trial has reported a finite ' + metric + ' yet.'); return; }
+    var axes = params.map(function (p, k) {
+      var axis = { dim: k, name: p.label };
+      if (p.numeric) { axis.type = p.log ? 'log' : 'value'; axis.scale = true; }
+      else { axis.type = 'category'; axis.data = p.values.map(fmtVal); }
+      return axis;
+    });
+    axes.push({ dim: params.length, name: metric, type: 'value', scale: true, nameTextStyle: { fontWeight: 700, color: TEXT } });
+    var scores = rows.map(function (r) { return r[params.length]; });
+    var lo = Math.min.apply(null, scores), hi = Math.max.apply(null, scores);
+    var series = [{
+      type: 'parallel', name: 'trials', lineStyle: { width: 1.4, opacity: many ? 0.35 : 0.75 },
+      data: rows.map(function (r) { return { value: r.slice(), trial: r.trial }; })
+    }];
+    if (bestRow) series.push({ type: 'parallel', name: 'best', lineStyle: { width: 4, opacity: 1, color: BEST }, data: [{ value: bestRow.slice(), trial: bestRow.trial }], z: 10 });
+    draw('parallel', {
+      tooltip: merge(BASE.tooltip, { trigger: 'item', formatter: function (p) { return trialTooltip(p.data.trial); } }),
+      parallel: {
+        left: 70, right: 120, top: 40, bottom: 30,
+        parallelAxisDefault: {
+          nameTextStyle: { color: TEXT, fontWeight: 600 }, axisLine: { lineStyle: { color: MUTED } },
+          axisLabel: { color: MUTED, formatter: function (v) { return typeof v === 'number' ? fmtNum(v, 3) : v; } }
+        }
+      },
+      parallelAxis: axes,
+      visualMap: {
+        seriesIndex: 0, dimension: params.length, min: lo, max: hi === lo ? lo + 1e-9 : hi, calculable: true, right: 8, top: 'middle',
+        itemHeight: 200, precision: 4, textStyle: { color: MUTED },
+        inRange: { color: maximize ? PLASMA.slice().reverse() : PLASMA }, text: [maximize ? 'better' : 'worse', maximize ? 'worse' : 'better']
+      },
+      series: series
+    });
+  });
+
+  // ---- confusion matrix of the best trial ---------------------------------------------------
+  section('confusion', function () {
+    var conf = data.confusion;
+    if (!conf) {
+      showEmpty('confusion', best === null ? 'No best trial yet.' : 'The best trial recorded no confusion matrix.');
+      return;
+    }
+    setTitle('confusion', 'Confusion matrix of the best trial (#' + trials[conf.trial].n + ')');
+    var labels = conf.labels, m = conf.matrix, cells = [];
+    var total = 0, correct = 0;
+    m.forEach(function (row, r) {
+      var sum = row.reduce(function (a, b) { return a + b; }, 0);
+      total += sum; correct += row[r];
+      row.forEach(function (v, c) { cells.push([c, r, sum ? v / sum : 0, v]); });
+    });
+    if (total) setNote('confusion', 'Rows: true class, columns: predicted; colour is the share of the row. Accuracy ' + fmtNum(correct / total) + ' on ' + total + ' images.');
+    var big = labels.length <= 20;
+    draw('confusion', {
+      tooltip: merge(BASE.tooltip, {
+        formatter: function (p) {
+          var d = p.data;
+          return 'true <b>' + esc(labels[d[1]]) + '</b>, predicted <b>' + esc(labels[d[0]]) + '</b><br>' +
+                 esc(fmtVal(d[3])) + ' images (' + esc((100 * d[2]).toFixed(1)) + '% of the row)';
+        }
+      }),
+      grid: { left: 96, right: 16, top: 8, bottom: 84 },
+      xAxis: axisStyle({ type: 'category', data: labels, name: 'predicted', nameLocation: 'middle', nameGap: 68,
+                         axisLabel: { color: MUTED, rotate: 35, interval: 0 } }),
+      yAxis: axisStyle({ type: 'category', data: labels, inverse: true, name: 'true', nameLocation: 'middle', nameGap: 84,
+                         axisLabel: { color: MUTED, interval: 0 } }),
+      visualMap: { show: false, min: 0, max: 1, dimension: 2, inRange: { color: dark ? ['#0f172a', '#0d9488', '#5eead4'] : ['#f8fafc', '#5eead4', '#0f766e'] } },
+      series: [{
+        type: 'heatmap', data: cells,
+        label: { show: big, fontSize: 11, color: '#111827', textBorderColor: '#ffffff', textBorderWidth: 2, formatter: function (p) { return String(p.data[3]); } }
+      }]
+    });
+  });
+
+  // ---- time per trial -----------------------------------------------------------------------
+  section('time', function () {
+    var rows = [];
+    trials.forEach(function (t, i) { if (t.time !== null) rows.push(i); });
+    if (!rows.length) { showEmpty('time', trials.length ? 'No trial has finished yet.' : 'No trials yet.'); return; }
+    var total = rows.reduce(function (a, i) { return a + trials[i].time; }, 0);
+    setNote('time', 'Wall-clock time of each trial, coloured by final state; ' + fmtSeconds(total) + ' in all.');
+    draw('time', {
+      tooltip: merge(BASE.tooltip, {
+        trigger: 'item',
+        formatter: function (p) {
+          var t = trials[p.data.trial];
+          return trialTooltip(p.data.trial, esc(fmtSeconds(t.time)) + (t.epochs !== null ? ', ' + esc(fmtNum(t.epochs)) + ' epochs' : '') +
+                              (t.ips !== null ? ', ' + esc(fmtNum(t.ips, 4)) + ' images/s' : ''));
+        }
+      }),
+      grid: { left: 64, right: 16, top: 16, bottom: rows.length > 40 ? 56 : 36 },
+      xAxis: axisStyle({ type: 'category', data: rows.map(function (i) { return '#' + trials[i].n; }), name: 'trial', nameLocation: 'middle', nameGap: 24 }),
+      yAxis: axisStyle(merge(sideName('seconds'), { type: 'value' })),
+      dataZoom: rows.length > 40 ? [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 6 }] : [],
+      series: [{
+        type: 'bar', barMaxWidth: 28,
+        data: rows.map(function (i) {
+          return { value: trials[i].time, trial: i, itemStyle: { color: STATE_COLOR[trials[i].state] || MUTED, borderColor: i === best ? BEST : undefined, borderWidth: i === best ? 2 : 0 } };
+        })
+      }]
+    });
+  });
+
+  // ---- the table of every trial -------------------------------------------------------------
+  section('table', function () {
+    var columns = [
+      { label: '#', get: function (t) { return t.n; }, num: true },
+      { label: 'state', get: function (t) { return t.state; }, chip: true }
+    ];
+    params.forEach(function (p, k) {
+      columns.push({ label: p.label, title: p.name, get: function (t) { return t.p[k]; }, num: p.numeric, fmt: fmtVal });
+    });
+    columns.push(
+      { label: 'best ' + metric, get: function (t) { return t.best; }, num: true, fmt: function (v) { return fmtNum(v, 5); } },
+      { label: 'at epoch', get: function (t) { return t.bestEpoch; }, num: true },
+      { label: 'final ' + metric, get: function (t) { return t.final; }, kind: function (t) { return t.finalKind; }, num: true, fmt: function (v) { return fmtNum(v, 5); } });
+    if (lossName) columns.push({ label: 'final ' + lossName, get: function (t) { return t.loss; }, kind: function (t) { return t.lossKind; }, num: true, fmt: function (v) { return fmtNum(v, 4); } });
+    columns.push(
+      { label: 'epochs', get: function (t) { return t.epochs; }, num: true },
+      { label: 'time', get: function (t) { return t.time; }, num: true, fmt: fmtSeconds },
+      { label: 'images/s', get: function (t) { return t.ips; }, num: true, fmt: function (v) { return fmtNum(v, 4); } },
+      { label: 'device', get: function (t) { return t.device; } },
+      { label: 'stop reason / error', get: function (t) { return [t.stop, t.error].filter(Boolean).join(' — '); }, text: true });
+
+    var table = document.getElementById('trials-table');
+    var thead = table.tHead, tbody = table.tBodies[0];
+    var headRow = document.createElement('tr');
+    columns.forEach(function (c, ci) {
+      var th = document.createElement('th');
+      th.textContent = c.label;
+      if (c.title) th.title = c.title;
+      th.addEventListener('click', function () { sortBy(ci); });
+      headRow.appendChild(th);
+    });
+    thead.appendChild(headRow);
+
+    var rows = trials.map(function (t, i) {
+      var tr = document.createElement('tr');
+      if (i === best) tr.className = 'best-row';
+      var texts = [];
+      columns.forEach(function (c) {
+        var td = document.createElement('td');
+        var v = c.get(t), text;
+        if (v === null && c.kind && c.kind(t)) text = kindText(c.kind(t));
+        else text = c.fmt ? c.fmt(v) : (v === null || v === undefined || v === '' ? (c.text ? '' : '–') : String(v));
+        if (c.chip) {
+          var chip = document.createElement('span');
+          chip.className = 'chip state-' + v;
+          chip.textContent = String(v).replace('_', ' ');
+          td.appendChild(chip);
+        } else {
+          td.textContent = text;
+        }
+        if (c.num) td.className = 'num';
+        if (c.text) td.className = 'text';
+        tr.appendChild(td);
+        texts.push(text);
+      });
+      tbody.appendChild(tr);
+      return { tr: tr, trial: t, index: i, search: texts.join(' ').toLowerCase(), cells: texts };
+    });
+
+    var sortState = { col: -1, dir: 1 };
+    function sortBy(ci) {
+      var c = columns[ci];
+      sortState.dir = sortState.col === ci ? -sortState.dir : (c.num && c.label.indexOf('best') === 0 && maximize ? -1 : 1);
+      sortState.col = ci;
+      var dir = sortState.dir;
+      rows.sort(function (a, b) {
+        var va = c.get(a.trial), vb = c.get(b.trial);
+        var na = va === null || va === undefined || va === '', nb = vb === null || vb === undefined || vb === '';
+        if (na || nb) return na === nb ? a.index - b.index : (na ? 1 : -1);  // blanks last, both ways
+        if (typeof va === 'number' && typeof vb === 'number') return (va - vb) * dir || a.index - b.index;
+        return String(fmtVal(va)).localeCompare(String(fmtVal(vb)), undefined, { numeric: true }) * dir || a.index - b.index;
+      });
+      rows.forEach(function (r) { tbody.appendChild(r.tr); });
+      Array.prototype.forEach.call(headRow.children, function (th, k) {
+        th.className = k === ci ? (dir > 0 ? 'sorted-asc' : 'sorted-desc') : '';
+      });
+    }
+
+    var filterInput = document.getElementById('trial-filter');
+    var stateSelect = document.getElementById('state-filter');
+    data.counts.forEach(function (c) {
+      var o = document.createElement('option');
+      o.value = c[0];
+      o.textContent = c[0].replace('_', ' ') + ' (' + c[1] + ')';
+      stateSelect.appendChild(o);
+    });
+    var counter = document.getElementById('trial-count');
+    function applyFilter() {
+      var tokens = filterInput.value.toLowerCase().split(/\s+/).filter(Boolean);
+      var state = stateSelect.value, shown = 0;
+      rows.forEach(function (r) {
+        var ok = !state || r.trial.state === state;
+        for (var k = 0; ok && k < tokens.length; k++) {
+          var tok = tokens[k], eq = tok.indexOf('=');
+          if (eq > 0) {
+            var key = tok.slice(0, eq), want = tok.slice(eq + 1);
+            ok = columns.some(function (c, ci) {
+              var name = (c.title || c.label).toLowerCase();
+              return (name === key || c.label.toLowerCase() === key || name.endsWith('.' + key)) && r.cells[ci].toLowerCase() === want;
+            });
+          } else {
+            ok = r.search.indexOf(tok) >= 0;
+          }
+        }
+        r.tr.hidden = !ok;
+        if (ok) shown++;
+      });
+      counter.textContent = shown === rows.length ? rows.length + ' trials' : 'showing ' + shown + ' of ' + rows.length;
+    }
+    filterInput.addEventListener('input', applyFilter);
+    stateSelect.addEventListener('change', applyFilter);
+    var bestCol = columns.findIndex(function (c) { return c.label === 'best ' + metric; });
+    if (trials.length) sortBy(bestCol);
+    applyFilter();
+  });
+
+  status.done = true;
+  status.flush();
+})();

@@ -1,0 +1,113 @@
+/*
+ * report_model.h — the numbers the report shows, computed from ReportData (no HTML here).
+ *
+ * The non-obvious decisions:
+ *  - A trial's score is the best finite value of the target metric over all its steps (the same
+ *    rule as Store::best_trial), so a trial that peaked at epoch 6 and then overfit still shows
+ *    its peak; ties go to the earlier step, then the lower trial number. Trials with no metric
+ *    series fall back to summary[metric] / summary.best[metric].
+ *  - "Swept" parameters are those that take more than one distinct value across the trials, read
+ *    from the trials themselves: the report needs no config parser, and a random search over a
+ *    continuous range still counts as swept.
+ *  - Heatmap axes: learning rate across, batch size down when the sweep varies them; otherwise
+ *    the swept parameters with the most distinct values. A cell is the best trial of the cell, so
+ *    other swept parameters (momentum, ...) are maximised over, and the tooltip names them.
+ */
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/report_data.h"
+
+namespace sweep::reports {
+
+struct TrialScore {
+  std::optional<double> best;        // best finite value of the target metric
+  std::int64_t best_step = 0;
+  std::optional<double> best_epoch;
+  std::optional<double> final_value;  // value at the highest step (may be non-finite)
+};
+
+// True when `a` is strictly better than `b` under `goal`.
+bool is_better(double a, double b, Goal goal);
+
+TrialScore score_trial(const TrialData& trial, const std::string& metric, Goal goal);
+std::vector<TrialScore> score_trials(const ReportData& data);
+
+// Index into data.trials of the best trial, or nullopt when no trial has a finite score.
+std::optional<std::size_t> best_trial_index(const ReportData& data,
+                                            const std::vector<TrialScore>& scores);
+
+struct SweptParam {
+  std::string name;                   // as in the params JSON: "training.learning_rate"
+  std::string label;                  // short, for axes: "learning_rate"
+  std::vector<nlohmann::json> values;  // distinct values, sorted (numbers numerically)
+  bool numeric = true;                // every value is a number
+  bool log_scale = false;             // numeric, positive, and spans >= 20x (or is a learning rate)
+  std::size_t index_of(const nlohmann::json& value) const;  // values.size() when absent
+};
+
+// Parameters with more than one distinct value, in name order.
+std::vector<SweptParam> swept_params(const ReportData& data);
+// Parameters with exactly one value across all trials (the fixed part of the search space).
+nlohmann::json fixed_params(const ReportData& data);
+
+bool is_learning_rate(const std::string& param_name);
+bool is_batch_size(const std::string& param_name);
+
+struct HeatmapAxes {
+  std::optional<std::size_t> x;  // index into swept params: learning rate when swept
+  std::optional<std::size_t> y;  // batch size when swept
+};
+HeatmapAxes choose_heatmap_axes(const std::vector<SweptParam>& params);
+
+struct HeatmapCell {
+  std::size_t x = 0, y = 0;   // value indices along the axes (y = 0 when there is no y axis)
+  std::size_t trial = 0;      // index into data.trials of the cell's best trial
+  double value = 0;           // its score
+  std::size_t trials_in_cell = 0;
+};
+// One cell per (x, y) value pair that has a trial with a finite score.
+std::vector<HeatmapCell> heatmap_cells(const ReportData& data, const std::vector<TrialScore>& scores,
+                                       const std::vector<SweptParam>& params,
+                                       const HeatmapAxes& axes);
+
+struct CurvePoint {
+  double epoch = 0;
+  std::optional<double> value;  // nullopt: non-finite (or no finite value in the bucket)
+};
+// Averages consecutive points into at most `max_points` buckets of equal count (epoch and value
+// are means; non-finite values are left out of the mean; a bucket with none finite is nullopt).
+// A series with at most max_points points is returned point for point.
+std::vector<CurvePoint> downsample(const std::vector<SeriesPoint>& points, std::size_t max_points);
+
+// `value` rounded to `digits` significant digits (keeps the JSON short; 5 are plenty to draw).
+double round_significant(double value, int digits);
+
+// Labels for a confusion matrix of `classes` classes of `dataset` (Fashion-MNIST's names, ...).
+std::vector<std::string> class_labels(const std::string& dataset, std::size_t classes);
+
+// Seconds the trial ran: finished - started, else summary.elapsed_seconds.
+std::optional<double> trial_seconds(const TrialData& trial);
+
+// Everything above for one sweep, computed once and shared by the HTML and the chart data.
+struct ReportModel {
+  std::vector<TrialScore> scores;      // per trial, same order as data.trials
+  std::optional<std::size_t> best;     // index of the best trial
+  std::vector<SweptParam> swept;
+  nlohmann::json fixed = nlohmann::json::object();
+  HeatmapAxes axes;
+  std::vector<HeatmapCell> cells;
+  std::optional<std::size_t> best_cell;       // the cell holding the best trial
+  std::optional<std::size_t> runner_up_cell;  // best of the other cells (the margin of victory)
+  std::optional<std::size_t> runner_up;       // second-best trial overall
+};
+ReportModel analyze(const ReportData& data);
+
+}  // namespace sweep::reports

@@ -1,0 +1,250 @@
+/*
+ * report_payload.cpp — ReportData + ReportModel -> the compact JSON the page draws.
+ *
+ * The non-obvious decision: trial states are written in a fixed order of interest (completed
+ * first, queued last) for the counts, and curves are aligned index for index with `trials`, so
+ * the page never has to join them by id.
+ */
+#include "reports/report_payload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace sweep::reports {
+namespace {
+
+using nlohmann::json;
+
+json number_or_null(std::optional<double> v, int digits = 5) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return round_significant(*v, digits);
+}
+
+json kind_of(std::optional<double> v) {
+  if (!v || std::isfinite(*v)) return nullptr;
+  if (std::isnan(*v)) return "nan";
+  return *v > 0 ? "inf" : "-inf";
+}
+
+const std::vector<SeriesPoint>* find_series(const TrialData& t, const std::string& name) {
+  if (name.empty()) return nullptr;
+  const auto it = t.series.find(name);
+  return it == t.series.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+json curve_json(const std::vector<SeriesPoint>& points, std::size_t max_points) {
+  const std::vector<CurvePoint> curve = downsample(points, max_points);
+  json ys = json::array(), xs = json::array();
+  std::vector<double> x_values;
+  x_values.reserve(curve.size());
+  for (const CurvePoint& p : curve) {
+    ys.push_back(number_or_null(p.value));
+    x_values.push_back(round_significant(p.epoch, 4));
+  }
+  json out = json::object();
+  out["y"] = std::move(ys);
+  bool even = x_values.size() >= 2;
+  const double x0 = x_values.empty() ? 0 : x_values[0];
+  const double dx = x_values.size() >= 2 ? x_values[1] - x_values[0] : 0;
+  for (std::size_t i = 2; even && i < x_values.size(); ++i)
+    even = std::abs(x_values[i] - (x0 + static_cast<double>(i) * dx)) <=
+           1e-9 * std::max(1.0, std::abs(x_values[i]));
+  if (even && dx > 0) {
+    out["x0"] = x0;
+    out["dx"] = round_significant(dx, 6);
+  } else {
+    for (const double x : x_values) xs.push_back(x);
+    out["x"] = std::move(xs);
+  }
+  return out;
+}
+
+// The first non-finite value (by epoch) among the given series: where a run diverged.
+json first_nonfinite(const TrialData& t, std::initializer_list<const std::string*> names) {
+  json found = nullptr;
+  double found_epoch = 0;
+  for (const std::string* name : names) {
+    const std::vector<SeriesPoint>* points = find_series(t, *name);
+    if (!points) continue;
+    for (const SeriesPoint& p : *points) {
+      if (std::isfinite(p.value)) continue;
+      if (found.is_null() || p.epoch < found_epoch) {
+        found_epoch = p.epoch;
+        found = {{"metric", *name}, {"epoch", round_significant(p.epoch, 4)}, {"kind", kind_of(p.value)}};
+      }
+      break;
+    }
+  }
+  return found;
+}
+
+std::optional<double> summary_number(const json& summary, const char* key) {
+  if (!summary.is_object()) return std::nullopt;
+  const auto it = summary.find(key);
+  if (it == summary.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::optional<double> last_value(const std::vector<SeriesPoint>* points) {
+  if (!points) return std::nullopt;
+  return points->back().value;
+}
+
+std::optional<double> last_finite(const std::vector<SeriesPoint>* points) {
+  if (!points) return std::nullopt;
+  for (auto it = points->rbegin(); it != points->rend(); ++it)
+    if (std::isfinite(it->value)) return it->value;
+  return std::nullopt;
+}
+
+std::optional<double> epochs_of(const TrialData& t, const std::vector<SeriesPoint>* metric,
+                                const std::vector<SeriesPoint>* loss) {
+  if (auto e = summary_number(t.summary, "epochs_completed")) return e;
+  std::optional<double> most;
+  for (const auto* points : {metric, loss})
+    if (points) most = std::max(most.value_or(0), points->back().epoch);
+  return most;
+}
+
+json param_value_or_null(const TrialData& t, const std::string& name) {
+  if (!t.params.is_object()) return nullptr;
+  const auto it = t.params.find(name);
+  return it == t.params.end() ? json(nullptr) : *it;
+}
+
+}  // namespace
+
+std::string loss_series_name(const ReportData& data) {
+  for (const char* name : {"train_loss", "loss"})
+    for (const TrialData& t : data.trials)
+      if (t.series.count(name)) return name;
+  return "";
+}
+
+std::vector<std::vector<double>> confusion_matrix(const json& summary) {
+  std::vector<std::vector<double>> matrix;
+  if (!summary.is_object()) return matrix;
+  const auto it = summary.find("confusion");
+  if (it == summary.end() || !it->is_array() || it->empty()) return matrix;
+  const json& c = *it;
+  if (c[0].is_array()) {
+    const std::size_t n = c.size();
+    for (const json& row : c) {
+      if (!row.is_array() || row.size() != n) return {};
+      std::vector<double> values;
+      for (const json& v : row) {
+        if (!v.is_number() || !(v.get<double>() >= 0)) return {};
+        values.push_back(v.get<double>());
+      }
+      matrix.push_back(std::move(values));
+    }
+    return matrix;
+  }
+  const auto classes = summary_number(summary, "classes");
+  const std::size_t n = classes && *classes > 0 ? static_cast<std::size_t>(*classes)
+                                                : static_cast<std::size_t>(std::lround(std::sqrt(c.size())));
+  if (n == 0 || n * n != c.size()) return {};
+  for (std::size_t r = 0; r < n; ++r) {
+    std::vector<double> values;
+    for (std::size_t col = 0; col < n; ++col) {
+      const json& v = c[r * n + col];
+      if (!v.is_number() || !(v.get<double>() >= 0)) return {};
+      values.push_back(v.get<double>());
+    }
+    matrix.push_back(std::move(values));
+  }
+  return matrix;
+}
+
+json build_payload(const ReportData& data, const ReportModel& model) {
+  json out = json::object();
+  out["name"] = data.name;
+  out["metric"] = data.metric_name;
+  out["goal"] = data.goal == Goal::maximize ? "maximize" : "minimize";
+  out["dataset"] = data.dataset;
+  const std::string loss_name = loss_series_name(data);
+  out["lossName"] = loss_name;
+
+  json params = json::array();
+  for (const SweptParam& p : model.swept)
+    params.push_back({{"name", p.name}, {"label", p.label}, {"values", p.values},
+                      {"numeric", p.numeric}, {"log", p.log_scale}});
+  out["params"] = std::move(params);
+  out["fixed"] = model.fixed;
+  out["axes"] = {{"x", model.axes.x ? json(*model.axes.x) : json(nullptr)},
+                 {"y", model.axes.y ? json(*model.axes.y) : json(nullptr)}};
+
+  json trials = json::array(), curves = json::array();
+  for (std::size_t i = 0; i < data.trials.size(); ++i) {
+    const TrialData& t = data.trials[i];
+    const TrialScore& s = model.scores[i];
+    const std::vector<SeriesPoint>* metric = find_series(t, data.metric_name);
+    const std::vector<SeriesPoint>* loss = find_series(t, loss_name);
+
+    json p = json::array();
+    for (const SweptParam& sp : model.swept) p.push_back(param_value_or_null(t, sp.name));
+    std::optional<double> ips = summary_number(t.summary, "images_per_second");
+    if (!ips) ips = last_finite(find_series(t, "images_per_second"));
+    trials.push_back({{"id", t.id},
+                      {"n", t.number},
+                      {"state", std::string(to_string(t.state))},
+                      {"p", std::move(p)},
+                      {"best", number_or_null(s.best)},
+                      {"bestEpoch", number_or_null(s.best_epoch, 4)},
+                      {"final", number_or_null(s.final_value)},
+                      {"finalKind", kind_of(s.final_value)},
+                      {"loss", number_or_null(last_value(loss))},
+                      {"lossKind", kind_of(last_value(loss))},
+                      {"epochs", number_or_null(epochs_of(t, metric, loss), 4)},
+                      {"time", number_or_null(trial_seconds(t), 4)},
+                      {"ips", number_or_null(ips, 4)},
+                      {"device", t.device},
+                      {"error", t.error},
+                      {"stop", t.stop_reason}});
+    curves.push_back({{"m", metric ? curve_json(*metric, kMaxMetricPoints) : json(nullptr)},
+                      {"l", loss ? curve_json(*loss, kMaxLossPoints) : json(nullptr)},
+                      {"nonfinite", first_nonfinite(t, {&data.metric_name, &loss_name})}});
+  }
+  out["trials"] = std::move(trials);
+  out["curves"] = std::move(curves);
+
+  const auto index_or_null = [](std::optional<std::size_t> v) { return v ? json(*v) : json(nullptr); };
+  out["best"] = index_or_null(model.best);
+  out["runnerUp"] = index_or_null(model.runner_up);
+  json heat = json::array();
+  for (const HeatmapCell& c : model.cells)
+    heat.push_back({c.x, c.y, round_significant(c.value, 5), c.trial, c.trials_in_cell});
+  out["heat"] = std::move(heat);
+  out["bestCell"] = index_or_null(model.best_cell);
+  out["runnerUpCell"] = index_or_null(model.runner_up_cell);
+
+  out["confusion"] = nullptr;
+  if (model.best) {
+    const TrialData& best = data.trials[*model.best];
+    const auto matrix = confusion_matrix(best.summary);
+    if (!matrix.empty()) {
+      std::vector<std::string> labels = class_labels(data.dataset, matrix.size());
+      if (best.summary.contains("class_names") && best.summary["class_names"].is_array() &&
+          best.summary["class_names"].size() == matrix.size()) {
+        labels.clear();
+        for (const json& name : best.summary["class_names"])
+          labels.push_back(name.is_string() ? name.get<std::string>() : name.dump());
+      }
+      out["confusion"] = {{"trial", *model.best}, {"labels", labels}, {"matrix", matrix}};
+    }
+  }
+
+  json counts = json::array();
+  for (const TrialState st : {TrialState::completed, TrialState::stopped_early, TrialState::diverged,
+                              TrialState::failed, TrialState::cancelled, TrialState::interrupted,
+                              TrialState::running, TrialState::queued}) {
+    const auto n = std::count_if(data.trials.begin(), data.trials.end(),
+                                 [&](const TrialData& t) { return t.state == st; });
+    if (n > 0) counts.push_back({std::string(to_string(st)), n});
+  }
+  out["counts"] = std::move(counts);
+  return out;
+}
+
+}  // namespace sweep::reports

@@ -1,0 +1,270 @@
+/*
+ * command_trial.cpp — runs one external program as a trial: spawn, read both pipes line by line,
+ * turn JSON lines into metrics, enforce stop / metric timeout, map the exit status.
+ *
+ * The loop never blocks longer than one poll tick (50 ms), so a stop request, a silent program
+ * and a program that exits while a grandchild still holds its stdout are all noticed in time.
+ * After the program itself exits we read what is left for at most a short drain window, then the
+ * ChildProcess destructor kills whatever is left of its process group.
+ */
+#include <poll.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <optional>
+
+#include "common/check.h"
+#include "scheduler/child_process.h"
+#include "scheduler/command_trial.h"
+
+namespace sweep::scheduler {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPollTick = std::chrono::milliseconds(50);
+constexpr auto kDrainWindow = std::chrono::milliseconds(500);
+constexpr std::size_t kMaxLineBytes = 1 << 20;  // a "line" longer than this is cut
+
+ssize_t unless_would_block(ssize_t result) {
+  return result == -1 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -2 : result;
+}
+int unless_interrupted(int result) { return result == -1 && errno == EINTR ? 0 : result; }
+
+std::string seconds_text(double seconds) {
+  std::string text = std::to_string(seconds);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text;
+}
+
+// Appends lines to the trial's log file (both streams, in the order read).
+class LogFile {
+ public:
+  explicit LogFile(const std::string& path) {
+    if (path.empty()) return;
+    const auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    int fd;
+    SWEEP_CHECK_SYS(fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    fd_ = detail::FileDescriptor(fd);
+  }
+  void write_line(std::string_view line) {
+    if (!fd_.valid()) return;
+    std::string text(line);
+    text += '\n';
+    std::size_t written = 0;
+    while (written < text.size()) {
+      ssize_t n;
+      SWEEP_CHECK_SYS(n = unless_would_block(
+                          ::write(fd_.get(), text.data() + written, text.size() - written)));
+      if (n > 0) written += static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  detail::FileDescriptor fd_;
+};
+
+// Splits one pipe's bytes into lines.
+struct LineBuffer {
+  std::string pending;
+  bool at_eof = false;
+
+  // Reads what is available now; calls on_line for each complete line.
+  template <typename OnLine>
+  void read_available(detail::FileDescriptor& fd, OnLine&& on_line) {
+    char chunk[8192];
+    for (;;) {
+      ssize_t n;
+      SWEEP_CHECK_SYS(n = unless_would_block(::read(fd.get(), chunk, sizeof chunk)));
+      if (n == -2) return;  // nothing more right now
+      if (n == 0) {
+        at_eof = true;
+        if (!pending.empty()) on_line(std::exchange(pending, {}));
+        return;
+      }
+      pending.append(chunk, static_cast<std::size_t>(n));
+      std::size_t start = 0;
+      for (std::size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::string line = pending.substr(start, nl - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        on_line(std::move(line));
+      }
+      pending.erase(0, start);
+      if (pending.size() > kMaxLineBytes) on_line(std::exchange(pending, {}));
+    }
+  }
+};
+
+class CommandRun {
+ public:
+  CommandRun(const CommandSpec& command, TrialContext& context)
+      : command_(command), context_(context) {}
+
+  TrialOutcome run() {
+    const TrialSpec& spec = context_.spec();
+    const Device& device = context_.device();
+    const std::vector<std::string> argv = expand_command(command_, spec, device);
+    const std::string trial_dir =
+        command_.trial_dir.empty()
+            ? std::string()
+            : substitute_placeholders(command_.trial_dir, spec, "", device);
+    if (!trial_dir.empty()) std::filesystem::create_directories(trial_dir);
+    const std::string working_dir =
+        substitute_placeholders(command_.working_dir, spec, trial_dir, device);
+    LogFile log_file(substitute_placeholders(command_.log_path, spec, trial_dir, device));
+    log_file_ = &log_file;
+
+    std::map<std::string, std::string> env;
+    for (const auto& [key, value] : command_.env)
+      env[key] = substitute_placeholders(value, spec, trial_dir, device);
+    // The slot's GPU becomes the program's device 0; "" hides every GPU from a CPU trial.
+    env["CUDA_VISIBLE_DEVICES"] =
+        device.kind == DeviceKind::cuda ? std::to_string(device.index) : std::string();
+    env["SWEEP_TRIAL_ID"] = std::to_string(spec.id);
+    if (!trial_dir.empty()) env["SWEEP_TRIAL_DIR"] = trial_dir;
+
+    detail::ChildProcess child(argv, detail::environment_with(env), working_dir);
+    last_metric_at_ = Clock::now();
+
+    std::optional<detail::ExitStatus> exit;
+    std::optional<Clock::time_point> term_sent_at, exited_at;
+    bool kill_sent = false;
+    std::string failure;  // our own reason to end it (metric timeout)
+    for (;;) {
+      poll_pipes(child);
+      const auto now = Clock::now();
+      if (!exit && (exit = child.try_wait())) exited_at = now;
+      if (exit) {
+        // Done once both pipes closed; a grandchild still holding one gets a short drain window.
+        if ((out_.at_eof && err_.at_eof) || now - *exited_at > kDrainWindow) break;
+        continue;
+      }
+      if (!term_sent_at) {
+        if (command_.metric_timeout_s > 0 &&
+            now - last_metric_at_ > std::chrono::duration<double>(command_.metric_timeout_s))
+          failure = "no metric reported in " + seconds_text(command_.metric_timeout_s) + " s";
+        if (!failure.empty() || context_.should_stop()) {
+          child.signal_group(SIGTERM);
+          term_sent_at = now;
+        }
+      } else if (!kill_sent &&
+                 now - *term_sent_at > std::chrono::duration<double>(command_.kill_grace_s)) {
+        child.signal_group(SIGKILL);
+        kill_sent = true;
+      }
+    }
+    return outcome(*exit, failure);
+  }
+
+ private:
+  void poll_pipes(detail::ChildProcess& child) {
+    pollfd fds[2];
+    LineBuffer* buffers[2];
+    detail::FileDescriptor* pipes[2];
+    nfds_t count = 0;
+    if (!out_.at_eof) {
+      fds[count] = {child.stdout_pipe().get(), POLLIN, 0};
+      buffers[count] = &out_;
+      pipes[count++] = &child.stdout_pipe();
+    }
+    if (!err_.at_eof) {
+      fds[count] = {child.stderr_pipe().get(), POLLIN, 0};
+      buffers[count] = &err_;
+      pipes[count++] = &child.stderr_pipe();
+    }
+    const int tick_ms = static_cast<int>(kPollTick.count());
+    int ready;
+    SWEEP_CHECK_SYS(ready = unless_interrupted(::poll(count ? fds : nullptr, count, tick_ms)));
+    for (nfds_t i = 0; i < count && ready > 0; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (buffers[i] == &out_)
+        out_.read_available(*pipes[i], [&](std::string line) { on_stdout_line(line); });
+      else
+        err_.read_available(*pipes[i], [&](std::string line) { on_stderr_line(line); });
+    }
+  }
+
+  void on_stdout_line(const std::string& line) {
+    log_file_->write_line(line);
+    if (!report_metrics(line)) context_.log(line);
+  }
+
+  void on_stderr_line(const std::string& line) {
+    log_file_->write_line(line);
+    stderr_tail_.push_back(line);
+    while (stderr_tail_.size() > command_.stderr_tail_lines) stderr_tail_.pop_front();
+    context_.log(line);
+  }
+
+  // A JSON object line → one MetricPoint per numeric key. False when it is not a metric line.
+  bool report_metrics(const std::string& line) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] != '{') return false;
+    const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!object.is_object()) return false;
+    auto whole_number = [&](const char* key, std::int64_t fallback) {
+      auto it = object.find(key);
+      return it != object.end() && it->is_number() ? static_cast<std::int64_t>(it->get<double>())
+                                                   : fallback;
+    };
+    const std::int64_t step = whole_number("step", metric_lines_ + 1);
+    const std::int64_t epoch = whole_number("epoch", 0);
+    bool any = false;
+    for (const auto& [key, value] : object.items()) {
+      if (key == "step" || key == "epoch" || !value.is_number()) continue;
+      const double number = value.get<double>();
+      context_.report(MetricPoint{key, number, step, epoch, 0});
+      last_values_[key] = number;
+      any = true;
+    }
+    if (!any) return false;
+    ++metric_lines_;
+    last_metric_at_ = Clock::now();
+    return true;
+  }
+
+  TrialOutcome outcome(const detail::ExitStatus& exit, const std::string& failure) const {
+    nlohmann::json summary = {{"metrics", last_values_}, {"metric_lines", metric_lines_}};
+    if (exit.exited)
+      summary["exit_code"] = exit.code;
+    else
+      summary["signal"] = exit.signal;
+    if (failure.empty() && exit.exited && exit.code == 0)
+      return {TrialState::completed, "", std::move(summary)};
+    std::string message = failure.empty() ? exit.describe() : failure;
+    if (!stderr_tail_.empty()) {
+      message += "; last stderr:";
+      for (const auto& line : stderr_tail_) message += " | " + line;
+    }
+    return {TrialState::failed, std::move(message), std::move(summary)};
+  }
+
+  const CommandSpec& command_;
+  TrialContext& context_;
+  LogFile* log_file_ = nullptr;
+  LineBuffer out_, err_;
+  std::deque<std::string> stderr_tail_;
+  nlohmann::json last_values_ = nlohmann::json::object();
+  std::int64_t metric_lines_ = 0;
+  Clock::time_point last_metric_at_;
+};
+
+}  // namespace
+
+TrialFn make_command_trial(CommandSpec spec) {
+  if (spec.kill_grace_s < 0) throw Error("command: kill_grace_s must be >= 0");
+  if (spec.metric_timeout_s < 0) throw Error("command: metric_timeout_s must be >= 0");
+  split_command_template(spec.argv_template);  // a malformed template fails now, not per trial
+  auto shared = std::make_shared<const CommandSpec>(std::move(spec));
+  return [shared](TrialContext& context) { return CommandRun(*shared, context).run(); };
+}
+
+}  // namespace sweep::scheduler

@@ -1,0 +1,89 @@
+/*
+ * executor_core.h — the executor's shared state (internal). Trial records hold a shared_ptr to it,
+ * so a future outliving its Executor never dangles; the Executor object itself owns the threads
+ * and joins them. Wait reasons are recomputed only at stable points (after a claim or a submit
+ * that could not start), so a reason flips only when the situation really changes, never once per
+ * finishing trial — with 10,000 queued trials, re-sending all reasons per finish would be O(n^2).
+ */
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "scheduler/detail/trial_record.h"
+#include "scheduler/executor.h"
+#include "scheduler/stopping/stopping_policy.h"
+
+namespace sweep::scheduler {
+
+struct Executor::Core {
+  using Clock = std::chrono::steady_clock;
+
+  ExecutorOptions options;
+  std::vector<std::shared_ptr<EventSink>> sinks;
+  std::shared_ptr<StoppingPolicy> stopping_policy;
+  std::vector<Slot> slots;
+  std::size_t concurrency_limit = 0;  // min(max_concurrent, slots)
+
+  std::mutex mutex;
+  std::condition_variable work_cv;  // workers: a trial may start, or shutting down
+  std::condition_variable idle_cv;  // wait_idle
+  std::deque<std::shared_ptr<detail::TrialRecord>> queue;  // may hold cancelled records
+  std::size_t queued_count = 0;   // records in the queue still in phase queued
+  std::size_t running_count = 0;  // workers inside a TrialFn
+  std::size_t finished_count = 0;
+  std::size_t completing_count = 0;  // inside TrialRecord::complete, waiters not yet woken
+  std::vector<std::shared_ptr<detail::TrialRecord>> running_by_slot;
+  std::unordered_map<std::int64_t, std::weak_ptr<detail::TrialRecord>> live_by_id;
+  std::int64_t next_auto_id = 1;
+  bool interrupted = false;
+  std::string interrupt_reason;
+  bool accepting = true;
+  bool stopping = false;
+  std::string current_wait_reason;
+
+  std::vector<std::thread> workers;
+  std::mutex shutdown_mutex;
+
+  // Timeout watchdog.
+  struct Deadline {
+    Clock::time_point when;
+    std::weak_ptr<detail::TrialRecord> record;
+    bool force;  // false: set the stop token; true: complete the future as failed
+    bool operator>(const Deadline& other) const { return when > other.when; }
+  };
+  std::mutex watchdog_mutex;
+  std::condition_variable watchdog_cv;
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines;
+  bool watchdog_stop = false;
+  std::thread watchdog;
+
+  // All below: called with `mutex` held unless the name says otherwise.
+  std::string busy_reason_locked(std::size_t queued_ahead) const;
+  bool can_start_locked() const;
+  // Recompute the shared wait reason; returns the records to notify when it changed.
+  std::vector<std::shared_ptr<detail::TrialRecord>> refresh_wait_reason_locked();
+
+  void worker_main(std::size_t slot_index);
+  void run_trial(const std::shared_ptr<detail::TrialRecord>& record, const Slot& slot);
+  void watchdog_main();
+  void add_deadline(Deadline deadline);
+
+  // Called by TrialRecord::complete (no core lock held): the bookkeeping before its waiters
+  // wake, then the end of the completion (for wait_idle).
+  void on_record_completing(const detail::TrialRecord& record, bool was_queued);
+  void on_record_completed();
+  void notify_sinks_wait_reason(const std::vector<std::shared_ptr<detail::TrialRecord>>& records,
+                                const std::string& reason);
+};
+
+}  // namespace sweep::scheduler

@@ -1,0 +1,30 @@
+/*
+ * device.h — where a trial runs: a CPU or one CUDA GPU, by index.
+ *
+ * A Device is only a name for a place; the executor turns each Device into one or more slots
+ * (ExecutorOptions::cpu_slots / trials_per_gpu). The scheduler never touches CUDA itself: a TrialFn
+ * picks its backend from device(), and an external command is given CUDA_VISIBLE_DEVICES.
+ */
+#pragma once
+
+#include <compare>
+#include <string>
+
+namespace sweep::scheduler {
+
+enum class DeviceKind { cpu, cuda };
+
+struct Device {
+  DeviceKind kind = DeviceKind::cpu;
+  int index = 0;
+
+  static Device cpu(int index = 0) { return {DeviceKind::cpu, index}; }
+  static Device cuda(int index) { return {DeviceKind::cuda, index}; }
+
+  // "cpu:0", "cuda:1" — the text stored in the database and shown by `sweep status`.
+  std::string label() const;
+
+  friend bool operator==(const Device&, const Device&) = default;
+};
+
+}  // namespace sweep::scheduler

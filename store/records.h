@@ -1,0 +1,167 @@
+/*
+ * records.h — the plain structs the store reads and writes, one per table (plus the export table).
+ *
+ * Times are UTC seconds since the Unix epoch as double (REAL in SQLite), so that sub-second
+ * timings survive and the database reads on its own with `datetime(x, 'unixepoch')`. A time that
+ * has not happened yet is std::nullopt (NULL); text that was never set is "" (never NULL), so
+ * callers have one "empty" to test for. Every member has an initializer (even `{}`), so callers
+ * may use designated initializers naming only the fields they set, warning-free.
+ */
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/trial_state.h"
+
+namespace sweep {
+
+// ---- sweeps ---------------------------------------------------------------------------------
+
+enum class SweepState { created, running, completed, interrupted, failed, cancelled };
+std::string_view to_string(SweepState s);
+std::optional<SweepState> parse_sweep_state(std::string_view s);
+
+enum class MetricGoal { maximize, minimize };
+std::string_view to_string(MetricGoal g);
+std::optional<MetricGoal> parse_metric_goal(std::string_view s);
+
+// What create_sweep needs; the rest of a SweepRow is filled by the store.
+struct SweepSpec {
+  std::string name{};         // unique across the database
+  std::string config_yaml{};  // the whole config file as the user gave it
+  std::string config_path{};
+  std::string metric_name{};  // e.g. "val_accuracy"
+  MetricGoal metric_goal = MetricGoal::maximize;
+  std::string devices{};      // e.g. "cuda:0,cuda:1" or "cpu x4"
+};
+
+struct SweepRow {
+  std::int64_t id = 0;
+  std::string name{}, config_yaml{}, config_path{}, metric_name{};
+  MetricGoal metric_goal = MetricGoal::maximize;
+  SweepState state = SweepState::created;
+  std::string devices{};
+  double created_at = 0;
+  std::optional<double> started_at{}, finished_at{};
+};
+
+// list_sweeps(): a sweep with its trials counted by state (states with no trial are absent).
+struct SweepSummary {
+  SweepRow sweep;
+  std::map<TrialState, std::int64_t> trials_by_state;
+  std::int64_t trial_count = 0;
+};
+
+// ---- trials ---------------------------------------------------------------------------------
+
+struct TrialSpec {
+  std::int64_t number = 0;   // 0-based, unique within the sweep
+  nlohmann::json params = nlohmann::json::object();  // {"training.learning_rate": 0.01, ...}
+  std::string config_yaml{};   // the resolved config this trial trains with
+  std::int64_t seed = 0;
+  std::int64_t repeat = 0;   // which repetition of the same params
+  std::string wait_reason{};   // why it is queued, if known ("waiting for a free GPU")
+};
+
+struct TrialRow {
+  std::int64_t id = 0, sweep_id = 0, number = 0;
+  TrialState state = TrialState::queued;
+  std::string device{};
+  nlohmann::json params = nlohmann::json::object();
+  std::string config_yaml{};
+  std::int64_t seed = 0, repeat = 0;
+  double queued_at = 0;
+  std::optional<double> started_at{}, finished_at{};
+  std::string wait_reason{}, stop_reason{}, error{};
+  std::int64_t attempts = 0;  // how many times the trial was started (claimed)
+  std::string checkpoint_path{}, log_path{};
+  nlohmann::json summary = nlohmann::json::object();
+  double updated_at = 0;
+};
+
+// set_trial_state(): what to record with the new state; fields left unset keep their value.
+struct TrialUpdate {
+  std::optional<std::string> error{};
+  std::optional<std::string> stop_reason{};
+  std::optional<nlohmann::json> summary{};
+  std::optional<std::string> checkpoint_path{};
+  std::optional<std::string> log_path{};
+};
+
+// ---- metrics --------------------------------------------------------------------------------
+
+// One point of one metric series. `value` may be NaN or ±Inf: stored as NULL plus a kind.
+struct MetricPoint {
+  std::int64_t trial_id = 0;
+  std::string name{};     // "train_loss", "val_accuracy", ...
+  std::int64_t step = 0;  // iteration (or epoch for per-epoch series); unique per trial and name
+  std::optional<double> epoch{};  // fractional epoch at this step, when known
+  double value = 0;
+  double wall_time = 0;  // UTC seconds when measured
+};
+
+// best_trial(): the winning trial and the value that made it win.
+struct BestTrial {
+  TrialRow trial;
+  double value = 0;       // best finite value of the sweep metric this trial reported
+  std::int64_t step = 0;  // the step it was reported at
+};
+
+// ---- events ---------------------------------------------------------------------------------
+
+struct EventRow {
+  std::int64_t id = 0, sweep_id = 0;
+  std::optional<std::int64_t> trial_id{};
+  double time = 0;
+  std::string kind{};  // short tag: "started", "stopped_early", "resumed", "warning", ...
+  std::string message{};
+};
+
+// ---- jobs (the background queue) --------------------------------------------------------------
+
+enum class JobState { queued, running, done, failed, cancelled };
+std::string_view to_string(JobState s);
+std::optional<JobState> parse_job_state(std::string_view s);
+constexpr bool is_terminal(JobState s) {
+  return s == JobState::done || s == JobState::failed || s == JobState::cancelled;
+}
+
+struct JobSpec {
+  std::string config_path{};
+  std::string config_yaml{};  // the config as submitted (the file may change afterwards)
+  std::int64_t priority = 0;  // higher runs first; equal priority: oldest first
+  std::int64_t max_attempts = 3;
+};
+
+struct JobRow {
+  std::int64_t id = 0;
+  std::optional<std::int64_t> sweep_id{};  // set once the worker created the sweep
+  std::string config_path{}, config_yaml{};
+  std::int64_t priority = 0;
+  JobState state = JobState::queued;
+  std::string lease_owner{};  // "host:pid:n" of the worker holding it; "" when none
+  std::optional<double> lease_expires_at{}, heartbeat_at{};
+  std::int64_t attempts = 0;  // how many times a worker claimed it
+  std::int64_t max_attempts = 3;
+  double created_at = 0;
+  std::optional<double> started_at{}, finished_at{};
+  std::string error{};
+  std::optional<std::int64_t> exit_code{};
+};
+
+// ---- export ---------------------------------------------------------------------------------
+
+// A table of strings for CSV / terminal output: every row has header.size() cells.
+struct ExportTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+}  // namespace sweep

@@ -1,0 +1,163 @@
+/*
+ * sqlite_connection.cpp — the thin layer over the SQLite C API.
+ *
+ * Statements are prepared once per connection and cached by their SQL text: the store runs the
+ * same few dozen statements millions of times, and preparing is most of the cost of a small one.
+ * The retry backoff is jittered per process so that eight workers that collided once do not
+ * collide again in lock step.
+ */
+#include "store/sqlite_connection.h"
+
+#include <algorithm>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+namespace sweep::store_detail {
+
+void rethrow_if_busy(sqlite3* db, const CallError& e) {
+  if (db == nullptr) return;
+  const int code = sqlite3_errcode(db) & 0xff;
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED) throw DatabaseBusy(e);
+}
+
+void DbCloser::operator()(sqlite3* db) const noexcept {
+  // sqlite3_close_v2 defers the close if a statement is still alive; all of ours are finalised
+  // first (the statement cache is destroyed before the handle), so this closes at once.
+  SWEEP_LOG_ON_ERROR(sqlite3_close_v2(db) == SQLITE_OK, "sqlite3_close_v2");
+}
+
+void StmtFinalizer::operator()(sqlite3_stmt* stmt) const noexcept {
+  // sqlite3_finalize repeats the statement's last error; that error was already reported.
+  sqlite3_finalize(stmt);
+}
+
+// ---- Statement ------------------------------------------------------------------------------
+
+Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
+  sqlite3_stmt* raw = nullptr;
+  SWEEP_SQLITE_CALL(db_, sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                            SQLITE_PREPARE_PERSISTENT, &raw, nullptr));
+  stmt_.reset(raw);
+  if (!stmt_) throw Error("empty SQL statement: '" + std::string(sql) + "'");
+}
+
+Statement& Statement::bind(int index, std::nullptr_t) {
+  SWEEP_SQLITE_CALL(db_, sqlite3_bind_null(stmt_.get(), index));
+  return *this;
+}
+Statement& Statement::bind(int index, std::int64_t value) {
+  SWEEP_SQLITE_CALL(db_, sqlite3_bind_int64(stmt_.get(), index, value));
+  return *this;
+}
+Statement& Statement::bind(int index, double value) {
+  SWEEP_SQLITE_CALL(db_, sqlite3_bind_double(stmt_.get(), index, value));
+  return *this;
+}
+Statement& Statement::bind(int index, std::string_view value) {
+  // A default string_view has a null data(), which SQLite would store as NULL, not as "".
+  const char* text = value.data() != nullptr ? value.data() : "";
+  SWEEP_SQLITE_CALL(db_, sqlite3_bind_text64(stmt_.get(), index, text, value.size(),
+                                             SQLITE_TRANSIENT, SQLITE_UTF8));
+  return *this;
+}
+
+bool Statement::step() {
+  int rc = SQLITE_OK;
+  SWEEP_SQLITE_CALL(db_, rc = sqlite3_step(stmt_.get()));
+  return rc == SQLITE_ROW;
+}
+
+void Statement::reset() noexcept {
+  // sqlite3_reset repeats the last step's error, which was already thrown; ignore it here.
+  sqlite3_reset(stmt_.get());
+  sqlite3_clear_bindings(stmt_.get());
+}
+
+bool Statement::is_null(int col) const {
+  return sqlite3_column_type(stmt_.get(), col) == SQLITE_NULL;
+}
+std::int64_t Statement::int64(int col) const { return sqlite3_column_int64(stmt_.get(), col); }
+double Statement::real(int col) const { return sqlite3_column_double(stmt_.get(), col); }
+std::optional<double> Statement::optional_real(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return real(col);
+}
+std::optional<std::int64_t> Statement::optional_int64(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return int64(col);
+}
+std::string Statement::text(int col) const {
+  const auto* p = sqlite3_column_text(stmt_.get(), col);
+  if (p == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(p),
+                     static_cast<std::size_t>(sqlite3_column_bytes(stmt_.get(), col)));
+}
+
+// ---- Connection -----------------------------------------------------------------------------
+
+Connection::Connection(std::filesystem::path path, ConnectionOptions options)
+    : path_(std::move(path)), options_(options) {
+  // NOMUTEX: Store serialises all use of a connection itself, so SQLite's own mutex is redundant.
+  const int flags = (options_.read_only ? SQLITE_OPEN_READONLY
+                                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+                    SQLITE_OPEN_NOMUTEX;
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path_.c_str(), &raw, flags, nullptr);
+  db_.reset(raw);  // owned even when the open failed: the handle must still be closed
+  SWEEP_CHECK_SQLITE(raw, rc);
+  SWEEP_CHECK_SQLITE(raw, sqlite3_busy_timeout(raw, options_.busy_timeout_ms));
+  SWEEP_CHECK_SQLITE(raw, sqlite3_extended_result_codes(raw, 0));
+}
+
+StatementUse Connection::statement(std::string_view sql) {
+  auto it = statements_.find(std::string(sql));
+  if (it == statements_.end())
+    it = statements_.emplace(std::string(sql), std::make_unique<Statement>(raw(), sql)).first;
+  return StatementUse(*it->second);
+}
+
+void Connection::exec(const char* sql) {
+  SWEEP_SQLITE_CALL(raw(), sqlite3_exec(raw(), sql, nullptr, nullptr, nullptr));
+}
+
+std::int64_t Connection::changes() const { return sqlite3_changes64(raw()); }
+std::int64_t Connection::last_insert_rowid() const { return sqlite3_last_insert_rowid(raw()); }
+
+Connection::TransactionGuard::TransactionGuard(Connection& c, const char* begin_sql) : c_(c) {
+  c_.exec(begin_sql);
+}
+
+void Connection::TransactionGuard::commit() {
+  c_.exec("COMMIT");
+  open_ = false;
+}
+
+Connection::TransactionGuard::~TransactionGuard() {
+  if (!open_) return;
+  // SQLite rolls back by itself after some errors (SQLITE_FULL, SQLITE_IOERR...): then there is
+  // nothing left to roll back and ROLLBACK would only fail.
+  if (sqlite3_get_autocommit(c_.raw()) != 0) return;
+  SWEEP_LOG_ON_ERROR(sqlite3_exec(c_.raw(), "ROLLBACK", nullptr, nullptr, nullptr) == SQLITE_OK,
+                     "ROLLBACK");
+}
+
+Connection::RetryClock::RetryClock(std::chrono::milliseconds limit)
+    : deadline_(std::chrono::steady_clock::now() + limit) {}
+
+void Connection::RetryClock::wait_or_give_up(const std::filesystem::path& path,
+                                             const DatabaseBusy& e) {
+  if (std::chrono::steady_clock::now() >= deadline_)
+    throw Error("the sweep database " + path.string() +
+                " stayed locked by another process past the retry limit (" + e.detail() +
+                "); is a process stuck holding a write transaction, or is the file on a network "
+                "filesystem (not supported)?");
+  thread_local std::minstd_rand jitter(static_cast<unsigned>(::getpid()) * 2654435761u +
+                                       static_cast<unsigned>(
+                                           std::hash<std::thread::id>{}(std::this_thread::get_id())));
+  const auto max_us = backoff_.count();
+  std::this_thread::sleep_for(std::chrono::microseconds(max_us / 2 + jitter() % (max_us / 2 + 1)));
+  backoff_ = std::min(backoff_ * 2, std::chrono::microseconds(50'000));
+}
+
+}  // namespace sweep::store_detail

@@ -1,0 +1,31 @@
+/*
+ * commands.h — each `sweep` subcommand registers itself on the CLI11 app.
+ *
+ * A subcommand's callback stores its exit status in `exit_code` instead of calling exit(), so
+ * destructors run and the tests can drive the same code. Exit status: 0 ok, 1 a run failed or a
+ * runtime error, 2 a bad config or bad command line (nothing was run or written).
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace sweep::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+void add_validate_command(CLI::App& app, int& exit_code);
+void add_run_command(CLI::App& app, int& exit_code);
+void add_version_command(CLI::App& app, int& exit_code);
+
+// `--set KEY=VALUE`, repeatable, on a subcommand.
+void add_set_option(CLI::App& command, std::vector<std::string>& overrides);
+
+// Prints a ConfigError's lines to stderr with a one-line summary; returns kExitUsage.
+int report_config_error(const std::string& file, const std::vector<std::string>& messages);
+
+}  // namespace sweep::cli

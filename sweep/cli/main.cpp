@@ -1,0 +1,48 @@
+/*
+ * main.cpp — the `sweep` command line: parse with CLI11, call the library, map errors to exit
+ * status. Every subcommand lives in its own file; this file only assembles them.
+ */
+#include <exception>
+#include <iostream>
+
+#include "common/check.h"
+#include "sweep/cli/commands.h"
+#include "sweep/config_error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "sweep: hyperparameter sweeps over a built-in deep-learning trainer.\n"
+      "One YAML file describes the data, the model, the training options and the sweep; every\n"
+      "trial's metrics go to SQLite (runs/NAME/sweep.db) and hopeless trials are stopped early.",
+      "sweep"};
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  sweep validate configs/quickstart.yaml\n"
+      "  sweep run configs/quickstart.yaml --dry-run\n"
+      "  sweep run configs/fashion-mnist-lenet.yaml --set training.epochs=2\n"
+      "  sweep validate configs/cifar-convnet.yaml --set data.dataset=synthetic\n"
+      "Run 'sweep SUBCOMMAND --help' for a subcommand's options.");
+
+  int exit_code = sweep::cli::kExitOk;
+  sweep::cli::add_validate_command(app, exit_code);
+  sweep::cli::add_run_command(app, exit_code);
+  sweep::cli::add_version_command(app, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return sweep::cli::kExitUsage;
+  } catch (const sweep::config::ConfigError& e) {
+    return sweep::cli::report_config_error("", e.messages());
+  } catch (const std::exception& e) {
+    std::cerr << "sweep: " << e.what() << "\n";
+    return sweep::cli::kExitFailure;
+  }
+  return exit_code;
+}

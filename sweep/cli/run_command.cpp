@@ -1,0 +1,88 @@
+/*
+ * run_command.cpp — `sweep run FILE`: validate, expand, then run every trial (or, with --dry-run,
+ * print one line per trial and stop: nothing is trained or written).
+ */
+#include <iostream>
+#include <memory>
+
+#include "sweep/cli/commands.h"
+#include "sweep/config.h"
+#include "sweep/expand.h"
+
+namespace sweep::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string file;
+  std::vector<std::string> overrides;
+  bool dry_run = false;
+  std::string db_path;
+  std::string out_dir;
+  std::string name;
+};
+
+void print_plan(const config::SweepConfig& config, const std::vector<config::TrialPlan>& trials) {
+  const auto& metric = config.sweep.metric;
+  std::cout << "sweep " << config.name << ": " << trials.size()
+            << (trials.size() == 1 ? " trial" : " trials") << " (" << config.shape()
+            << "), metric " << metric.name << " (" << metric.goal << ")";
+  if (metric.target) std::cout << ", target " << *metric.target;
+  std::cout << "\n";
+  for (const config::TrialPlan& trial : trials) {
+    std::cout << "  trial " << trial.number << ": " << config::format_params(trial.params);
+    if (config.sweep.repeats > 1)
+      std::cout << " (repeat " << trial.repeat << ", seed " << trial.seed << ")";
+    if (!trial.command.empty()) std::cout << "\n      $ " << trial.command;
+    std::cout << "\n";
+  }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand("run", "Run a sweep: train every trial of a config");
+  command->add_option("FILE", options->file, "The sweep's YAML config")->required();
+  add_set_option(*command, options->overrides);
+  command->add_flag("--dry-run", options->dry_run,
+                    "Validate and print one line per trial, then stop (nothing is trained or "
+                    "written)");
+  command->add_option("--db", options->db_path, "SQLite database (default: OUT/NAME/sweep.db)")
+      ->type_name("PATH");
+  command->add_option("--out", options->out_dir, "Directory for runs (default: output.dir, runs)")
+      ->type_name("DIR");
+  command->add_option("--name", options->name, "Name of the sweep (default: the config's name)")
+      ->type_name("NAME");
+  command->footer(
+      "Exit status: 0 when every trial ran (a diverged or stopped trial is a result, not a\n"
+      "failure), 1 when the sweep could not run, 2 for a bad config.\n"
+      "Examples:\n"
+      "  sweep run configs/quickstart.yaml\n"
+      "  sweep run configs/quickstart.yaml --dry-run\n"
+      "  sweep run configs/fashion-mnist-lenet.yaml --set training.epochs=2 --name lenet-short");
+  command->callback([options, &exit_code] {
+    std::vector<std::string> overrides = options->overrides;
+    if (!options->name.empty()) overrides.push_back("name=" + options->name);
+    if (!options->out_dir.empty()) overrides.push_back("output.dir=" + options->out_dir);
+    config::SweepConfig config;
+    std::vector<config::TrialPlan> trials;
+    try {
+      config = config::load_config(options->file, overrides);
+      trials = config::expand(config);
+    } catch (const config::ConfigError& e) {
+      exit_code = report_config_error(options->file, e.messages());
+      return;
+    }
+    print_plan(config, trials);
+    if (options->dry_run) {
+      std::cout << "dry run: nothing was trained or written\n";
+      exit_code = kExitOk;
+      return;
+    }
+    std::cerr << "sweep run: training is not wired yet in this build\n";
+    exit_code = kExitFailure;
+  });
+}
+
+}  // namespace sweep::cli

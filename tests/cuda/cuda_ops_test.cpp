@@ -1,0 +1,373 @@
+/*
+ * cuda_ops_test.cpp — every Backend op of the CUDA backend against the CPU backend.
+ *
+ * Fresh random inputs per run (the seed is printed on failure), outputs poisoned with NaN first,
+ * several shapes per op (stride 2, padding, batch 1, odd sizes). Tolerances are fp32's: the two
+ * backends sum in different orders, so results agree to rounding, not bit for bit, except where
+ * the contract says bit for bit (gather, dropout), which is checked with memcmp.
+ */
+#include <algorithm>
+#include <numeric>
+
+#include "tests/cuda/cuda_test_util.h"
+
+namespace sweep::trainer::test {
+namespace {
+
+constexpr double kTol = 2e-4, kEps = 2e-4;  // elementwise fp32 vs fp32 with other sum orders
+
+ConvGeom conv_geom(int n, int c, int h, int w, int k, int r, int s, int stride, int pad) {
+  ConvGeom g{n, c, h, w, k, r, s, stride, stride, pad, pad, 0, 0};
+  g.out_h = (h + 2 * pad - r) / stride + 1;
+  g.out_w = (w + 2 * pad - s) / stride + 1;
+  return g;
+}
+
+PoolGeom pool_geom(int n, int c, int h, int w, int k, int stride, int pad) {
+  PoolGeom g{n, c, h, w, k, k, stride, stride, pad, pad, 0, 0};
+  g.out_h = (h + 2 * pad - k) / stride + 1;
+  g.out_w = (w + 2 * pad - k) / stride + 1;
+  return g;
+}
+
+using CudaOps = CudaVsCpu;
+
+TEST_F(CudaOps, FillReluMul) {
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{100003}}) {
+    auto x = twin_random(n), y = twin_out(n), dy = twin_random(n), dx = twin_out(n);
+    cpu->relu_forward(x.cf(), y.cf(), n);
+    gpu->relu_forward(x.gf(), y.gf(), n);
+    expect_close(y, 0, 0, "relu_forward n=" + std::to_string(n));
+    cpu->relu_backward(y.cf(), dy.cf(), dx.cf(), n);
+    gpu->relu_backward(y.gf(), dy.gf(), dx.gf(), n);
+    expect_close(dx, 0, 0, "relu_backward n=" + std::to_string(n));
+    auto z = twin_out(n);
+    cpu->mul(x.cf(), dy.cf(), z.cf(), n);
+    gpu->mul(x.gf(), dy.gf(), z.gf(), n);
+    expect_close(z, 0, 0, "mul n=" + std::to_string(n));
+    cpu->fill(z.cf(), n, 0.25f);
+    gpu->fill(z.gf(), n, 0.25f);
+    expect_close(z, 0, 0, "fill n=" + std::to_string(n));
+  }
+}
+
+TEST_F(CudaOps, DropoutMatchesCpuBitForBit) {
+  for (float p : {0.1f, 0.5f, 0.9f}) {
+    const std::size_t n = 77777;
+    auto x = twin_random(n), y = twin_out(n), mask = twin_out(n);
+    cpu->dropout_forward(x.cf(), y.cf(), mask.cf(), n, p, 1234, 99);
+    gpu->dropout_forward(x.gf(), y.gf(), mask.gf(), n, p, 1234, 99);
+    const auto mc = host(*cpu, mask.c.as<void>(), n), mg = host(*gpu, mask.g.as<void>(), n);
+    EXPECT_EQ(0, std::memcmp(mc.data(), mg.data(), n * 4)) << "dropout mask, p=" << p;
+    const auto yc = host(*cpu, y.c.as<void>(), n), yg = host(*gpu, y.g.as<void>(), n);
+    EXPECT_EQ(0, std::memcmp(yc.data(), yg.data(), n * 4)) << "dropout output, p=" << p;
+    const auto kept = std::count_if(mc.begin(), mc.end(), [](float m) { return m != 0.f; });
+    EXPECT_NEAR(double(kept) / n, 1.0 - p, 0.02) << "keep rate";
+  }
+}
+
+TEST_F(CudaOps, DenseForwardBackward) {
+  struct Case { int n, in, out; bool bias, dx; };
+  for (const Case c : {Case{64, 800, 500, true, true}, Case{1, 17, 3, true, true},
+                       Case{33, 129, 10, false, false}, Case{256, 500, 10, true, true}}) {
+    const std::string tag = "dense " + std::to_string(c.n) + "x" + std::to_string(c.in) + "->" +
+                            std::to_string(c.out);
+    auto x = twin_random(std::size_t(c.n) * c.in), w = twin_random(std::size_t(c.out) * c.in);
+    auto b = twin_random(c.out), y = twin_out(std::size_t(c.n) * c.out);
+    cpu->dense_forward(x.cf(), w.cf(), c.bias ? b.cf() : nullptr, y.cf(), c.n, c.in, c.out);
+    gpu->dense_forward(x.gf(), w.gf(), c.bias ? b.gf() : nullptr, y.gf(), c.n, c.in, c.out);
+    expect_close(y, 1e-3, kEps, tag + " y");
+    auto dy = twin_random(std::size_t(c.n) * c.out), dx = twin_out(std::size_t(c.n) * c.in);
+    auto dw = twin_out(std::size_t(c.out) * c.in), db = twin_out(c.out);
+    cpu->dense_backward(x.cf(), w.cf(), dy.cf(), c.dx ? dx.cf() : nullptr, dw.cf(),
+                        c.bias ? db.cf() : nullptr, c.n, c.in, c.out);
+    gpu->dense_backward(x.gf(), w.gf(), dy.gf(), c.dx ? dx.gf() : nullptr, dw.gf(),
+                        c.bias ? db.gf() : nullptr, c.n, c.in, c.out);
+    if (c.dx) expect_close(dx, 1e-3, kEps, tag + " dx");
+    expect_close(dw, 1e-3, kEps, tag + " dw");
+    if (c.bias) expect_close(db, 1e-3, kEps, tag + " db");
+  }
+}
+
+TEST_F(CudaOps, ConvForwardBackward) {
+  const ConvGeom geoms[] = {
+      conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0),  // LeNet conv1
+      conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0), // LeNet conv2
+      conv_geom(3, 3, 32, 32, 16, 3, 3, 1, 1),   // same padding
+      conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1),    // stride 2, odd sizes
+      conv_geom(1, 4, 9, 9, 6, 1, 1, 1, 0),      // batch 1, pointwise
+      conv_geom(5, 3, 17, 15, 8, 4, 2, 2, 0),    // non-square kernel, stride 2
+  };
+  for (const ConvGeom& g : geoms) {
+    const std::string tag = "conv n" + std::to_string(g.n) + " c" + std::to_string(g.c) + " " +
+                            std::to_string(g.h) + "x" + std::to_string(g.w) + " k" +
+                            std::to_string(g.k) + " " + std::to_string(g.r) + "x" +
+                            std::to_string(g.s) + " s" + std::to_string(g.stride_h) + " p" +
+                            std::to_string(g.pad_h);
+    const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
+    const std::size_t ws = std::size_t(g.k) * g.c * g.r * g.s;
+    const std::size_t ys = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+    auto x = twin_random(xs), w = twin_random(ws), b = twin_random(g.k), y = twin_out(ys);
+    cpu->conv2d_forward(g, x.cf(), w.cf(), b.cf(), y.cf());
+    gpu->conv2d_forward(g, x.gf(), w.gf(), b.gf(), y.gf());
+    expect_close(y, 1e-3, kEps, tag + " y");
+    auto y2 = twin_out(ys);  // without bias
+    cpu->conv2d_forward(g, x.cf(), w.cf(), nullptr, y2.cf());
+    gpu->conv2d_forward(g, x.gf(), w.gf(), nullptr, y2.gf());
+    expect_close(y2, 1e-3, kEps, tag + " y (no bias)");
+    auto dy = twin_random(ys), dx = twin_out(xs), dw = twin_out(ws), db = twin_out(g.k);
+    cpu->conv2d_backward(g, x.cf(), w.cf(), dy.cf(), dx.cf(), dw.cf(), db.cf());
+    gpu->conv2d_backward(g, x.gf(), w.gf(), dy.gf(), dx.gf(), dw.gf(), db.gf());
+    expect_close(dx, 1e-3, kEps, tag + " dx");
+    expect_close(dw, 2e-3, kEps, tag + " dw");
+    expect_close(db, 2e-3, kEps, tag + " db");
+    // dx may be skipped (first layer); dw overwritten, not accumulated.
+    auto dw2 = twin_random(ws);
+    gpu->conv2d_backward(g, x.gf(), w.gf(), dy.gf(), nullptr, dw2.gf(), nullptr);
+    cpu->conv2d_backward(g, x.cf(), w.cf(), dy.cf(), nullptr, dw2.cf(), nullptr);
+    expect_close(dw2, 2e-3, kEps, tag + " dw (overwrite)");
+  }
+}
+
+TEST_F(CudaOps, PoolForwardBackward) {
+  const PoolGeom geoms[] = {
+      pool_geom(64, 20, 24, 24, 2, 2, 0),  // LeNet
+      pool_geom(3, 4, 13, 11, 3, 2, 1),    // overlapping, padded, odd
+      pool_geom(1, 2, 7, 7, 3, 1, 1),      // batch 1, stride 1
+  };
+  for (const PoolGeom& g : geoms) {
+    for (PoolMode mode : {PoolMode::max, PoolMode::average}) {
+      const std::string tag = std::string(mode == PoolMode::max ? "maxpool" : "avgpool") + " " +
+                              std::to_string(g.h) + "x" + std::to_string(g.w) + " k" +
+                              std::to_string(g.kh) + " s" + std::to_string(g.stride_h) + " p" +
+                              std::to_string(g.pad_h);
+      const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
+      const std::size_t ys = std::size_t(g.n) * g.c * g.out_h * g.out_w;
+      auto x = twin_random(xs), y = twin_out(ys);
+      cpu->pool_forward(g, mode, x.cf(), y.cf());
+      gpu->pool_forward(g, mode, x.gf(), y.gf());
+      expect_close(y, 1e-6, 1e-6, tag + " y");
+      auto dy = twin_random(ys), dx = twin_out(xs);
+      cpu->pool_backward(g, mode, x.cf(), y.cf(), dy.cf(), dx.cf());
+      gpu->pool_backward(g, mode, x.gf(), y.gf(), dy.gf(), dx.gf());
+      expect_close(dx, 1e-5, 1e-5, tag + " dx");
+    }
+  }
+}
+
+TEST_F(CudaOps, MaxPoolTiesRouteToExactlyOneInput) {
+  // After a relu most windows are all zeros: each window's gradient must land once, not per tie.
+  const PoolGeom g = pool_geom(2, 3, 8, 8, 2, 2, 0);
+  const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w, ys = std::size_t(g.n) * g.c * 16;
+  auto x = twin(std::vector<float>(xs, 0.f)), y = twin_out(ys), dy = twin_random(ys, 0.5f, 1.f);
+  auto dx = twin_out(xs);
+  gpu->pool_forward(g, PoolMode::max, x.gf(), y.gf());
+  gpu->pool_backward(g, PoolMode::max, x.gf(), y.gf(), dy.gf(), dx.gf());
+  const auto d = host(*gpu, dx.g.as<void>(), xs), up = host(*gpu, dy.g.as<void>(), ys);
+  const double sum_dx = std::accumulate(d.begin(), d.end(), 0.0);
+  const double sum_dy = std::accumulate(up.begin(), up.end(), 0.0);
+  EXPECT_NEAR(sum_dx, sum_dy, 1e-3) << "gradient mass must be routed exactly once per window";
+}
+
+TEST_F(CudaOps, BatchNormTrainInferBackward) {
+  struct Case { int n, c, hw; };
+  for (const Case k : {Case{64, 16, 64}, Case{3, 5, 7 * 9}, Case{32, 100, 1}}) {
+    const BatchNormGeom g{k.n, k.c, k.hw, 1e-5f, 0.1f};
+    const std::string tag = "batchnorm n" + std::to_string(k.n) + " c" + std::to_string(k.c) +
+                            " hw" + std::to_string(k.hw);
+    const std::size_t xs = std::size_t(k.n) * k.c * k.hw;
+    auto x = twin_random(xs, -2.f, 3.f), gamma = twin_random(k.c, 0.5f, 1.5f);
+    auto beta = twin_random(k.c), rmean = twin_random(k.c), rvar = twin_random(k.c, 0.5f, 2.f);
+    auto smean = twin_out(k.c), sinv = twin_out(k.c), y = twin_out(xs);
+    cpu->batchnorm_forward_train(g, x.cf(), gamma.cf(), beta.cf(), rmean.cf(), rvar.cf(),
+                                 smean.cf(), sinv.cf(), y.cf());
+    gpu->batchnorm_forward_train(g, x.gf(), gamma.gf(), beta.gf(), rmean.gf(), rvar.gf(),
+                                 smean.gf(), sinv.gf(), y.gf());
+    expect_close(y, 1e-4, 1e-4, tag + " y");
+    expect_close(smean, 1e-5, 1e-5, tag + " save_mean");
+    expect_close(sinv, 1e-5, 1e-4, tag + " save_invstd");
+    expect_close(rmean, 1e-5, 1e-5, tag + " running_mean");
+    expect_close(rvar, 1e-5, 1e-4, tag + " running_var (unbiased)");
+    auto yi = twin_out(xs);
+    cpu->batchnorm_forward_infer(g, x.cf(), gamma.cf(), beta.cf(), rmean.cf(), rvar.cf(), yi.cf());
+    gpu->batchnorm_forward_infer(g, x.gf(), gamma.gf(), beta.gf(), rmean.gf(), rvar.gf(), yi.gf());
+    expect_close(yi, 1e-4, 1e-4, tag + " y (inference)");
+    auto dy = twin_random(xs), dx = twin_out(xs), dg = twin_out(k.c), db = twin_out(k.c);
+    cpu->batchnorm_backward(g, x.cf(), dy.cf(), gamma.cf(), smean.cf(), sinv.cf(), dx.cf(),
+                            dg.cf(), db.cf());
+    gpu->batchnorm_backward(g, x.gf(), dy.gf(), gamma.gf(), smean.gf(), sinv.gf(), dx.gf(),
+                            dg.gf(), db.gf());
+    expect_close(dx, 1e-4, 1e-3, tag + " dx");
+    expect_close(dg, 1e-3, 1e-4, tag + " dgamma");
+    expect_close(db, 1e-3, 1e-4, tag + " dbeta");
+  }
+}
+
+TEST_F(CudaOps, SoftmaxCrossEntropyAndArgmax) {
+  struct Case { int n, classes; };
+  for (const Case k : {Case{64, 10}, Case{1, 3}, Case{257, 100}, Case{1000, 10}, Case{5, 37}}) {
+    const std::string tag = "xent n" + std::to_string(k.n) + " classes" + std::to_string(k.classes);
+    const std::size_t ls = std::size_t(k.n) * k.classes;
+    auto logits = twin_random(ls, -6.f, 6.f), dl = twin_out(ls);
+    std::vector<std::int32_t> labels(k.n);
+    std::uniform_int_distribution<int> pick(0, k.classes - 1);
+    for (auto& l : labels) l = pick(rng);
+    DeviceBuffer lc(*cpu, k.n * 4), lg(*gpu, k.n * 4);
+    cpu->copy_to_device(lc.as<void>(), labels.data(), k.n * 4);
+    gpu->copy_to_device(lg.as<void>(), labels.data(), k.n * 4);
+    const double start[2] = {1.5, 2.0};  // stats are ADDED to
+    DeviceBuffer sc(*cpu, 16), sg(*gpu, 16);
+    cpu->copy_to_device(sc.as<void>(), start, 16);
+    gpu->copy_to_device(sg.as<void>(), start, 16);
+    cpu->softmax_cross_entropy(logits.cf(), lc.as<std::int32_t>(), k.n, k.classes, dl.cf(),
+                               sc.as<double>());
+    gpu->softmax_cross_entropy(logits.gf(), lg.as<std::int32_t>(), k.n, k.classes, dl.gf(),
+                               sg.as<double>());
+    expect_close(dl, 1e-7, 1e-5, tag + " dlogits");
+    const auto stc = host<double>(*cpu, sc.as<void>(), 2), stg = host<double>(*gpu, sg.as<void>(), 2);
+    EXPECT_NEAR(stg[0], stc[0], 1e-9 * k.n + 1e-12 * std::fabs(stc[0])) << tag << " loss sum";
+    EXPECT_EQ(stg[1], stc[1]) << tag << " correct count";
+    // Without dlogits only the stats change.
+    gpu->softmax_cross_entropy(logits.gf(), lg.as<std::int32_t>(), k.n, k.classes, nullptr,
+                               sg.as<double>());
+    const auto stg2 = host<double>(*gpu, sg.as<void>(), 2);
+    EXPECT_NEAR(stg2[0] - stg[0], stc[0] - start[0], 1e-6 * k.n) << tag << " second add";
+    DeviceBuffer pc(*cpu, k.n * 4), pg(*gpu, k.n * 4);
+    cpu->argmax(logits.cf(), k.n, k.classes, pc.as<std::int32_t>());
+    gpu->argmax(logits.gf(), k.n, k.classes, pg.as<std::int32_t>());
+    EXPECT_EQ(host<std::int32_t>(*cpu, pc.as<void>(), k.n), host<std::int32_t>(*gpu, pg.as<void>(), k.n))
+        << tag << " argmax";
+  }
+}
+
+TEST_F(CudaOps, ArgmaxTakesFirstMaximumOnTies) {
+  const std::vector<float> logits = {1, 3, 3, 0, /**/ 2, 2, 2, 2, /**/ -1, -5, -1, -1};
+  auto l = twin(logits);
+  DeviceBuffer pg(*gpu, 12);
+  gpu->argmax(l.gf(), 3, 4, pg.as<std::int32_t>());
+  EXPECT_EQ(host<std::int32_t>(*gpu, pg.as<void>(), 3), (std::vector<std::int32_t>{1, 0, 0}));
+}
+
+TEST_F(CudaOps, SumSquaresAndClipScale) {
+  for (std::size_t n : {std::size_t{1}, std::size_t{4097}, std::size_t{431080}}) {
+    auto x = twin_random(n);
+    const double start = 0.75;
+    DeviceBuffer sc(*cpu, 8), sg(*gpu, 8);
+    cpu->copy_to_device(sc.as<void>(), &start, 8);
+    gpu->copy_to_device(sg.as<void>(), &start, 8);
+    cpu->sum_squares(x.cf(), n, sc.as<double>());
+    gpu->sum_squares(x.gf(), n, sg.as<double>());
+    const double c = host<double>(*cpu, sc.as<void>(), 1)[0], g = host<double>(*gpu, sg.as<void>(), 1)[0];
+    EXPECT_NEAR(g, c, 1e-9 * c) << "sum_squares n=" << n;
+    for (float max_norm : {0.1f, 1e6f}) {
+      DeviceBuffer fc(*cpu, 4), fg(*gpu, 4);
+      cpu->clip_scale(sc.as<double>(), max_norm, fc.f());
+      gpu->clip_scale(sg.as<double>(), max_norm, fg.f());
+      EXPECT_NEAR(host(*gpu, fg.as<void>(), 1)[0], host(*cpu, fc.as<void>(), 1)[0], 1e-6)
+          << "clip_scale max_norm=" << max_norm;
+    }
+  }
+}
+
+TEST_F(CudaOps, OptimizerStepAllKinds) {
+  const std::size_t n = 100001;
+  for (OptimizerKind kind : {OptimizerKind::sgdm, OptimizerKind::adam, OptimizerKind::rmsprop}) {
+    for (bool nesterov : {false, true}) {
+      for (bool scaled : {false, true}) {
+        if (nesterov && kind != OptimizerKind::sgdm) continue;
+        OptimizerStep s;
+        s.kind = kind;
+        s.lr = 0.03f;
+        s.nesterov = nesterov;
+        s.weight_decay = 5e-4f;
+        s.t = 3;
+        const std::string tag = std::string("optimizer kind ") + std::to_string(int(kind)) +
+                                (nesterov ? " nesterov" : "") + (scaled ? " scaled" : "");
+        auto p = twin_random(n), g = twin_random(n), s1 = twin_random(n, 0.f, 0.1f);
+        auto s2 = twin_random(n, 0.f, 0.01f), gs = twin(std::vector<float>{0.5f});
+        for (int step = 0; step < 3; ++step, ++s.t) {
+          cpu->optimizer_step(s, p.cf(), g.cf(), s1.cf(), s2.cf(), n, scaled ? gs.cf() : nullptr);
+          gpu->optimizer_step(s, p.gf(), g.gf(), s1.gf(), s2.gf(), n, scaled ? gs.gf() : nullptr);
+        }
+        expect_close(p, 1e-6, 1e-5, tag + " params");
+        expect_close(s1, 1e-6, 1e-5, tag + " state1");
+        if (kind == OptimizerKind::adam) expect_close(s2, 1e-7, 1e-5, tag + " state2");
+      }
+    }
+  }
+}
+
+TEST_F(CudaOps, GatherBatchMatchesCpuBitForBit) {
+  struct Case { int n, c, h, w, batch; bool flip; int shift; };
+  for (const Case k : {Case{500, 1, 28, 28, 64, false, 0}, Case{500, 1, 28, 28, 64, true, 2},
+                       Case{300, 3, 32, 32, 33, true, 4}, Case{50, 2, 5, 7, 1, true, 3}}) {
+    const std::string tag = "gather c" + std::to_string(k.c) + " " + std::to_string(k.h) + "x" +
+                            std::to_string(k.w) + " flip" + std::to_string(k.flip) + " shift" +
+                            std::to_string(k.shift);
+    const std::size_t sample = std::size_t(k.c) * k.h * k.w;
+    std::vector<std::uint8_t> images(sample * k.n), labels(k.n);
+    std::uniform_int_distribution<int> byte(0, 255), cls(0, 9), row(0, k.n - 1);
+    for (auto& v : images) v = static_cast<std::uint8_t>(byte(rng));
+    for (auto& v : labels) v = static_cast<std::uint8_t>(cls(rng));
+    std::vector<std::int32_t> indices(k.batch);
+    for (auto& v : indices) v = row(rng);
+    auto put = [](Backend& b, DeviceBuffer& buf, const void* src, std::size_t bytes) {
+      buf = DeviceBuffer(b, bytes);
+      b.copy_to_device(buf.as<void>(), src, bytes);
+    };
+    DeviceBuffer ic, ig, lc, lg, xc, xg;
+    put(*cpu, ic, images.data(), images.size());
+    put(*gpu, ig, images.data(), images.size());
+    put(*cpu, lc, labels.data(), labels.size());
+    put(*gpu, lg, labels.data(), labels.size());
+    put(*cpu, xc, indices.data(), indices.size() * 4);
+    put(*gpu, xg, indices.data(), indices.size() * 4);
+    GatherDesc d{};
+    d.batch = k.batch;
+    d.c = k.c;
+    d.h = k.h;
+    d.w = k.w;
+    for (int c = 0; c < 4; ++c) {
+      d.mean[c] = 0.2f + 0.1f * c;
+      d.stdev[c] = 0.3f + 0.05f * c;
+    }
+    d.flip = k.flip;
+    d.max_shift = k.shift;
+    d.seed = 42;
+    d.step = 7;
+    auto out = twin_out(sample * k.batch);
+    DeviceBuffer yc(*cpu, k.batch * 4), yg(*gpu, k.batch * 4);
+    d.images = ic.as<std::uint8_t>();
+    d.labels = lc.as<std::uint8_t>();
+    d.indices = xc.as<std::int32_t>();
+    cpu->gather_batch(d, out.cf(), yc.as<std::int32_t>());
+    d.images = ig.as<std::uint8_t>();
+    d.labels = lg.as<std::uint8_t>();
+    d.indices = xg.as<std::int32_t>();
+    gpu->gather_batch(d, out.gf(), yg.as<std::int32_t>());
+    const auto oc = host(*cpu, out.c.as<void>(), out.n), og = host(*gpu, out.g.as<void>(), out.n);
+    EXPECT_EQ(0, std::memcmp(oc.data(), og.data(), out.n * 4)) << tag << " images";
+    EXPECT_EQ(host<std::int32_t>(*cpu, yc.as<void>(), k.batch),
+              host<std::int32_t>(*gpu, yg.as<void>(), k.batch))
+        << tag << " labels";
+  }
+}
+
+TEST_F(CudaOps, CopiesRoundTrip) {
+  const auto v = random(1000);
+  DeviceBuffer a(*gpu, 4000), b(*gpu, 4000);
+  gpu->copy_to_device(a.as<void>(), v.data(), 4000);
+  gpu->copy(b.as<void>(), a.as<void>(), 4000);
+  EXPECT_EQ(host(*gpu, b.as<void>(), 1000), v);
+  EXPECT_EQ(std::string(gpu->name()).rfind("cuda:0", 0), 0u) << gpu->name();
+  EXPECT_EQ(gpu->kind(), DeviceKind::cuda);
+}
+
+TEST_F(CudaOps, AllocateZeroes) {
+  DeviceBuffer a(*gpu, 1 << 20);
+  const auto v = host(*gpu, a.as<void>(), (1 << 20) / 4);
+  EXPECT_TRUE(std::all_of(v.begin(), v.end(), [](float x) { return x == 0.f; }));
+}
+
+}  // namespace
+}  // namespace sweep::trainer::test

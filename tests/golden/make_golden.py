@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+"""make_golden.py -- reference numbers from PyTorch for tests/trainer/test_golden.cpp.
+
+Run with Debian's interpreter (torch 1.13 CPU):  /usr/bin/python3 tests/golden/make_golden.py
+It writes lenet.gold and convnet_bn.gold next to itself; the C++ test reads them and never needs
+torch.
+
+The one non-obvious decision: weights and inputs are stored as float16 and used as the float32
+values they convert to exactly, so both sides start from bit-identical numbers while the files
+stay small (LeNet has 431k parameters). Large gradients are stored at a stride (every k-th value);
+everything else is stored in full, as float32.
+
+File format: the line "sweep-golden 1", then per tensor one header line
+    <name> <f2|f4> <stride> <count> <dim0> [dim1 ...]
+followed by <count> little-endian values of that type (the tensor's values 0, stride, 2*stride...).
+
+Parameter order is our Network's flat layout: layer by layer, weight then bias, PyTorch layouts
+(conv weight (K, C, R, S), linear weight (out, in), batch-norm gamma then beta); batch-norm state
+is running_mean then running_var per layer.
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+torch.set_num_threads(1)
+torch.use_deterministic_algorithms(True)
+HERE = os.path.dirname(os.path.abspath(__file__))
+BATCH, STEPS, CLASSES = 8, 10, 10
+BIG = 50000          # tensors above this many values are stored at a stride
+BIG_STRIDE = 3
+
+
+def lenet():
+    # Caffe's LeNet: no ReLU after the convolutions (our `lenet` preset).
+    return nn.Sequential(nn.Conv2d(1, 20, 5), nn.MaxPool2d(2, 2), nn.Conv2d(20, 50, 5),
+                         nn.MaxPool2d(2, 2), nn.Flatten(), nn.Linear(800, 500), nn.ReLU(),
+                         nn.Linear(500, CLASSES))
+
+
+def convnet(width=4):
+    # Our `convnet` preset with net_width 4, block_depth 1.
+    layers, c_in = [], 3
+    for b in range(3):
+        c_out = width << b
+        layers += [nn.Conv2d(c_in, c_out, 3, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU()]
+        if b < 2:
+            layers.append(nn.MaxPool2d(2, 2))
+        c_in = c_out
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_in, CLASSES)]
+    return nn.Sequential(*layers)
+
+
+def as_f16_exact(a):
+    """float16 values, and the float32 tensor they convert to exactly."""
+    h = np.asarray(a, dtype=np.float32).astype(np.float16)
+    return h, torch.from_numpy(h.astype(np.float32))
+
+
+class Writer:
+    def __init__(self, path):
+        self.f = open(path, "wb")
+        self.f.write(b"sweep-golden 1\n")
+
+    def tensor(self, name, values, dtype="f4", stride=1):
+        a = np.ascontiguousarray(np.asarray(values))
+        flat = a.reshape(-1)[::stride]
+        dims = " ".join(str(d) for d in (a.shape if a.ndim else (1,)))
+        self.f.write(f"{name} {dtype} {stride} {flat.size} {dims}\n".encode())
+        self.f.write(flat.astype("<f2" if dtype == "f2" else "<f4").tobytes())
+
+    def close(self):
+        self.f.close()
+
+
+def make(name, net, input_shape, seed):
+    rng = np.random.default_rng(seed)
+    out = Writer(os.path.join(HERE, name + ".gold"))
+    # Weights: uniform in the PyTorch default range of each layer, stored as float16.
+    params = list(net.parameters())
+    with torch.no_grad():
+        for i, p in enumerate(params):
+            if p.dim() > 1:
+                bound = 1.0 / np.sqrt(np.prod(p.shape[1:]))
+                h, t = as_f16_exact(rng.uniform(-bound, bound, p.shape))
+            elif isinstance(getattr(p, "_golden_owner", None), nn.BatchNorm2d):
+                h, t = as_f16_exact(rng.uniform(0.5, 1.5, p.shape))
+            else:
+                h, t = as_f16_exact(rng.uniform(-0.2, 0.2, p.shape))
+            p.copy_(t)
+            out.tensor(f"param{i}", h, "f2")
+    # Inputs: STEPS batches; batch 0 is also the one for logits and gradients.
+    xs_h, xs = as_f16_exact(rng.standard_normal((STEPS, BATCH) + input_shape))
+    labels = rng.integers(0, CLASSES, (STEPS, BATCH))
+    out.tensor("inputs", xs_h, "f2")
+    out.tensor("labels", labels.astype(np.float32))
+    initial = [p.detach().clone() for p in params]
+    bn_layers = [m for m in net if isinstance(m, nn.BatchNorm2d)]
+    initial_buffers = [(m.running_mean.clone(), m.running_var.clone()) for m in bn_layers]
+
+    def reset():
+        with torch.no_grad():
+            for p, v in zip(params, initial):
+                p.copy_(v)
+            for m, (rm, rv) in zip(bn_layers, initial_buffers):
+                m.running_mean.copy_(rm)
+                m.running_var.copy_(rv)
+                m.num_batches_tracked.zero_()
+
+    loss_fn = nn.CrossEntropyLoss()
+    # One training-mode forward/backward on batch 0.
+    net.train()
+    net.zero_grad()
+    logits = net(xs[0])
+    loss = loss_fn(logits, torch.from_numpy(labels[0]))
+    loss.backward()
+    out.tensor("logits", logits.detach().numpy())
+    out.tensor("loss", np.array([loss.item()], dtype=np.float32))
+    for i, p in enumerate(params):
+        g = p.grad.numpy()
+        out.tensor(f"grad{i}", g, "f4", BIG_STRIDE if g.size > BIG else 1)
+    for j, m in enumerate(bn_layers):
+        out.tensor(f"running_mean{j}", m.running_mean.numpy())
+        out.tensor(f"running_var{j}", m.running_var.numpy())
+
+    # Ten optimizer steps over the fixed batch sequence, from the same initial weights.
+    for opt_name, make_opt in (("sgdm", lambda: torch.optim.SGD(params, lr=0.01, momentum=0.9,
+                                                                 weight_decay=5e-4)),
+                               ("adam", lambda: torch.optim.Adam(params, lr=1e-3))):
+        reset()
+        opt = make_opt()
+        losses = []
+        net.train()
+        for s in range(STEPS):
+            opt.zero_grad()
+            l = loss_fn(net(xs[s]), torch.from_numpy(labels[s]))
+            l.backward()
+            opt.step()
+            losses.append(l.item())
+        out.tensor(f"{opt_name}_losses", np.array(losses, dtype=np.float32))
+        net.eval()
+        with torch.no_grad():
+            out.tensor(f"{opt_name}_eval_logits", net(xs[0]).numpy())
+        net.train()
+    out.close()
+    print(name, os.path.getsize(os.path.join(HERE, name + ".gold")), "bytes", file=sys.stderr)
+
+
+def mark_bn_params(net):
+    for m in net:
+        if isinstance(m, nn.BatchNorm2d):
+            m.weight._golden_owner = m
+
+
+torch.manual_seed(0)
+make("lenet", lenet(), (1, 28, 28), 1234)
+cn = convnet()
+mark_bn_params(cn)
+make("convnet_bn", cn, (3, 16, 16), 4321)

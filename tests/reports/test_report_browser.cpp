@@ -1,0 +1,190 @@
+// The report in a real browser: Debian's Chromium, headless, loads the page from a file with no
+// network; the page records script errors and which ECharts charts finished drawing into
+// <pre id="report-status">, which --dump-dom hands back. Skipped (with the reason) when Chromium
+// is not installed. The screenshot and the page stay in the test's output directory.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "reports/report.h"
+#include "tests/reports/synthetic_sweep.h"
+
+namespace sweep::reports {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kAllCharts[] = {"heatmap", "vs-param", "curves-metric", "curves-loss",
+                                  "parallel", "confusion", "time"};
+
+std::string find_chromium() {
+  if (const char* env = std::getenv("SWEEP_CHROMIUM"); env && ::access(env, X_OK) == 0) return env;
+  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (::access(path, X_OK) == 0) return path;
+  return "";
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string unescape_html_text(std::string text) {
+  const std::pair<const char*, const char*> entities[] = {
+      {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&nbsp;", "\xC2\xA0"}, {"&amp;", "&"}};
+  for (const auto& [from, to] : entities) {
+    const std::string f = from, t = to;
+    for (auto pos = text.find(f); pos != std::string::npos; pos = text.find(f, pos + t.size()))
+      text.replace(pos, f.size(), t);
+  }
+  return text;
+}
+
+class ReportBrowser : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    chromium_ = find_chromium();
+    if (chromium_.empty())
+      GTEST_SKIP() << "Chromium is not installed (looked for $SWEEP_CHROMIUM, /usr/bin/chromium, "
+                      "/usr/bin/chromium-browser): `apt-get install chromium` to run the browser test";
+    std::string pattern = (fs::temp_directory_path() / "sweep-report-browser-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    temp_ = pattern;
+    out_ = fs::path(SWEEP_REPORTS_TEST_OUTPUT_DIR) / "browser";
+    fs::create_directories(out_);
+  }
+  void TearDown() override {
+    if (!temp_.empty()) fs::remove_all(temp_);
+  }
+
+  // Runs Chromium headless on `page` with `mode_args`; stdout to `stdout_path`. Returns the exit status.
+  int chromium(const fs::path& page, const std::string& mode_args, const fs::path& stdout_path) {
+    const fs::path profile = temp_ / ("profile-" + std::to_string(runs_++));
+    fs::create_directories(profile);
+    const std::string command =
+        "timeout 120 '" + chromium_ +
+        "' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+        " --disable-background-networking --disable-component-update --disable-sync"
+        " --user-data-dir='" + profile.string() + "' --virtual-time-budget=5000 " + mode_args +
+        " 'file://" + page.string() + "' > '" + stdout_path.string() + "' 2> '" +
+        (temp_ / "chromium.log").string() + "'";
+    return std::system(command.c_str());
+  }
+
+  // Loads `page`, returns the page's own record of errors and drawn charts.
+  nlohmann::json load_and_read_status(const fs::path& page, const std::string& name, std::string* dom_out) {
+    const fs::path dom_path = out_ / (name + ".dom.html");
+    const int rc = chromium(page, "--dump-dom", dom_path);
+    EXPECT_EQ(rc, 0) << "chromium --dump-dom failed; its log:\n" << read_file(temp_ / "chromium.log");
+    const std::string dom = read_file(dom_path);
+    if (dom_out) *dom_out = dom;
+    const std::string open = "<pre id=\"report-status\" hidden=\"\">";
+    const auto begin = dom.find(open);
+    if (begin == std::string::npos) {
+      ADD_FAILURE() << "no #report-status in the DOM Chromium returned (" << dom.size() << " bytes)";
+      return nlohmann::json::object();
+    }
+    const auto start = begin + open.size();
+    const auto end = dom.find("</pre>", start);
+    const std::string text = unescape_html_text(dom.substr(start, end - start));
+    if (text.empty()) {
+      ADD_FAILURE() << "#report-status is empty: the page's scripts did not run";
+      return nlohmann::json::object();
+    }
+    return nlohmann::json::parse(text);
+  }
+
+  static void expect_clean(const nlohmann::json& status, const std::vector<std::string>& expected) {
+    ASSERT_TRUE(status.is_object());
+    EXPECT_TRUE(status["errors"].empty()) << "errors in the page:\n" << status["errors"].dump(2);
+    EXPECT_EQ(status["done"], true) << "report.js did not run to its end";
+    std::vector<std::string> want = expected, got_expected, finished;
+    for (const auto& id : status["expected"]) got_expected.push_back(id);
+    for (const auto& id : status["finished"]) finished.push_back(id);
+    std::sort(want.begin(), want.end());
+    std::sort(got_expected.begin(), got_expected.end());
+    std::sort(finished.begin(), finished.end());
+    EXPECT_EQ(got_expected, want) << "charts the page set out to draw";
+    EXPECT_EQ(finished, want) << "charts that fired ECharts' 'finished' event";
+  }
+
+  std::string chromium_;
+  fs::path temp_, out_;
+  int runs_ = 0;
+};
+
+TEST_F(ReportBrowser, FullSweepDrawsEveryChartWithoutErrorsAndRunsNoInjectedScript) {
+  const std::string hostile_name =
+      "<script>document.documentElement.setAttribute('data-pwned','name')</script>lr-bs <&> sweep";
+  ReportData data = testing::make_synthetic_sweep({.name = hostile_name});
+  data.trials[2].params["training.optimizer"] =
+      "</script><img src=x onerror=\"document.documentElement.setAttribute('data-pwned','param')\">";
+  data.trials[3].error =
+      "<img src=x onerror=\"document.documentElement.setAttribute('data-pwned','error')\">";
+  data.config_yaml += "# </script><script>document.documentElement.setAttribute('data-pwned','config')</script>\n";
+  data.generated_at = 1'700'000'500;
+
+  const fs::path page = temp_ / "report.html";
+  write_file_atomically(page, render_report(data));
+  fs::copy_file(page, out_ / "report.html", fs::copy_options::overwrite_existing);
+
+  std::string dom;
+  const nlohmann::json status = load_and_read_status(page, "report", &dom);
+  expect_clean(status, {std::begin(kAllCharts), std::end(kAllCharts)});
+  EXPECT_EQ(dom.find("data-pwned"), std::string::npos) << "an injected script or handler ran";
+  EXPECT_NE(dom.find("id=\"sweep-name\">&lt;script&gt;document.documentElement"), std::string::npos)
+      << "the hostile name is not shown as text";
+  EXPECT_NE(dom.find(std::to_string(data.trials.size()) + " trials"), std::string::npos)
+      << "the trials table did not fill";
+
+  const fs::path shot = out_ / "report.png";
+  fs::remove(shot);
+  const fs::path ignored = temp_ / "screenshot.out";
+  EXPECT_EQ(chromium(page, "--window-size=1400,3000 --screenshot='" + shot.string() + "'", ignored), 0)
+      << read_file(temp_ / "chromium.log");
+  ASSERT_TRUE(fs::exists(shot)) << "no screenshot written";
+  EXPECT_GT(fs::file_size(shot), 50'000u) << "the screenshot is suspiciously small (blank page?)";
+  std::cout << "report screenshot: " << fs::absolute(shot).string() << "\n"
+            << "report page:       " << fs::absolute(out_ / "report.html").string() << std::endl;
+  RecordProperty("screenshot", fs::absolute(shot).string());
+}
+
+TEST_F(ReportBrowser, EmptySweepOneParameterSweepAndNaNOnlySweepDrawWithoutErrors) {
+  ReportData empty;
+  empty.name = "empty";
+  const fs::path empty_page = temp_ / "empty.html";
+  write_file_atomically(empty_page, render_report(empty));
+  expect_clean(load_and_read_status(empty_page, "empty", nullptr), {});
+
+  // One swept parameter: a bar chart instead of the heatmap, one line in the parameter chart.
+  ReportData one = testing::make_synthetic_sweep({.name = "one-param", .batch_sizes = {64}});
+  const fs::path one_page = temp_ / "one.html";
+  write_file_atomically(one_page, render_report(one));
+  expect_clean(load_and_read_status(one_page, "one-param", nullptr),
+               {std::begin(kAllCharts), std::end(kAllCharts)});
+
+  // Two trials, every metric NaN: nothing to rank, but the curves and times still draw.
+  ReportData nan = testing::make_synthetic_sweep({.name = "nan-only", .learning_rates = {0.01, 0.1},
+                                                  .batch_sizes = {64}, .with_misfits = false,
+                                                  .with_confusion = false});
+  for (TrialData& t : nan.trials) {
+    t.state = TrialState::diverged;
+    for (auto& point : t.series["val_accuracy"]) point.value = std::numeric_limits<double>::quiet_NaN();
+  }
+  const fs::path nan_page = temp_ / "nan.html";
+  write_file_atomically(nan_page, render_report(nan));
+  expect_clean(load_and_read_status(nan_page, "nan-only", nullptr), {"curves-loss", "time"});
+}
+
+}  // namespace
+}  // namespace sweep::reports

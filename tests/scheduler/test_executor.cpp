@@ -1,0 +1,529 @@
+// Executor: futures, slots, wait reasons, failures, cancel, interrupt, timeouts, sinks.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <new>
+#include <stdexcept>
+#include <thread>
+
+#include "common/check.h"
+#include "test_helpers.h"
+
+namespace sweep::scheduler {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::completed;
+using testing::cpu_options;
+using testing::Gate;
+using testing::RecordingSink;
+using testing::spec_with_id;
+
+// Loops until told to stop, as a well-behaved TrialFn does.
+TrialOutcome run_until_stopped(TrialContext& ctx) {
+  while (!ctx.wait_for_stop(5s)) {
+  }
+  return completed();
+}
+
+TEST(Executor, FutureReportsOutcomeAndSummary) {
+  Executor executor(cpu_options(1));
+  auto future = executor.submit(spec_with_id(7), [](TrialContext& ctx) {
+    EXPECT_EQ(ctx.device(), Device::cpu(0));
+    EXPECT_EQ(ctx.spec().id, 7);
+    return completed({{"answer", 42}});
+  });
+  future.wait();
+  EXPECT_TRUE(future.ready());
+  EXPECT_EQ(future.id(), 7);
+  EXPECT_EQ(future.state(), TrialState::completed);
+  EXPECT_EQ(future.get().summary.at("answer"), 42);
+  EXPECT_EQ(future.device(), Device::cpu(0));
+  TrialFuture copy = future;  // copies share the state
+  EXPECT_EQ(copy.outcome().state, TrialState::completed);
+}
+
+TEST(Executor, WaitForTimesOutWhileRunningThenSucceeds) {
+  Executor executor(cpu_options(1));
+  Gate release;
+  auto future = executor.submit(spec_with_id(1), [&](TrialContext&) {
+    release.wait();
+    return completed();
+  });
+  EXPECT_FALSE(future.wait_for(20ms));
+  EXPECT_FALSE(future.ready());
+  release.open();
+  EXPECT_TRUE(future.wait_for(20s));
+}
+
+TEST(Executor, GetRethrowsTheTrialFnsExceptionAndOutcomeDoesNot) {
+  Executor executor(cpu_options(2));
+  auto throwing = executor.submit(spec_with_id(1), [](TrialContext&) -> TrialOutcome {
+    throw std::runtime_error("boom in trial");
+  });
+  auto oom = executor.submit(spec_with_id(2), [](TrialContext&) -> TrialOutcome {
+    throw std::bad_alloc();
+  });
+  EXPECT_THROW(
+      {
+        try {
+          throwing.get();
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "boom in trial");
+          throw;
+        }
+      },
+      std::runtime_error);
+  EXPECT_THROW(throwing.get(), std::runtime_error);  // again: get() may be called many times
+  EXPECT_EQ(throwing.outcome().state, TrialState::failed);
+  EXPECT_EQ(throwing.outcome().message, "boom in trial");
+  EXPECT_THROW(oom.get(), std::bad_alloc);
+  EXPECT_EQ(oom.outcome().message, "out of memory");
+}
+
+TEST(Executor, OneFailingTrialDoesNotStopTheOthers) {
+  Executor executor(cpu_options(2));
+  std::vector<TrialSpec> specs;
+  for (int i = 0; i < 8; ++i) specs.push_back(spec_with_id(i + 1, {{"i", i}}));
+  auto outcomes = parfor(executor, specs, [](TrialContext& ctx) {
+    if (ctx.spec().params.at("i") == 3) throw Error("trial 3 breaks");
+    return completed({{"i", ctx.spec().params.at("i")}});
+  });
+  ASSERT_EQ(outcomes.size(), 8u);
+  for (int i = 0; i < 8; ++i) {
+    if (i == 3) {
+      EXPECT_EQ(outcomes[i].state, TrialState::failed);
+      EXPECT_EQ(outcomes[i].message, "trial 3 breaks");
+    } else {
+      EXPECT_EQ(outcomes[i].state, TrialState::completed);
+      EXPECT_EQ(outcomes[i].summary.at("i"), i);  // parfor keeps spec order
+    }
+  }
+}
+
+TEST(Executor, NeverRunsMoreTrialsThanSlots) {
+  constexpr int kSlots = 3;
+  Executor executor(cpu_options(kSlots));
+  std::atomic<int> running{0}, most{0};
+  // First prove all three slots really run at once: each of the first three waits for the others.
+  std::atomic<int> arrived{0};
+  Gate all_arrived;
+  std::vector<TrialFuture> futures;
+  for (int i = 0; i < 30; ++i)
+    futures.push_back(executor.submit(spec_with_id(i + 1), [&, i](TrialContext&) {
+      const int now = ++running;
+      int seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      if (i < kSlots) {
+        if (++arrived == kSlots) all_arrived.open();
+        EXPECT_TRUE(all_arrived.wait());
+      } else {
+        std::this_thread::sleep_for(1ms);
+      }
+      --running;
+      return completed();
+    }));
+  for (auto& f : futures) EXPECT_EQ(f.outcome().state, TrialState::completed);
+  EXPECT_EQ(most.load(), kSlots);
+  EXPECT_EQ(executor.stats().finished, 30u);
+}
+
+TEST(Executor, MaxConcurrentCapsRunningTrials) {
+  Executor executor(cpu_options(4, /*max_concurrent=*/2));
+  std::atomic<int> running{0}, most{0};
+  std::vector<TrialSpec> specs;
+  for (int i = 0; i < 20; ++i) specs.push_back(spec_with_id(i + 1));
+  parfor(executor, specs, [&](TrialContext&) {
+    const int now = ++running;
+    int seen = most.load();
+    while (now > seen && !most.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(1ms);
+    --running;
+    return completed();
+  });
+  EXPECT_LE(most.load(), 2);
+  EXPECT_GE(most.load(), 1);
+}
+
+TEST(Executor, QueuedTrialsSayWhyTheyWait) {
+  auto sink = std::make_shared<RecordingSink>();
+  Executor executor(cpu_options(2), {sink});
+  Gate release;
+  std::atomic<int> started{0};
+  Gate both_started;
+  auto blocker = [&](TrialContext&) {
+    if (++started == 2) both_started.open();
+    release.wait();
+    return completed();
+  };
+  auto a = executor.submit(spec_with_id(1), blocker);
+  auto b = executor.submit(spec_with_id(2), blocker);
+  ASSERT_TRUE(both_started.wait());
+  auto c = executor.submit(spec_with_id(3), [](TrialContext&) { return completed(); });
+  EXPECT_EQ(c.state(), TrialState::queued);
+  EXPECT_EQ(c.wait_reason(), "no free device: 2 of 2 cpu slots busy");
+  EXPECT_EQ(sink->events(3).front(), "queued:no free device: 2 of 2 cpu slots busy");
+  EXPECT_EQ(executor.stats().queued, 1u);
+  EXPECT_EQ(executor.stats().running, 2u);
+  release.open();
+  EXPECT_EQ(c.outcome().state, TrialState::completed);
+  EXPECT_EQ(c.wait_reason(), "");
+  EXPECT_EQ(sink->events(1).front(), "queued:");  // a free slot: no reason to wait
+}
+
+TEST(Executor, ConcurrencyLimitIsTheWaitReasonWhenItBinds) {
+  Executor executor(cpu_options(2, /*max_concurrent=*/1));
+  Gate release, started;
+  auto a = executor.submit(spec_with_id(1), [&](TrialContext&) {
+    started.open();
+    release.wait();
+    return completed();
+  });
+  ASSERT_TRUE(started.wait());
+  auto b = executor.submit(spec_with_id(2), [](TrialContext&) { return completed(); });
+  EXPECT_EQ(b.wait_reason(), "concurrency limit 1 reached");
+  release.open();
+  EXPECT_EQ(b.outcome().state, TrialState::completed);
+}
+
+TEST(Executor, WaitReasonChangeReachesQueuedTrialsSinks) {
+  auto sink = std::make_shared<RecordingSink>();
+  Executor executor(cpu_options(1), {sink});
+  Gate release, started;
+  auto a = executor.submit(spec_with_id(1), [&](TrialContext& ctx) {
+    started.open();
+    return run_until_stopped(ctx);
+  });
+  ASSERT_TRUE(started.wait());
+  auto b = executor.submit(spec_with_id(2), [](TrialContext&) { return completed(); });
+  EXPECT_EQ(b.wait_reason(), "no free device: 1 of 1 cpu slots busy");
+  executor.interrupt("test interrupt");
+  EXPECT_EQ(b.outcome().state, TrialState::interrupted);
+  EXPECT_EQ(a.outcome().state, TrialState::interrupted);
+  auto c = executor.submit(spec_with_id(3), [](TrialContext&) { return completed(); });
+  EXPECT_EQ(c.outcome().state, TrialState::interrupted);
+  EXPECT_EQ(sink->events(3).front(), "queued:executor interrupted");
+  EXPECT_EQ(sink->count(3, "started"), 0u);
+}
+
+TEST(Executor, CancelQueuedTrialCompletesAtOnceAndNeverRuns) {
+  Executor executor(cpu_options(1));
+  Gate release, started;
+  std::atomic<bool> b_ran{false}, c_ran{false};
+  auto a = executor.submit(spec_with_id(1), [&](TrialContext&) {
+    started.open();
+    release.wait();
+    return completed();
+  });
+  ASSERT_TRUE(started.wait());
+  auto b = executor.submit(spec_with_id(2), [&](TrialContext&) {
+    b_ran = true;
+    return completed();
+  });
+  auto c = executor.submit(spec_with_id(3), [&](TrialContext&) {
+    c_ran = true;
+    return completed();
+  });
+  EXPECT_TRUE(b.cancel());
+  EXPECT_TRUE(b.ready());  // at once, while the slot is still busy
+  EXPECT_EQ(b.state(), TrialState::cancelled);
+  EXPECT_FALSE(b.cancel());  // already final
+  EXPECT_TRUE(executor.cancel(3));
+  EXPECT_FALSE(executor.cancel(3));
+  EXPECT_FALSE(executor.cancel(999));
+  release.open();
+  EXPECT_EQ(a.outcome().state, TrialState::completed);
+  executor.wait_idle();
+  EXPECT_FALSE(b_ran);
+  EXPECT_FALSE(c_ran);
+  EXPECT_EQ(c.outcome().state, TrialState::cancelled);
+  EXPECT_EQ(executor.stats().queued, 0u);
+}
+
+TEST(Executor, CancelRunningTrialSetsTheStopToken) {
+  Executor executor(cpu_options(1));
+  Gate started;
+  std::atomic<int> kind_seen{-1};
+  auto future = executor.submit(spec_with_id(1), [&](TrialContext& ctx) {
+    started.open();
+    run_until_stopped(ctx);
+    kind_seen = static_cast<int>(ctx.stop_kind());
+    return completed();
+  });
+  ASSERT_TRUE(started.wait());
+  EXPECT_EQ(future.state(), TrialState::running);
+  EXPECT_TRUE(future.cancel());
+  const TrialOutcome outcome = future.outcome();
+  EXPECT_EQ(outcome.state, TrialState::cancelled);
+  EXPECT_EQ(outcome.message, "cancelled by the user");
+  EXPECT_EQ(kind_seen.load(), static_cast<int>(StopKind::cancel));
+}
+
+TEST(Executor, InterruptStopsRunningAndDropsQueued) {
+  Executor executor(cpu_options(1));
+  Gate started;
+  std::atomic<bool> flag_seen{false}, queued_ran{false};
+  auto running = executor.submit(spec_with_id(1), [&](TrialContext& ctx) {
+    started.open();
+    run_until_stopped(ctx);
+    flag_seen = ctx.interrupt_flag().load() && ctx.stop_kind() == StopKind::interrupt;
+    return TrialOutcome{TrialState::completed, "", {{"checkpoint", "saved"}}};
+  });
+  ASSERT_TRUE(started.wait());
+  auto queued = executor.submit(spec_with_id(2), [&](TrialContext&) {
+    queued_ran = true;
+    return completed();
+  });
+  executor.interrupt("Ctrl-C");
+  EXPECT_TRUE(executor.interrupted());
+  EXPECT_EQ(queued.outcome().state, TrialState::interrupted);
+  const TrialOutcome outcome = running.outcome();
+  EXPECT_EQ(outcome.state, TrialState::interrupted);
+  EXPECT_EQ(outcome.message, "Ctrl-C");
+  EXPECT_EQ(outcome.summary.at("checkpoint"), "saved");  // the TrialFn's summary is kept
+  EXPECT_TRUE(flag_seen);
+  executor.wait_idle();
+  EXPECT_FALSE(queued_ran);
+}
+
+TEST(Executor, TimeoutStopsACooperativeTrialAsFailed) {
+  Executor executor(cpu_options(1));
+  TrialSpec spec = spec_with_id(1);
+  spec.timeout_s = 0.1;
+  auto future = executor.submit(spec, [](TrialContext& ctx) {
+    run_until_stopped(ctx);
+    EXPECT_EQ(ctx.stop_kind(), StopKind::timeout);
+    return completed();
+  });
+  const TrialOutcome outcome = future.outcome();
+  EXPECT_EQ(outcome.state, TrialState::failed);
+  EXPECT_EQ(outcome.message, "timed out after 0.1 s");
+}
+
+TEST(Executor, TrialIgnoringItsTimeoutCompletesAfterGraceButKeepsItsSlot) {
+  auto sink = std::make_shared<RecordingSink>();
+  ExecutorOptions options = cpu_options(1);
+  options.timeout_grace_s = 0.05;
+  Executor executor(options, {sink});
+  Gate release, returned;
+  TrialSpec spec = spec_with_id(1);
+  spec.timeout_s = 0.05;
+  auto stuck = executor.submit(spec, [&](TrialContext& ctx) {
+    release.wait();  // ignores the stop token
+    ctx.report("late_metric", 1, 1, 1);
+    ctx.log("late line");
+    returned.open();
+    return completed();
+  });
+  const TrialOutcome outcome = stuck.outcome();  // completes without the TrialFn returning
+  EXPECT_EQ(outcome.state, TrialState::failed);
+  EXPECT_NE(outcome.message.find("timed out after 0.05 s; it did not return"), std::string::npos)
+      << outcome.message;
+  EXPECT_NE(outcome.message.find("cpu:0#0"), std::string::npos) << outcome.message;
+  EXPECT_EQ(executor.stats().running, 1u);  // its thread still holds the slot
+  auto next = executor.submit(spec_with_id(2), [](TrialContext&) { return completed(); });
+  EXPECT_EQ(next.wait_reason(), "no free device: 1 of 1 cpu slots busy");
+  release.open();
+  ASSERT_TRUE(returned.wait());
+  EXPECT_EQ(next.outcome().state, TrialState::completed);
+  executor.wait_idle();
+  EXPECT_EQ(stuck.outcome().state, TrialState::failed);  // its late return changes nothing
+  const auto events = sink->events(1);
+  EXPECT_EQ(events.back(), "finished:failed");
+  EXPECT_EQ(sink->count(1, "metric"), 0u);  // dropped: reported after on_finished
+  EXPECT_EQ(sink->count(1, "log"), 0u);
+}
+
+class StopBelow : public StoppingPolicy {
+ public:
+  StopDecision observe(std::int64_t, const MetricPoint& point) override {
+    return point.value < 0.5 ? StopDecision::stop_because("test rule: below 0.5")
+                             : StopDecision::keep_going();
+  }
+  std::string describe() const override { return "stop-below"; }
+};
+
+TEST(Executor, StoppingPolicyEndsTrialAsStoppedEarlyWithItsReason) {
+  Executor executor(cpu_options(2), {}, std::make_shared<StopBelow>());
+  auto curve = [](std::vector<double> values) {
+    return [values](TrialContext& ctx) {
+      int epoch = 0;
+      for (double v : values) {
+        if (ctx.should_stop()) break;
+        ++epoch;
+        ctx.report("val_accuracy", v, epoch, epoch);
+      }
+      return completed({{"epochs", epoch}});
+    };
+  };
+  auto good = executor.submit(spec_with_id(1), curve({0.6, 0.7, 0.8}));
+  auto bad = executor.submit(spec_with_id(2), curve({0.6, 0.4, 0.8}));
+  EXPECT_EQ(good.outcome().state, TrialState::completed);
+  const TrialOutcome stopped = bad.outcome();
+  EXPECT_EQ(stopped.state, TrialState::stopped_early);
+  EXPECT_EQ(stopped.message, "test rule: below 0.5");
+  EXPECT_EQ(stopped.summary.at("epochs"), 2);
+}
+
+TEST(Executor, DivergedIsKeptEvenWhenAStopWasRequested) {
+  Executor executor(cpu_options(1), {}, std::make_shared<StopBelow>());
+  auto future = executor.submit(spec_with_id(1), [](TrialContext& ctx) {
+    ctx.report("loss", 0.1, 1, 1);
+    EXPECT_TRUE(ctx.should_stop());
+    return TrialOutcome{TrialState::diverged, "loss became NaN", {}};
+  });
+  EXPECT_EQ(future.outcome().state, TrialState::diverged);
+}
+
+TEST(Executor, SinksSeeEachTrialsEventsInOrderAndCallbacksToo) {
+  auto sink = std::make_shared<RecordingSink>();
+  Executor executor(cpu_options(2), {sink});
+  std::vector<TrialFuture> futures;
+  std::atomic<int> callback_metrics{0}, callback_finished{0};
+  for (int i = 1; i <= 6; ++i) {
+    TrialCallbacks callbacks;
+    callbacks.on_metric = [&](const MetricPoint&) { ++callback_metrics; };
+    callbacks.on_finished = [&](const TrialOutcome&) { ++callback_finished; };
+    futures.push_back(executor.submit(
+        spec_with_id(i),
+        [](TrialContext& ctx) {
+          ctx.log("hello");
+          for (int e = 1; e <= 3; ++e) {
+            ctx.report("loss", 1.0 / e, e, e);
+            ctx.set_progress(e / 3.0, "epoch " + std::to_string(e));
+          }
+          return completed();
+        },
+        callbacks));
+  }
+  for (auto& f : futures) f.wait();
+  for (int i = 1; i <= 6; ++i) {
+    const auto events = sink->events(i);
+    ASSERT_EQ(events.size(), 10u) << i;
+    EXPECT_EQ(events[0].rfind("queued:", 0), 0u);
+    EXPECT_EQ(events[1], "started:cpu:0");
+    EXPECT_EQ(events[2], "log:hello");
+    EXPECT_EQ(events[3], "metric:loss");
+    EXPECT_EQ(events[4], "progress:epoch 1");
+    EXPECT_EQ(events.back(), "finished:completed");
+    const auto metrics = sink->metrics(i);
+    ASSERT_EQ(metrics.size(), 3u);
+    EXPECT_GT(metrics[0].wall_time, 1.6e9);  // filled in: seconds since 1970, UTC
+    EXPECT_EQ(metrics[2].epoch, 3);
+  }
+  EXPECT_EQ(callback_metrics.load(), 18);
+  EXPECT_EQ(callback_finished.load(), 6);
+  EXPECT_EQ(futures[0].progress().text, "epoch 3");
+  EXPECT_DOUBLE_EQ(futures[0].progress().fraction, 1.0);
+}
+
+TEST(Executor, SinkFailureInOnMetricFailsThatTrialOnly) {
+  class FullDisk : public EventSink {
+    void on_metric(const TrialSpec& spec, const MetricPoint&) override {
+      if (spec.id == 2) throw Error("database or disk is full");
+    }
+  };
+  Executor executor(cpu_options(2), {std::make_shared<FullDisk>()});
+  auto fn = [](TrialContext& ctx) {
+    ctx.report("loss", 1, 1, 1);
+    return completed();
+  };
+  auto ok = executor.submit(spec_with_id(1), fn);
+  auto broken = executor.submit(spec_with_id(2), fn);
+  EXPECT_EQ(ok.outcome().state, TrialState::completed);
+  EXPECT_EQ(broken.outcome().state, TrialState::failed);
+  EXPECT_EQ(broken.outcome().message, "database or disk is full");
+}
+
+TEST(Executor, AssignsIdsAndRejectsLiveDuplicates) {
+  Executor executor(cpu_options(1));
+  Gate release;
+  auto a = executor.submit(TrialSpec{}, [&](TrialContext&) {
+    release.wait();
+    return completed();
+  });
+  auto b = executor.submit(TrialSpec{}, [](TrialContext&) { return completed(); });
+  EXPECT_GT(a.id(), 0);
+  EXPECT_NE(a.id(), b.id());
+  EXPECT_THROW(executor.submit(spec_with_id(a.id()), [](TrialContext&) { return completed(); }),
+               Error);
+  release.open();
+  a.wait();
+  b.wait();
+  // Once final, the id may be reused (a retried trial keeps its store id).
+  EXPECT_EQ(executor.submit(spec_with_id(a.id()), [](TrialContext&) { return completed(); })
+                .outcome()
+                .state,
+            TrialState::completed);
+}
+
+TEST(Executor, DevicesBecomeSlotsAndBadOptionsAreRejected) {
+  ExecutorOptions options;
+  options.devices = {Device::cuda(0), Device::cuda(1)};
+  options.trials_per_gpu = 2;
+  Executor executor(options);
+  ASSERT_EQ(executor.slots().size(), 4u);
+  EXPECT_EQ(executor.slots()[0].label(), "cuda:0#0");
+  EXPECT_EQ(executor.slots()[3].label(), "cuda:1#1");
+  EXPECT_EQ(Device::cuda(1).label(), "cuda:1");
+
+  ExecutorOptions none;
+  none.devices.clear();
+  EXPECT_THROW(Executor{none}, Error);
+  ExecutorOptions twice;
+  twice.devices = {Device::cpu(), Device::cpu()};
+  EXPECT_THROW(Executor{twice}, Error);
+  EXPECT_THROW(Executor{cpu_options(0)}, Error);
+  EXPECT_THROW(Executor(cpu_options(1, -1)), Error);
+}
+
+TEST(Executor, ShutdownRunsWhatIsQueuedThenRejectsSubmits) {
+  Executor executor(cpu_options(1));
+  std::atomic<int> ran{0};
+  std::vector<TrialFuture> futures;
+  for (int i = 0; i < 5; ++i)
+    futures.push_back(executor.submit(spec_with_id(i + 1), [&](TrialContext&) {
+      ++ran;
+      return completed();
+    }));
+  executor.shutdown();
+  EXPECT_EQ(ran.load(), 5);
+  for (auto& f : futures) EXPECT_TRUE(f.ready());
+  EXPECT_THROW(executor.submit(spec_with_id(9), [](TrialContext&) { return completed(); }), Error);
+  executor.shutdown();  // idempotent
+}
+
+TEST(Executor, FutureOutlivesItsExecutor) {
+  TrialFuture future;
+  EXPECT_FALSE(future.valid());
+  EXPECT_THROW(future.ready(), Error);
+  {
+    Executor executor(cpu_options(1));
+    future = executor.submit(spec_with_id(1), [](TrialContext&) { return completed(); });
+  }
+  EXPECT_EQ(future.outcome().state, TrialState::completed);
+  EXPECT_FALSE(future.cancel());
+}
+
+TEST(Executor, StopCallbackWakesATrialBlockedElsewhere) {
+  Executor executor(cpu_options(1));
+  Gate started;
+  auto future = executor.submit(spec_with_id(1), [&](TrialContext& ctx) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    started.open();
+    const bool stopped = cv.wait_for(lock, ctx.stop_token(), 20s, [] { return false; });
+    EXPECT_FALSE(stopped);  // the predicate never holds: it returned because of the stop
+    EXPECT_TRUE(ctx.stop_token().stop_requested());
+    return completed();
+  });
+  ASSERT_TRUE(started.wait());
+  future.cancel();
+  EXPECT_EQ(future.outcome().state, TrialState::cancelled);
+}
+
+}  // namespace
+}  // namespace sweep::scheduler

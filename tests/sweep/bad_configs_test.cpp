@@ -1,0 +1,168 @@
+// A table of bad configs, each with the exact line it must produce (FILE:LINE:COL: key: text).
+// Every message names the place to fix; a config with several problems reports all of them.
+#include <algorithm>
+
+#include "config_test_util.h"
+
+namespace sweep::config::testing {
+namespace {
+
+struct BadConfig {
+  const char* what;
+  std::string yaml;
+  std::string expected;  // one of the problem lines, exactly
+};
+
+const std::string kBase = kSyntheticBase;
+
+std::vector<BadConfig> bad_configs() {
+  return {
+      {"yaml syntax", "training: {epochs: 1\nsweep: {}\n",
+       "t.yaml:2:6: YAML syntax error: end of map flow not found"},
+      {"not a map", "- 1\n- 2\n",
+       "t.yaml:1:1: a config is a map of sections (name, data, model, training, sweep, ...), got a list"},
+      {"unknown top-level key", kBase + "trainig: {}\n",
+       "t.yaml:4:1: key 'trainig': unknown key, did you mean 'training'?"},
+      {"unknown training key", "training:\n  learnin_rate: 0.1\n",
+       "t.yaml:2:3: key 'training.learnin_rate': unknown key, did you mean 'learning_rate'?"},
+      {"not a number", "training: {learning_rate: abc}\n",
+       "t.yaml:1:27: key 'training.learning_rate': expected a number, got 'abc'"},
+      {"negative learning rate", "training:\n  learning_rate: -0.1\n",
+       "t.yaml:2:18: key 'training.learning_rate': must be > 0, got -0.1"},
+      {"batch size zero", "training: {batch_size: 0}\n",
+       "t.yaml:1:24: key 'training.batch_size': must be >= 1, got 0"},
+      {"fractional batch size", "training: {batch_size: 2.5}\n",
+       "t.yaml:1:24: key 'training.batch_size': expected an integer, got '2.5'"},
+      {"epochs zero", "training: {epochs: 0}\n",
+       "t.yaml:1:20: key 'training.epochs': must be >= 1, got 0"},
+      {"momentum one", "training: {momentum: 1}\n",
+       "t.yaml:1:22: key 'training.momentum': must be in [0, 1), got 1"},
+      {"unknown optimizer", "training: {optimizer: adamw}\n",
+       "t.yaml:1:23: key 'training.optimizer': unknown optimizer 'adamw' (did you mean 'adam'?)"},
+      {"unknown schedule", "training: {schedule: {type: step}}\n",
+       "t.yaml:1:29: key 'training.schedule.type': unknown schedule 'step' (one of: fixed, "
+       "piecewise, multistep, inv, exp, poly, cosine)"},
+      {"boolean expected", "data: {dataset: synthetic, augment: {flip: maybe}}\n",
+       "t.yaml:1:44: key 'data.augment.flip': expected true or false, got 'maybe'"},
+      {"unknown preset", "model: {preset: resnet}\n",
+       "t.yaml:1:17: key 'model.preset': unknown preset 'resnet' (one of: lenet, convnet, mlp, )"},
+      {"unknown layer", "model:\n  layers:\n    - conv: {filters: 8, kernel: 3}\n    - rleu\n",
+       "t.yaml:4:7: key 'model.layers.1': unknown layer type 'rleu' (did you mean 'relu'?)"},
+      {"layer missing argument", "model:\n  layers:\n    - conv: {filters: 8}\n",
+       "t.yaml:3:13: key 'model.layers.0.conv': 'conv' needs 'kernel'"},
+      {"dropout rate", "model:\n  layers:\n    - dense: 10\n    - dropout: 1.5\n",
+       "t.yaml:4:16: key 'model.layers.1.dropout': must be in [0, 1), got 1.5"},
+      {"preset and layers", "model: {preset: lenet, layers: [relu]}\n",
+       "t.yaml:1:17: key 'model.preset': give either model.preset or model.layers, not both"},
+      {"missing data files", "data: {dataset: mnist, path: /nonexistent/mnist}\n",
+       "t.yaml:1:30: key 'data.path': data directory '/nonexistent/mnist' does not exist"},
+      {"unknown dataset", "data: {dataset: cifar100}\n",
+       "t.yaml:1:17: key 'data.dataset': unknown data set 'cifar100' (did you mean 'cifar10'?)"},
+      {"bayes", kBase + "sweep: {method: bayes}\n",
+       "t.yaml:4:17: key 'sweep.method': bayes is not supported yet: use grid or random"},
+      {"unknown method", kBase + "sweep: {method: grd}\n",
+       "t.yaml:4:17: key 'sweep.method': unknown method 'grd' (did you mean 'grid'?)"},
+      {"unknown metric", kBase + "sweep: {metric: {name: val_acuracy}}\n",
+       "t.yaml:4:24: key 'sweep.metric.name': unknown metric 'val_acuracy': did you mean "
+       "'val_accuracy'? (an external trainer command may report any name)"},
+      {"unknown distribution", kBase + "sweep:\n  method: random\n  max_trials: 2\n"
+                                       "  parameters:\n    training.momentum: {distribution: "
+                                       "uniformm, min: 0, max: 0.9}\n",
+       "t.yaml:8:39: key 'sweep.parameters.training.momentum.distribution': unknown distribution "
+       "'uniformm' (did you mean 'uniform'?)"},
+      {"grid over a continuous distribution",
+       kBase + "sweep:\n  parameters:\n    training.momentum: {min: 0.5, max: 0.9}\n",
+       "t.yaml:6:5: key 'sweep.parameters.training.momentum': grid needs values: distribution "
+       "uniform has no finite set of values (give values: [...], or use method: random)"},
+      {"random without max_trials",
+       kBase + "sweep:\n  method: random\n  parameters:\n    training.momentum: {min: 0.5, max: 0.9}\n",
+       "t.yaml:5:11: key 'sweep.method': random search needs max_trials: N"},
+      {"log_uniform_values with min 0",
+       kBase + "sweep:\n  method: random\n  max_trials: 2\n  parameters:\n"
+               "    training.learning_rate: {distribution: log_uniform_values, min: 0, max: 1}\n",
+       "t.yaml:8:69: key 'sweep.parameters.training.learning_rate.min': log_uniform_values takes "
+       "the values themselves: min must be > 0, got 0 (log_uniform takes natural-log exponents "
+       "instead)"},
+      {"key a distribution does not take",
+       kBase + "sweep:\n  method: random\n  max_trials: 2\n  parameters:\n"
+               "    training.momentum: {distribution: uniform, min: 0, max: 0.5, q: 0.1}\n",
+       "t.yaml:8:67: key 'sweep.parameters.training.momentum.q': distribution uniform does not "
+       "take 'q'"},
+      {"swept value invalid (grid): reported at the value in sweep.parameters",
+       kBase + "sweep:\n  parameters:\n    training.batch_size: {values: [16, 0]}\n",
+       "t.yaml:6:40: key 'training.batch_size': must be >= 1, got 0"},
+      {"swept key unknown: did you mean, at sweep.parameters",
+       kBase + "sweep:\n  parameters:\n    training.weight_decy: {values: [0.1]}\n",
+       "t.yaml:6:37: key 'training.weight_decy': unknown key, did you mean 'weight_decay'?"},
+      {"swept key outside data/model/training",
+       kBase + "sweep:\n  parameters:\n    trainng.epochs: {values: [1]}\n",
+       "t.yaml:6:5: key 'sweep.parameters.trainng.epochs': only data.*, model.* and training.* keys "
+       "can be swept (did you mean 'training.epochs'?)"},
+      {"unknown early_terminate", kBase + "sweep: {early_terminate: {type: ash}}\n",
+       "t.yaml:4:33: key 'sweep.early_terminate.type': unknown early_terminate type 'ash' (did you "
+       "mean 'asha'?)"},
+      {"bad execution", kBase + "resources: {execution: gpus}\n",
+       "t.yaml:4:24: key 'resources.execution': unknown execution 'gpus' (did you mean 'gpu'?)"},
+      {"gpus twice", kBase + "resources: {gpus: [0, 0]}\n",
+       "t.yaml:4:19: key 'resources.gpus': lists a GPU twice"},
+      {"patience without validation", "data: {dataset: synthetic, validation: none}\n"
+                                      "training: {early_stopping: {patience: 2}}\n"
+                                      "sweep: {metric: {name: train_loss}}\n",
+       "t.yaml:2:39: key 'training.early_stopping.patience': early stopping on val_loss needs a "
+       "validation set, but data.validation is none"},
+      {"bad name", kBase + "name: my sweep\n",
+       "t.yaml:4:7: key 'name': 'my sweep' cannot name a directory under runs/: use letters, "
+       "digits, '-', '_' and '.'"},
+      {"command placeholder", "trainer: {command: \"prog {nope}\"}\nsweep: {metric: {name: s}}\n",
+       "t.yaml:1:20: key 'trainer.command': placeholder {nope} names no swept parameter, config "
+       "value, or {trial}, {repeat}, {seed}, {trial_dir}"},
+  };
+}
+
+TEST(BadConfigs, EachReportsItsLineAndText) {
+  for (const BadConfig& bad : bad_configs()) {
+    const std::vector<std::string> lines = problems(bad.yaml);
+    EXPECT_NE(std::find(lines.begin(), lines.end(), bad.expected), lines.end())
+        << bad.what << "\n  expected: " << bad.expected << "\n  got:\n    "
+        << ::testing::PrintToString(lines);
+  }
+}
+
+TEST(BadConfigs, AllProblemsOfAFileAreReportedInLineOrder) {
+  const std::vector<std::string> lines =
+      problems("training:\n  learning_rate: -1\n  batch_size: 0\n  epochs: x\n");
+  ASSERT_EQ(lines.size(), 3u) << ::testing::PrintToString(lines);
+  EXPECT_EQ(lines[0].rfind("t.yaml:2:", 0), 0u);
+  EXPECT_EQ(lines[1].rfind("t.yaml:3:", 0), 0u);
+  EXPECT_EQ(lines[2].rfind("t.yaml:4:", 0), 0u);
+}
+
+TEST(BadConfigs, DrawnValuesOutOfRangeAreOneLine) {
+  const std::vector<std::string> lines = problems(
+      kBase + "sweep:\n  method: random\n  max_trials: 50\n  parameters:\n"
+              "    training.learning_rate: {distribution: uniform, min: -1, max: 1}\n");
+  ASSERT_EQ(lines.size(), 1u) << ::testing::PrintToString(lines);
+  EXPECT_EQ(lines[0].rfind("t.yaml:8:5: key 'training.learning_rate': must be > 0, got -", 0), 0u);
+  EXPECT_NE(lines[0].find("more draws like it)"), std::string::npos);
+}
+
+TEST(BadConfigs, ABaseProblemIsReportedOnceNotOncePerTrial) {
+  const std::vector<std::string> lines = problems(
+      "data: {dataset: synthetic}\ntraining: {momentum: 2}\n"
+      "sweep:\n  parameters:\n    training.batch_size: {values: [1, 2, 3, 4]}\n");
+  EXPECT_EQ(lines.size(), 1u) << ::testing::PrintToString(lines);
+}
+
+TEST(BadConfigs, CaffeAliasesAreAcceptedButNotTogetherWithTheCanonicalKey) {
+  const SweepConfig config =
+      load_text("data: {dataset: synthetic}\ntraining: {base_lr: 0.05, max_epochs: 3}\n");
+  EXPECT_EQ(config.base.training.learning_rate, 0.05);
+  EXPECT_EQ(config.base.training.epochs, 3);
+  const auto lines = problems("training: {base_lr: 0.05, learning_rate: 0.1}\n");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "t.yaml:1:12: key 'training.base_lr': 'base_lr' is another name for "
+                      "'learning_rate': give only one of them");
+}
+
+}  // namespace
+}  // namespace sweep::config::testing

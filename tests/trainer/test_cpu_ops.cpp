@@ -1,0 +1,352 @@
+/*
+ * test_cpu_ops.cpp — every non-matrix op of the CPU backend against the double references:
+ * pooling, relu, batch norm, dropout, loss, argmax, norms, the optimizer update and the batch
+ * gather. Inputs are fresh random values (never zeros, which hide missing writes), and outputs
+ * are pre-filled with garbage so an element the op forgets to write shows up.
+ */
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "common/check.h"
+#include "gradcheck.h"
+#include "reference_ops.h"
+#include "trainer/cpu/cpu_backend.h"
+
+namespace sweep::trainer {
+namespace {
+
+using testing::all_close;
+using testing::float_rounded;
+using testing::random_vector;
+using testing::to_float;
+
+constexpr float kGarbage = 1234.5f;
+
+PoolGeom pool_geom(int n, int c, int h, int w, int k, int stride, int pad) {
+  return PoolGeom{n, c, h, w, k, k, stride, stride, pad, pad, (h + 2 * pad - k) / stride + 1,
+                  (w + 2 * pad - k) / stride + 1};
+}
+
+struct PoolCase {
+  const char* name;
+  PoolGeom g;
+};
+class CpuPool : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(CpuPool, MaxAndAverageMatchReference) {
+  const PoolGeom g = GetParam().g;
+  std::mt19937_64 rng(5 + g.h * 3 + g.n);
+  const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
+  const std::size_t ys = std::size_t(g.n) * g.c * g.out_h * g.out_w;
+  auto x = float_rounded(random_vector(xs, rng));
+  x[3] = x[4];  // a tie inside a window: both must route to the first
+  const auto dy = float_rounded(random_vector(ys, rng));
+  CpuBackend cpu(2);
+  const auto xf = to_float(x), dyf = to_float(dy);
+  for (PoolMode mode : {PoolMode::max, PoolMode::average}) {
+    std::vector<double> y_ref(ys), dx_ref(xs);
+    ref::pool_forward(g, mode, x.data(), y_ref.data());
+    ref::pool_backward(g, mode, x.data(), y_ref.data(), dy.data(), dx_ref.data());
+    std::vector<float> y(ys, kGarbage), dx(xs, kGarbage);
+    cpu.pool_forward(g, mode, xf.data(), y.data());
+    cpu.pool_backward(g, mode, xf.data(), y.data(), dyf.data(), dx.data());
+    EXPECT_TRUE(all_close(y, y_ref, 1e-6, 1e-6)) << (mode == PoolMode::max ? "max" : "avg");
+    EXPECT_TRUE(all_close(dx, dx_ref, 1e-6, 1e-6)) << (mode == PoolMode::max ? "max" : "avg");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PoolShapes, CpuPool,
+    ::testing::Values(PoolCase{"k2s2", pool_geom(2, 3, 8, 8, 2, 2, 0)},
+                      PoolCase{"odd", pool_geom(3, 2, 7, 5, 2, 2, 0)},
+                      PoolCase{"overlap", pool_geom(2, 2, 9, 9, 3, 2, 0)},
+                      PoolCase{"pad", pool_geom(2, 2, 6, 7, 3, 2, 1)},
+                      PoolCase{"stride1pad", pool_geom(1, 3, 5, 5, 3, 1, 1)},
+                      PoolCase{"global", PoolGeom{3, 4, 5, 6, 5, 6, 5, 6, 0, 0, 1, 1}},
+                      PoolCase{"batch1", pool_geom(1, 1, 4, 4, 2, 2, 0)}),
+    [](const ::testing::TestParamInfo<PoolCase>& p) { return std::string(p.param.name); });
+
+TEST(CpuOps, ReluForwardBackward) {
+  std::mt19937_64 rng(1);
+  const std::size_t n = 100003;  // above the parallel grain, odd
+  const auto x = float_rounded(random_vector(n, rng)), dy = float_rounded(random_vector(n, rng));
+  std::vector<double> y_ref(n), dx_ref(n);
+  ref::relu_forward(x.data(), y_ref.data(), n);
+  ref::relu_backward(y_ref.data(), dy.data(), dx_ref.data(), n);
+  CpuBackend cpu(2);
+  const auto xf = to_float(x), dyf = to_float(dy);
+  std::vector<float> y(n, kGarbage), dx(n, kGarbage);
+  cpu.relu_forward(xf.data(), y.data(), n);
+  cpu.relu_backward(y.data(), dyf.data(), dx.data(), n);
+  EXPECT_TRUE(all_close(y, y_ref, 0, 0));
+  EXPECT_TRUE(all_close(dx, dx_ref, 0, 0));
+}
+
+struct BnCase {
+  int n, c, hw;
+};
+class CpuBatchNorm : public ::testing::TestWithParam<BnCase> {};
+
+TEST_P(CpuBatchNorm, TrainInferBackwardMatchReference) {
+  const auto [n, c, hw] = GetParam();
+  const BatchNormGeom g{n, c, hw, 1e-5f, 0.1f};
+  std::mt19937_64 rng(9 + n + c);
+  const std::size_t xs = std::size_t(n) * c * hw;
+  // An offset and scale per run so the statistics are far from (0, 1).
+  auto x = random_vector(xs, rng, 2.0, 5.0);
+  x = float_rounded(x);
+  const auto gamma = float_rounded(random_vector(c, rng, 0.5, 1.5));
+  const auto beta = float_rounded(random_vector(c, rng));
+  const auto dy = float_rounded(random_vector(xs, rng));
+  auto rm_ref = float_rounded(random_vector(c, rng)), rv_ref = float_rounded(random_vector(c, rng, 0.5, 2));
+  std::vector<double> y_ref(xs), mean_ref(c), inv_ref(c), dx_ref(xs), dg_ref(c), db_ref(c),
+      yi_ref(xs);
+  auto rmf = to_float(rm_ref), rvf = to_float(rv_ref);
+  ref::batchnorm_forward_train(g, x.data(), gamma.data(), beta.data(), rm_ref.data(),
+                               rv_ref.data(), mean_ref.data(), inv_ref.data(), y_ref.data());
+  ref::batchnorm_backward(g, x.data(), dy.data(), gamma.data(), mean_ref.data(), inv_ref.data(),
+                          dx_ref.data(), dg_ref.data(), db_ref.data());
+  ref::batchnorm_forward_infer(g, x.data(), gamma.data(), beta.data(), rm_ref.data(),
+                               rv_ref.data(), yi_ref.data());
+
+  CpuBackend cpu(2);
+  const auto xf = to_float(x), gf = to_float(gamma), bf = to_float(beta), dyf = to_float(dy);
+  std::vector<float> y(xs, kGarbage), mean(c), inv(c), dx(xs, kGarbage), dg(c, kGarbage),
+      db(c, kGarbage), yi(xs, kGarbage);
+  cpu.batchnorm_forward_train(g, xf.data(), gf.data(), bf.data(), rmf.data(), rvf.data(),
+                              mean.data(), inv.data(), y.data());
+  cpu.batchnorm_backward(g, xf.data(), dyf.data(), gf.data(), mean.data(), inv.data(), dx.data(),
+                         dg.data(), db.data());
+  cpu.batchnorm_forward_infer(g, xf.data(), gf.data(), bf.data(), rmf.data(), rvf.data(),
+                              yi.data());
+  EXPECT_TRUE(all_close(y, y_ref, 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(mean, mean_ref, 1e-5, 1e-5));
+  EXPECT_TRUE(all_close(inv, inv_ref, 1e-5, 1e-4));
+  EXPECT_TRUE(all_close(rmf, rm_ref, 1e-5, 1e-5));
+  EXPECT_TRUE(all_close(rvf, rv_ref, 1e-5, 1e-4));  // unbiased variance in the running estimate
+  EXPECT_TRUE(all_close(dx, dx_ref, 1e-4, 1e-3));
+  EXPECT_TRUE(all_close(dg, dg_ref, 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(db, db_ref, 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(yi, yi_ref, 1e-4, 1e-4));
+}
+
+INSTANTIATE_TEST_SUITE_P(BnShapes, CpuBatchNorm,
+                         ::testing::Values(BnCase{4, 3, 25}, BnCase{2, 5, 7}, BnCase{1, 4, 9},
+                                           BnCase{16, 10, 1}, BnCase{2, 3, 1},
+                                           BnCase{64, 8, 64}));
+
+TEST(CpuOps, DropoutMatchesReferenceAndKeepsTheRightFraction) {
+  std::mt19937_64 rng(2);
+  const std::size_t n = 200001;
+  const float p = 0.3f;
+  const auto x = float_rounded(random_vector(n, rng));
+  std::vector<double> y_ref(n), mask_ref(n);
+  ref::dropout_forward(x.data(), y_ref.data(), mask_ref.data(), n, p, 77, 1000);
+  CpuBackend cpu(2);
+  const auto xf = to_float(x);
+  std::vector<float> y(n, kGarbage), mask(n, kGarbage), dx(n, kGarbage);
+  cpu.dropout_forward(xf.data(), y.data(), mask.data(), n, p, 77, 1000);
+  EXPECT_TRUE(all_close(mask, mask_ref, 1e-6, 1e-6));
+  EXPECT_TRUE(all_close(y, y_ref, 1e-6, 1e-6));
+  std::size_t dropped = 0;
+  for (float m : mask) dropped += m == 0.f;
+  EXPECT_NEAR(double(dropped) / n, p, 0.005);
+  cpu.mul(xf.data(), mask.data(), dx.data(), n);  // dropout backward is dy * mask
+  EXPECT_EQ(dx, y);
+  // Another counter gives another mask.
+  std::vector<float> mask2(n);
+  cpu.dropout_forward(xf.data(), y.data(), mask2.data(), n, p, 77, 1000 + n);
+  EXPECT_NE(mask, mask2);
+}
+
+TEST(CpuOps, SoftmaxCrossEntropyMatchesReferenceAndIsStable) {
+  std::mt19937_64 rng(4);
+  const int n = 37, classes = 10;
+  auto logits = float_rounded(random_vector(std::size_t(n) * classes, rng, -5, 5));
+  for (int j = 0; j < classes; ++j) logits[j] += 500.0;  // exp would overflow without the shift
+  std::vector<std::int32_t> labels(n);
+  for (int i = 0; i < n; ++i) labels[i] = static_cast<std::int32_t>(rng() % classes);
+  std::vector<double> d_ref(logits.size());
+  double correct_ref = 0;
+  const double loss_ref =
+      ref::softmax_cross_entropy(logits.data(), labels.data(), n, classes, d_ref.data(), &correct_ref);
+
+  CpuBackend cpu(2);
+  const auto lf = to_float(logits);
+  std::vector<float> d(lf.size(), kGarbage);
+  double stats[2] = {10.0, 1.0};  // ADDS to what is there
+  cpu.softmax_cross_entropy(lf.data(), labels.data(), n, classes, d.data(), stats);
+  EXPECT_NEAR(stats[0] - 10.0, loss_ref * n, 1e-4 * n);
+  EXPECT_EQ(stats[1] - 1.0, correct_ref);
+  EXPECT_TRUE(all_close(d, d_ref, 1e-7, 1e-5));
+  EXPECT_TRUE(std::isfinite(stats[0]));
+
+  double only_stats[2] = {0, 0};
+  cpu.softmax_cross_entropy(lf.data(), labels.data(), n, classes, nullptr, only_stats);
+  EXPECT_DOUBLE_EQ(only_stats[0], stats[0] - 10.0);
+
+  std::vector<std::int32_t> bad = labels;
+  bad[5] = classes;
+  EXPECT_THROW(cpu.softmax_cross_entropy(lf.data(), bad.data(), n, classes, nullptr, only_stats),
+               Error);
+}
+
+TEST(CpuOps, ArgmaxTakesTheFirstMaximum) {
+  const std::vector<float> logits = {1, 3, 3, 0,   -1, -2, -1, -5,   0, 0, 0, 7};
+  std::vector<std::int32_t> pred(3, -1);
+  CpuBackend cpu(1);
+  cpu.argmax(logits.data(), 3, 4, pred.data());
+  EXPECT_EQ(pred, (std::vector<std::int32_t>{1, 0, 3}));
+}
+
+TEST(CpuOps, SumSquaresAndClipScale) {
+  std::mt19937_64 rng(8);
+  const std::size_t n = 300007;
+  const auto x = random_vector(n, rng);
+  const auto xf = to_float(x);
+  double expect = 0;
+  for (float v : xf) expect += double(v) * double(v);
+  CpuBackend cpu(2);
+  double acc = 1.5;
+  cpu.sum_squares(xf.data(), n, &acc);
+  EXPECT_NEAR(acc, expect + 1.5, 1e-9 * expect);
+  float scale = 0;
+  cpu.clip_scale(&acc, 5.f, &scale);
+  EXPECT_NEAR(scale, 5.0 / (std::sqrt(acc) + 1e-6), 1e-6);
+  cpu.clip_scale(&acc, 1e6f, &scale);
+  EXPECT_EQ(scale, 1.f);
+}
+
+struct OptCase {
+  const char* name;
+  OptimizerStep step;
+  bool scaled;
+};
+class CpuOptimizer : public ::testing::TestWithParam<OptCase> {};
+
+TEST_P(CpuOptimizer, FiveStepsMatchReference) {
+  OptimizerStep s = GetParam().step;
+  std::mt19937_64 rng(12);
+  const std::size_t n = 50001;
+  auto p_ref = float_rounded(random_vector(n, rng));
+  std::vector<double> s1_ref(n, 0.0), s2_ref(n, 0.0);
+  auto pf = to_float(p_ref);
+  std::vector<float> s1(n, 0.f), s2(n, 0.f);
+  CpuBackend cpu(2);
+  const float grad_scale = 0.5f;
+  for (int t = 1; t <= 5; ++t) {
+    s.t = t;
+    const auto g = float_rounded(random_vector(n, rng));
+    const auto gf = to_float(g);
+    ref::optimizer_step(s, p_ref.data(), g.data(), s1_ref.data(), s2_ref.data(), n,
+                        GetParam().scaled ? grad_scale : 1.0);
+    cpu.optimizer_step(s, pf.data(), gf.data(), s1.data(), s2.data(), n,
+                       GetParam().scaled ? &grad_scale : nullptr);
+  }
+  EXPECT_TRUE(all_close(pf, p_ref, 1e-6, 1e-5));
+  EXPECT_TRUE(all_close(s1, s1_ref, 1e-6, 1e-4));
+  if (s.kind == OptimizerKind::adam) {
+    EXPECT_TRUE(all_close(s2, s2_ref, 1e-8, 1e-4));
+  }
+}
+
+OptimizerStep opt(OptimizerKind kind, float lr, float wd, bool nesterov = false) {
+  OptimizerStep s;
+  s.kind = kind;
+  s.lr = lr;
+  s.weight_decay = wd;
+  s.nesterov = nesterov;
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, CpuOptimizer,
+    ::testing::Values(OptCase{"sgdm", opt(OptimizerKind::sgdm, 0.01f, 5e-4f), false},
+                      OptCase{"nesterov", opt(OptimizerKind::sgdm, 0.05f, 0.f, true), false},
+                      OptCase{"sgdm_scaled", opt(OptimizerKind::sgdm, 0.01f, 1e-3f), true},
+                      OptCase{"adam", opt(OptimizerKind::adam, 1e-3f, 0.f), false},
+                      OptCase{"adam_wd_scaled", opt(OptimizerKind::adam, 1e-3f, 1e-2f), true},
+                      OptCase{"rmsprop", opt(OptimizerKind::rmsprop, 1e-3f, 5e-4f), false}),
+    [](const ::testing::TestParamInfo<OptCase>& p) { return std::string(p.param.name); });
+
+class CpuGather : public ::testing::TestWithParam<std::tuple<bool, int, int>> {};
+
+TEST_P(CpuGather, MatchesReference) {
+  const auto [flip, shift, channels] = GetParam();
+  std::mt19937_64 rng(21);
+  const int rows = 50, h = 7, w = 6, batch = 13;
+  std::vector<std::uint8_t> images(std::size_t(rows) * channels * h * w), labels(rows);
+  for (auto& v : images) v = static_cast<std::uint8_t>(rng() & 255u);
+  for (auto& v : labels) v = static_cast<std::uint8_t>(rng() % 10);
+  std::vector<std::int32_t> indices(batch);
+  for (auto& v : indices) v = static_cast<std::int32_t>(rng() % rows);
+  GatherDesc d{batch, channels, h, w, images.data(), labels.data(), indices.data(),
+               {0.1f, 0.2f, 0.3f, 0.4f}, {0.5f, 0.25f, 1.f, 2.f}};
+  d.flip = flip;
+  d.max_shift = shift;
+  d.seed = 99;
+  d.step = 3;
+  const std::size_t xs = std::size_t(batch) * channels * h * w;
+  std::vector<double> x_ref(xs);
+  std::vector<std::int32_t> y_ref(batch), y(batch, -1);
+  ref::gather_batch(d, x_ref.data(), y_ref.data());
+  std::vector<float> x(xs, kGarbage);
+  CpuBackend cpu(2);
+  cpu.gather_batch(d, x.data(), y.data());
+  EXPECT_TRUE(all_close(x, x_ref, 1e-5, 1e-5));
+  EXPECT_EQ(y, y_ref);
+}
+
+INSTANTIATE_TEST_SUITE_P(Augment, CpuGather,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(0, 2),
+                                            ::testing::Values(1, 3)));
+
+TEST(CpuOps, GatherWithoutAugmentationIsANormalisedCopy) {
+  const std::vector<std::uint8_t> images = {0, 255, 51, 102};  // one 1x2x2 image
+  const std::vector<std::uint8_t> labels = {4};
+  const std::vector<std::int32_t> indices = {0};
+  GatherDesc d{1, 1, 2, 2, images.data(), labels.data(), indices.data(), {0.5f}, {0.5f}};
+  std::vector<float> x(4);
+  std::int32_t y = -1;
+  CpuBackend cpu(1);
+  cpu.gather_batch(d, x.data(), &y);
+  EXPECT_EQ(y, 4);
+  EXPECT_NEAR(x[0], -1.f, 1e-6);
+  EXPECT_NEAR(x[1], 1.f, 1e-6);
+  EXPECT_NEAR(x[2], (0.2f - 0.5f) / 0.5f, 1e-6);
+  EXPECT_NEAR(x[3], (0.4f - 0.5f) / 0.5f, 1e-6);
+}
+
+TEST(CpuOps, MemoryIsZeroedAlignedAndCopies) {
+  CpuBackend cpu(1);
+  DeviceBuffer a(cpu, 1000 * sizeof(float)), b(cpu, 1000 * sizeof(float));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.f()) % 64, 0u);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(a.f()[i], 0.f);
+  cpu.fill(a.f(), 1000, 2.5f);
+  cpu.copy(b.f(), a.f(), 1000 * sizeof(float));
+  std::vector<float> host(1000);
+  cpu.copy_to_host(host.data(), b.f(), 1000 * sizeof(float));
+  EXPECT_EQ(host, std::vector<float>(1000, 2.5f));
+  EXPECT_EQ(cpu.kind(), DeviceKind::cpu);
+}
+
+TEST(CpuOps, FactoryBuildsCpuAndExplainsMissingCuda) {
+  auto cpu = make_backend(DeviceSpec{DeviceKind::cpu, 0, 1});
+  EXPECT_EQ(cpu->kind(), DeviceKind::cpu);
+  EXPECT_THROW(make_backend(DeviceSpec{DeviceKind::cpu, 0, -1}), Error);
+  if (!cuda_backend_built()) {
+    EXPECT_EQ(cuda_device_count(), 0);
+    try {
+      make_backend(DeviceSpec{DeviceKind::cuda, 0, 0});
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("SWEEP_WITH_CUDA=OFF"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sweep::trainer

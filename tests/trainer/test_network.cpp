@@ -1,0 +1,240 @@
+/*
+ * test_network.cpp — Network construction (presets, custom lists, errors), the flat parameter
+ * layout, seeding, and forward/backward plumbing on the CPU backend.
+ *
+ * The numerical side of a whole network is pinned by test_golden.cpp (against PyTorch); here a
+ * small network's gradient is also checked end to end by finite differences of the float loss,
+ * with a step and tolerance suited to float.
+ */
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/check.h"
+#include "gradcheck.h"
+#include "trainer/cpu/cpu_backend.h"
+#include "trainer/layers/layer.h"
+#include "trainer/models.h"
+#include "trainer/network.h"
+
+namespace sweep::trainer {
+namespace {
+
+using testing::random_vector;
+using testing::to_float;
+
+ModelSpec preset(const std::string& name) {
+  ModelSpec m;
+  m.preset = name;
+  return m;
+}
+
+LayerSpec layer(std::string type, std::map<std::string, double> num = {},
+                std::map<std::string, std::string> str = {}) {
+  return LayerSpec{std::move(type), std::move(num), std::move(str)};
+}
+
+ModelSpec custom(std::vector<LayerSpec> layers) {
+  ModelSpec m;
+  m.preset = "";
+  m.layers = std::move(layers);
+  return m;
+}
+
+std::string error_of(const ModelSpec& m, Shape in, int classes = 10) {
+  try {
+    check_model(m, in, classes);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Network, LenetMatchesCaffeShapesAndParameterCount) {
+  CpuBackend cpu(1);
+  Network net(cpu, preset("lenet"), Shape{1, 28, 28}, 10, 8, 1);
+  // conv 20@5x5: 520, conv 50@5x5: 25050, dense 800->500: 400500, dense 500->10: 5010
+  EXPECT_EQ(net.param_count(), 520u + 25050u + 400500u + 5010u);
+  EXPECT_EQ(net.state_count(), 0u);
+  const auto& layers = net.layers();
+  ASSERT_EQ(layers.size(), 8u);
+  const char* types[] = {"conv", "maxpool", "conv", "maxpool", "flatten", "dense", "relu", "dense"};
+  for (std::size_t i = 0; i < layers.size(); ++i) EXPECT_EQ(layers[i]->type(), types[i]);
+  EXPECT_EQ(layers[3]->out_shape(), (Shape{50, 4, 4}));
+  EXPECT_EQ(net.summary().find("conv 20@5x5") != std::string::npos, true);
+  EXPECT_NE(net.summary().find("431080"), std::string::npos);
+}
+
+TEST(Network, ConvnetFollowsTheMatlabExample) {
+  CpuBackend cpu(1);
+  ModelSpec m = preset("convnet");
+  m.net_width = 4;
+  m.block_depth = 2;
+  Network net(cpu, m, Shape{3, 16, 16}, 10, 4, 1);
+  // 3 blocks x 2 x [conv, bn, relu] + 2 maxpools + gap + dense
+  EXPECT_EQ(net.layers().size(), 3u * 2 * 3 + 2 + 2);
+  const std::size_t convs = 4 * 3 * 9 + 4 * 4 * 9 + 8 * 4 * 9 + 8 * 8 * 9 + 16 * 8 * 9 + 16 * 16 * 9;
+  const std::size_t bns = 2 * (4 + 4 + 8 + 8 + 16 + 16);
+  EXPECT_EQ(net.param_count(), convs + bns + 16 * 10 + 10);
+  EXPECT_EQ(net.state_count(), bns);
+  EXPECT_EQ(net.layers()[net.layers().size() - 2]->out_shape(), (Shape{16, 1, 1}));
+}
+
+TEST(Network, MlpWithDropout) {
+  CpuBackend cpu(1);
+  ModelSpec m = preset("mlp");
+  m.hidden = {32, 16};
+  m.dropout = 0.25;
+  Network net(cpu, m, Shape{1, 6, 6}, 3, 4, 1);
+  EXPECT_EQ(net.layers().size(), 1u + 2 * 3 + 1);
+  EXPECT_EQ(net.param_count(), 36u * 32 + 32 + 32 * 16 + 16 + 16 * 3 + 3);
+}
+
+TEST(Network, CustomListGetsAFinalDenseAndFlattensImplicitly) {
+  ModelSpec m = custom({layer("conv", {{"filters", 4}, {"kernel", 3}}, {{"padding", "same"}}),
+                        layer("relu"), layer("dense", {{"units", 7}})});
+  EXPECT_EQ(model_layer_specs(m, 10).size(), 4u);  // dense 7 is not the classes: one appended
+  EXPECT_EQ(check_model(m, Shape{1, 5, 5}, 10), 4u * 9 + 4 + 100u * 7 + 7 + 7u * 10 + 10);
+  ModelSpec ends = custom({layer("flatten"), layer("dense", {{"units", 10}})});
+  EXPECT_EQ(model_layer_specs(ends, 10).size(), 2u);
+}
+
+TEST(Network, ErrorsNameTheLayerAndTheProblem) {
+  EXPECT_NE(error_of(preset("lenet"), Shape{1, 8, 8}).find("model layer 3 of 8 (conv): kernel 5x5 is "
+                                                          "larger than its input 2x2"),
+            std::string::npos)
+      << error_of(preset("lenet"), Shape{1, 8, 8});
+  EXPECT_NE(error_of(custom({layer("convolution")}), Shape{1, 8, 8}).find("layer 1 of 2 (convolution): unknown layer type"),
+            std::string::npos);
+  EXPECT_NE(error_of(custom({layer("conv", {{"kernel", 3}})}), Shape{1, 8, 8}).find("missing required argument 'filters'"),
+            std::string::npos);
+  EXPECT_NE(error_of(custom({layer("conv", {{"filter", 3}, {"filters", 2}, {"kernel", 3}})}), Shape{1, 8, 8})
+                .find("unknown argument 'filter'"),
+            std::string::npos);
+  EXPECT_NE(error_of(custom({layer("conv", {{"filters", 2}, {"kernel", 4}}, {{"padding", "same"}})}), Shape{1, 8, 8})
+                .find("odd kernel"),
+            std::string::npos);
+  EXPECT_NE(error_of(custom({layer("maxpool", {{"size", 4}}), layer("maxpool", {{"size", 4}})}), Shape{1, 6, 6})
+                .find("layer 2 of 3 (maxpool): window 4x4 is larger than its input 1x1"),
+            std::string::npos);
+  EXPECT_NE(error_of(custom({layer("dense", {{"units", 2.5}})}), Shape{1, 2, 2}).find("whole number"),
+            std::string::npos);
+  EXPECT_NE(error_of(custom({layer("dropout")}), Shape{1, 2, 2}).find("missing required argument 'rate'"),
+            std::string::npos);
+  EXPECT_NE(error_of(preset("resnet"), Shape{1, 2, 2}).find("unknown model.preset 'resnet'"),
+            std::string::npos);
+  EXPECT_NE(error_of(custom({}), Shape{1, 2, 2}).find("model has no layers"), std::string::npos);
+  EXPECT_NE(error_of(preset("lenet"), Shape{0, 28, 28}).find("empty dimension"), std::string::npos);
+
+  CpuBackend cpu(1);
+  EXPECT_THROW(Network(cpu, preset("lenet"), Shape{1, 8, 8}, 10, 4, 1), Error);
+  Network net(cpu, preset("mlp"), Shape{1, 4, 4}, 2, 4, 1);
+  std::vector<float> x(5 * 16);
+  EXPECT_THROW(net.forward(x.data(), 5, true), Error);  // above max_batch
+  EXPECT_THROW(net.forward(x.data(), 0, true), Error);
+  net.forward(x.data(), 4, true);
+  std::vector<float> d(3 * 2);
+  EXPECT_THROW(net.backward(d.data(), 3), Error);  // not the forward's batch
+}
+
+TEST(Network, SeedDecidesTheInitialWeightsAndLayoutIsWeightThenBias) {
+  CpuBackend cpu(1);
+  Network a(cpu, preset("lenet"), Shape{1, 28, 28}, 10, 2, 7);
+  Network b(cpu, preset("lenet"), Shape{1, 28, 28}, 10, 2, 7);
+  Network c(cpu, preset("lenet"), Shape{1, 28, 28}, 10, 2, 8);
+  const std::vector<float> pa(a.params(), a.params() + a.param_count());
+  EXPECT_EQ(pa, std::vector<float>(b.params(), b.params() + b.param_count()));
+  EXPECT_NE(pa, std::vector<float>(c.params(), c.params() + c.param_count()));
+  // conv1 weight (20, 1, 5, 5) bound 1/5, then its bias with the same bound; dense 800->500 bound
+  // 1/sqrt(800) starts at offset 520 + 25050.
+  for (std::size_t i = 0; i < 520; ++i) EXPECT_LE(std::fabs(pa[i]), 0.2f);
+  for (std::size_t i = 25570; i < 25570 + 400500; ++i) ASSERT_LE(std::fabs(pa[i]), 1.f / std::sqrt(800.f));
+}
+
+TEST(Network, BatchNormFirstAndFlattenFirstBackwardWork) {
+  CpuBackend cpu(1);
+  for (const ModelSpec& m :
+       {custom({layer("batchnorm"), layer("conv", {{"filters", 2}, {"kernel", 3}})}),
+        custom({layer("flatten"), layer("batchnorm"), layer("dense", {{"units", 4}})}),
+        custom({layer("relu"), layer("flatten"), layer("dense", {{"units", 3}})})}) {
+    Network net(cpu, m, Shape{2, 4, 4}, 3, 4, 1);
+    std::mt19937_64 rng(1);
+    const auto x = to_float(random_vector(4 * 32, rng));
+    const auto d = to_float(random_vector(4 * 3, rng));
+    net.forward(x.data(), 4, true);
+    net.backward(d.data(), 4);
+    double norm = 0;
+    for (std::size_t i = 0; i < net.param_count(); ++i) norm += std::fabs(net.grads()[i]);
+    EXPECT_GT(norm, 0.0);
+  }
+}
+
+TEST(Network, DropoutMasksChangeWithTheStepAndVanishAtInference) {
+  CpuBackend cpu(1);
+  ModelSpec m = preset("mlp");
+  m.hidden = {64};
+  m.dropout = 0.5;
+  Network net(cpu, m, Shape{1, 4, 4}, 3, 2, 1);
+  std::mt19937_64 rng(2);
+  const auto x = to_float(random_vector(32, rng));
+  auto logits = [&](bool training) {
+    const float* y = net.forward(x.data(), 2, training);
+    return std::vector<float>(y, y + 6);
+  };
+  net.set_dropout_seed(5);
+  net.set_step(1);
+  const auto t1 = logits(true), t1_again = logits(true);
+  net.set_step(2);
+  const auto t2 = logits(true);
+  EXPECT_EQ(t1, t1_again);  // same seed and step: same mask (resume redraws it)
+  EXPECT_NE(t1, t2);
+  EXPECT_EQ(logits(false), logits(false));
+  EXPECT_NE(logits(false), t1);
+}
+
+// End to end in float: d(loss)/d(param) from backward against central differences of the loss
+// computed by forward, for a sample of parameters of a small convnet with batch norm.
+TEST(Network, GradientMatchesFiniteDifferencesOfTheLoss) {
+  CpuBackend cpu(1);
+  ModelSpec m = custom({layer("conv", {{"filters", 3}, {"kernel", 3}, {"stride", 2}, {"padding", 1}}),
+                        layer("batchnorm"), layer("relu"), layer("avgpool", {{"size", 2}}),
+                        layer("conv", {{"filters", 4}, {"kernel", 1}}), layer("maxpool", {{"size", 2}}),
+                        layer("dense", {{"units", 5}})});
+  const int batch = 3, classes = 4;
+  Network net(cpu, m, Shape{2, 9, 9}, classes, batch, 3);
+  std::mt19937_64 rng(4);
+  const auto x = to_float(random_vector(std::size_t(batch) * 2 * 81, rng));
+  const std::vector<std::int32_t> labels = {0, 3, 1};
+  std::vector<float> dlogits(batch * classes);
+  auto loss = [&](bool keep_grad) {
+    const std::vector<float> state(net.state(), net.state() + net.state_count());
+    double stats[2] = {0, 0};
+    const float* logits = net.forward(x.data(), batch, true);
+    cpu.softmax_cross_entropy(logits, labels.data(), batch, classes, keep_grad ? dlogits.data() : nullptr,
+                              stats);
+    std::copy(state.begin(), state.end(), net.state());  // running stats do not affect training loss
+    return stats[0] / batch;
+  };
+  loss(true);
+  net.backward(dlogits.data(), batch);
+  const std::vector<float> grads(net.grads(), net.grads() + net.param_count());
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < net.param_count(); i += 4, ++checked) {
+    float& p = net.params()[i];
+    const float keep = p, h = 1e-2f;
+    p = keep + h;
+    const double up = loss(false);
+    p = keep - h;
+    const double down = loss(false);
+    p = keep;
+    const double numeric = (up - down) / (2.0 * double(h));
+    EXPECT_NEAR(grads[i], numeric, 2e-3 + 2e-2 * std::fabs(numeric)) << "parameter " << i;
+  }
+  EXPECT_GT(checked, 20u);
+}
+
+}  // namespace
+}  // namespace sweep::trainer

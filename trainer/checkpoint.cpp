@@ -1,0 +1,228 @@
+/*
+ * checkpoint.cpp — serialise CheckpointData, write it atomically, read and verify it.
+ *
+ * The loop counters are listed once, in for_each_field, and both the writer and the reader walk
+ * that list, so the two cannot drift apart; adding a field means bumping kVersion. The array sizes
+ * sit in the header so a truncated file is recognised (expected N bytes, got M) before any parsing.
+ */
+#include "trainer/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <type_traits>
+
+#include "common/check.h"
+
+namespace sweep::trainer {
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'W', 'E', 'E', 'P', 'C', 'K', 'P'};
+constexpr std::uint32_t kVersion = 1;
+
+template <class S, class F>
+void for_each_field(S& s, F&& f) {
+  f(s.epoch); f(s.batch_in_epoch); f(s.iteration); f(s.optimizer_steps); f(s.epochs_completed);
+  f(s.images_trained); f(s.elapsed_seconds);
+  for (auto* acc : {&s.since_log, &s.since_validation, &s.this_epoch, &s.last_epoch}) {
+    f(acc->loss_sum); f(acc->correct); f(acc->count);
+  }
+  f(s.validations); f(s.has_last_validation); f(s.last_val_loss); f(s.last_val_accuracy);
+  f(s.has_best); f(s.best_metric); f(s.best_val_loss); f(s.best_val_accuracy); f(s.best_epoch);
+  f(s.best_iteration); f(s.bad_validations);
+}
+
+template <class D, class F>
+void for_each_array(D& d, F&& f) {
+  f(d.params); f(d.state); f(d.optimizer_state1); f(d.optimizer_state2); f(d.best_params);
+  f(d.best_state);
+}
+
+class ByteWriter {
+ public:
+  template <class T>
+  void put(const T& v) {
+    static_assert(std::is_arithmetic_v<T>);
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+    bytes.insert(bytes.end(), p, p + sizeof(T));
+  }
+  void put_floats(const std::vector<float>& v) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(v.data());
+    bytes.insert(bytes.end(), p, p + v.size() * sizeof(float));
+  }
+  std::vector<std::uint8_t> bytes;
+};
+
+class ByteReader {
+ public:
+  ByteReader(const std::vector<std::uint8_t>& b, const std::string& path) : bytes_(b), path_(path) {}
+  template <class T>
+  void get(T& v) {
+    static_assert(std::is_arithmetic_v<T>);
+    need(sizeof(T));
+    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+  }
+  void get_floats(std::vector<float>& v, std::uint64_t n) {
+    need(n * sizeof(float));
+    v.resize(n);
+    std::memcpy(v.data(), bytes_.data() + pos_, n * sizeof(float));
+    pos_ += n * sizeof(float);
+  }
+  std::size_t pos() const { return pos_; }
+
+ private:
+  void need(std::size_t n) const {
+    if (pos_ + n > bytes_.size())
+      throw Error(path_ + ": checkpoint is truncated (expected at least " +
+                  std::to_string(pos_ + n) + " bytes, got " + std::to_string(bytes_.size()) + ")");
+  }
+  const std::vector<std::uint8_t>& bytes_;
+  const std::string& path_;
+  std::size_t pos_ = 0;
+};
+
+std::uint32_t crc_of(const std::uint8_t* p, std::size_t n) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (n > 0) {
+    const auto chunk = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
+    crc = crc32(crc, p, chunk);
+    p += chunk;
+    n -= chunk;
+  }
+  return static_cast<std::uint32_t>(crc);
+}
+
+std::size_t loop_state_bytes() {
+  std::size_t n = 0;
+  LoopState s;
+  for_each_field(s, [&](auto& v) { n += sizeof(v); });
+  return n;
+}
+
+// Writes all of `bytes` to `fd`, retrying short writes.
+void write_all(int fd, const std::vector<std::uint8_t>& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    SWEEP_CHECK_SYS(n);
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const CheckpointData& data) {
+  ByteWriter w;
+  std::size_t floats = 0;
+  for_each_array(data, [&](const std::vector<float>& v) { floats += v.size(); });
+  w.bytes.reserve(256 + loop_state_bytes() + floats * sizeof(float));
+  w.bytes.assign(kMagic, kMagic + sizeof kMagic);
+  w.put(kVersion);
+  for_each_array(data, [&](const std::vector<float>& v) { w.put(std::uint64_t(v.size())); });
+  w.put(data.seed);
+  w.put(data.batch_size);
+  w.put(data.train_size);
+  for_each_field(data.loop, [&](const auto& v) { w.put(v); });
+  for_each_array(data, [&](const std::vector<float>& v) { w.put_floats(v); });
+  w.put(crc_of(w.bytes.data(), w.bytes.size()));
+
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error(tmp + ": cannot create checkpoint file: " + std::strerror(errno));
+  try {
+    write_all(fd, w.bytes);
+    SWEEP_CHECK_SYS(::fsync(fd));
+  } catch (const std::exception& e) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw Error(tmp + ": writing the checkpoint failed: " + e.what());
+  }
+  SWEEP_CHECK_SYS(::close(fd));
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw Error(path + ": cannot move the new checkpoint into place: " + why);
+  }
+  // The rename is durable only once the directory entry is on disk.
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    SWEEP_LOG_ON_ERROR(::fsync(dfd) == 0, "fsync of the checkpoint directory");
+    ::close(dfd);
+  }
+}
+
+CheckpointData read_checkpoint(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw Error(path + ": checkpoint file is missing");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open the checkpoint for reading");
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    throw Error(path + ": not a sweep checkpoint (bad magic)");
+
+  ByteReader r(bytes, path);
+  std::vector<std::uint8_t> skip_magic(sizeof kMagic);
+  for (auto& b : skip_magic) r.get(b);
+  std::uint32_t version = 0;
+  r.get(version);
+  if (version != kVersion)
+    throw Error(path + ": checkpoint version " + std::to_string(version) +
+                ", this build reads version " + std::to_string(kVersion));
+  std::uint64_t sizes[6];
+  for (auto& s : sizes) r.get(s);
+  std::uint64_t floats = 0;
+  for (auto s : sizes) {
+    if (s > (std::uint64_t(1) << 40)) throw Error(path + ": checkpoint is corrupt (array of " + std::to_string(s) + " floats)");
+    floats += s;
+  }
+  const std::size_t expected = r.pos() + 8 + 8 + 8 + loop_state_bytes() + floats * sizeof(float) + 4;
+  if (bytes.size() != expected)
+    throw Error(path + ": checkpoint is " + (bytes.size() < expected ? "truncated" : "corrupt") +
+                " (expected " + std::to_string(expected) + " bytes, got " +
+                std::to_string(bytes.size()) + ")");
+  std::uint32_t stored_crc = 0;
+  std::memcpy(&stored_crc, bytes.data() + bytes.size() - 4, 4);
+  if (stored_crc != crc_of(bytes.data(), bytes.size() - 4))
+    throw Error(path + ": checkpoint is corrupt (checksum mismatch)");
+
+  CheckpointData d;
+  r.get(d.seed);
+  r.get(d.batch_size);
+  r.get(d.train_size);
+  for_each_field(d.loop, [&](auto& v) { r.get(v); });
+  int i = 0;
+  for_each_array(d, [&](std::vector<float>& v) { r.get_floats(v, sizes[i++]); });
+  return d;
+}
+
+void check_checkpoint_matches(const std::string& path, const CheckpointData& d, std::uint64_t seed,
+                              std::int64_t batch_size, std::int64_t train_size,
+                              std::size_t param_count, std::size_t state_count,
+                              std::size_t optimizer_state1, std::size_t optimizer_state2) {
+  auto mismatch = [&](const std::string& what, auto have, auto want) {
+    throw Error(path + ": checkpoint belongs to a different run (" + what + " " +
+                std::to_string(have) + " in the file, " + std::to_string(want) + " in this run)");
+  };
+  if (d.seed != seed) mismatch("training.seed", d.seed, seed);
+  if (d.batch_size != batch_size) mismatch("batch size", d.batch_size, batch_size);
+  if (d.train_size != train_size) mismatch("training-set size", d.train_size, train_size);
+  if (d.params.size() != param_count) mismatch("parameter count", d.params.size(), param_count);
+  if (d.state.size() != state_count) mismatch("batch-norm state size", d.state.size(), state_count);
+  if (d.optimizer_state1.size() != optimizer_state1 || d.optimizer_state2.size() != optimizer_state2)
+    mismatch("optimizer state size", d.optimizer_state1.size() + d.optimizer_state2.size(),
+             optimizer_state1 + optimizer_state2);
+  if (!d.best_params.empty() && d.best_params.size() != param_count)
+    mismatch("best-parameter count", d.best_params.size(), param_count);
+}
+
+}  // namespace sweep::trainer

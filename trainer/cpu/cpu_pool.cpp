@@ -1,0 +1,151 @@
+/*
+ * cpu_pool.cpp — max and average pooling, one (sample, channel) plane per loop step.
+ *
+ * Max pooling ignores padded positions (PyTorch pads with -inf); average pooling counts them as
+ * zeros and always divides by kh*kw (PyTorch's count_include_pad default). Max backward does not
+ * store indices: it rescans each window for the first element equal to the pooled maximum, which
+ * is exactly what cuDNN does, so both backends route gradients to the same element on ties.
+ * 2x2 windows with stride 2 and no padding (nearly every CNN) take a straight-line fast path.
+ */
+#include <algorithm>
+#include <limits>
+
+#include "trainer/cpu/cpu_backend.h"
+#include "trainer/cpu/parallel.h"
+
+namespace sweep::trainer {
+
+namespace {
+
+struct Window {
+  int h0, h1, w0, w1;  // valid input rows [h0, h1) and columns [w0, w1)
+};
+
+Window window(const PoolGeom& g, int oh, int ow) {
+  const int hs = oh * g.stride_h - g.pad_h, ws = ow * g.stride_w - g.pad_w;
+  return {std::max(hs, 0), std::min(hs + g.kh, g.h), std::max(ws, 0), std::min(ws + g.kw, g.w)};
+}
+
+bool is_2x2_stride2(const PoolGeom& g) {
+  return g.kh == 2 && g.kw == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_h == 0 &&
+         g.pad_w == 0;
+}
+
+void max_2x2_forward(const PoolGeom& g, const float* xp, float* yp) {
+  for (int oh = 0; oh < g.out_h; ++oh) {
+    const float* r0 = xp + std::size_t(2 * oh) * g.w;
+    const float* r1 = r0 + g.w;
+    float* out = yp + std::size_t(oh) * g.out_w;
+    for (int ow = 0; ow < g.out_w; ++ow)
+      out[ow] = std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
+  }
+}
+
+void max_2x2_backward(const PoolGeom& g, const float* xp, const float* yp, const float* dyp,
+                      float* dxp) {
+  for (int oh = 0; oh < g.out_h; ++oh) {
+    const float* r0 = xp + std::size_t(2 * oh) * g.w;
+    const float* r1 = r0 + g.w;
+    float* d0 = dxp + std::size_t(2 * oh) * g.w;
+    float* d1 = d0 + g.w;
+    for (int ow = 0; ow < g.out_w; ++ow) {
+      const float m = yp[oh * g.out_w + ow], d = dyp[oh * g.out_w + ow];
+      // The first maximum in row-major window order takes the gradient. Non-short-circuit
+      // logic (& not &&), so every load happens and the loop compiles to selects, not branches.
+      const bool e0 = r0[2 * ow] == m, e1 = r0[2 * ow + 1] == m;
+      const bool e2 = r1[2 * ow] == m, e3 = r1[2 * ow + 1] == m;
+      const bool b = !e0 & e1, c = !e0 & !e1 & e2, e = !e0 & !e1 & !e2 & e3;
+      d0[2 * ow] = e0 ? d : 0.f;
+      d0[2 * ow + 1] = b ? d : 0.f;
+      d1[2 * ow] = c ? d : 0.f;
+      d1[2 * ow + 1] = e ? d : 0.f;
+    }
+  }
+}
+
+std::size_t planes_per_task(const PoolGeom& g) {
+  const std::size_t work = std::size_t(g.out_h) * g.out_w * g.kh * g.kw;
+  return std::max<std::size_t>(1, (std::size_t{1} << 15) / std::max<std::size_t>(1, work));
+}
+
+}  // namespace
+
+void CpuBackend::pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) {
+  const std::size_t planes = std::size_t(g.n) * g.c, in_plane = std::size_t(g.h) * g.w;
+  const std::size_t out_plane = std::size_t(g.out_h) * g.out_w;
+  const float inv_area = 1.f / static_cast<float>(g.kh * g.kw);
+  const bool fast = is_2x2_stride2(g);
+  run([&] { cpu::for_range(planes, planes_per_task(g), [&](std::size_t p0, std::size_t p1) {
+    for (std::size_t p = p0; p < p1; ++p) {
+      const float* xp = x + p * in_plane;
+      float* yp = y + p * out_plane;
+      if (mode == PoolMode::max && fast) {
+        max_2x2_forward(g, xp, yp);
+        continue;
+      }
+      for (int oh = 0; oh < g.out_h; ++oh) {
+        for (int ow = 0; ow < g.out_w; ++ow) {
+          const Window win = window(g, oh, ow);
+          float out;
+          if (mode == PoolMode::max) {
+            out = -std::numeric_limits<float>::infinity();
+            for (int ih = win.h0; ih < win.h1; ++ih)
+              for (int iw = win.w0; iw < win.w1; ++iw) out = std::max(out, xp[ih * g.w + iw]);
+          } else {
+            float sum = 0.f;
+            for (int ih = win.h0; ih < win.h1; ++ih)
+              for (int iw = win.w0; iw < win.w1; ++iw) sum += xp[ih * g.w + iw];
+            out = sum * inv_area;
+          }
+          yp[oh * g.out_w + ow] = out;
+        }
+      }
+    }
+  }); });
+}
+
+void CpuBackend::pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
+                               const float* dy, float* dx) {
+  const std::size_t planes = std::size_t(g.n) * g.c, in_plane = std::size_t(g.h) * g.w;
+  const std::size_t out_plane = std::size_t(g.out_h) * g.out_w;
+  const float inv_area = 1.f / static_cast<float>(g.kh * g.kw);
+  const bool fast = is_2x2_stride2(g);
+  run([&] { cpu::for_range(planes, planes_per_task(g), [&](std::size_t p0, std::size_t p1) {
+    for (std::size_t p = p0; p < p1; ++p) {
+      const float* xp = x + p * in_plane;
+      const float* yp = y + p * out_plane;
+      const float* dyp = dy + p * out_plane;
+      float* dxp = dx + p * in_plane;
+      if (mode == PoolMode::max && fast) {
+        // Every input of an even-sized plane is written; a trailing odd row/column is not.
+        if (g.h % 2 || g.w % 2) std::fill(dxp, dxp + in_plane, 0.f);
+        max_2x2_backward(g, xp, yp, dyp, dxp);
+        continue;
+      }
+      std::fill(dxp, dxp + in_plane, 0.f);
+      for (int oh = 0; oh < g.out_h; ++oh) {
+        for (int ow = 0; ow < g.out_w; ++ow) {
+          const Window win = window(g, oh, ow);
+          const float grad = dyp[oh * g.out_w + ow];
+          if (mode == PoolMode::max) {
+            const float best = yp[oh * g.out_w + ow];
+            bool routed = false;
+            for (int ih = win.h0; ih < win.h1 && !routed; ++ih)
+              for (int iw = win.w0; iw < win.w1; ++iw)
+                if (xp[ih * g.w + iw] == best) {
+                  dxp[ih * g.w + iw] += grad;
+                  routed = true;
+                  break;
+                }
+          } else {
+            const float share = grad * inv_area;
+            for (int ih = win.h0; ih < win.h1; ++ih)
+              for (int iw = win.w0; iw < win.w1; ++iw) dxp[ih * g.w + iw] += share;
+          }
+        }
+      }
+    }
+  }); });
+}
+
+}  // namespace sweep::trainer

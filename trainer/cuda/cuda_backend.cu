@@ -1,0 +1,227 @@
+/*
+ * cuda_backend.cu — construction, memory, copies and CUDA-graph capture of the CUDA backend.
+ *
+ * allocate() zeroes what it hands out (asynchronously, on the stream), as the CPU backend does, so
+ * optimizer state and statistics start at zero on both. Every allocation is tracked and whatever a
+ * caller forgot is freed by the destructor: a finished trial returns every byte. A failed
+ * cudaMalloc is cleared (cudaGetLastError) before throwing OutOfMemory, so the backend stays
+ * usable and the next trial is not poisoned by a sticky error.
+ */
+#include "trainer/cuda/cuda_backend.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "common/check.h"
+
+namespace sweep::trainer::cuda {
+
+namespace {
+
+constexpr std::size_t kCublasWorkspace = std::size_t{32} << 20;  // cuBLAS' advice for Hopper
+constexpr std::size_t kWorkspaceLimit = std::size_t{256} << 20;  // cuDNN algorithm workspace cap
+
+// The captured step's first node: take this replay's slot of the pinned ring.
+__global__ void load_step_kernel(const StepScalars* ring /* (ring_size), mapped host */,
+                                 int ring_size, std::uint64_t* counter /* (1) */,
+                                 StepScalars* block /* (1) */) {
+  const std::uint64_t k = *counter;
+  *block = ring[k % ring_size];
+  *counter = k + 1;
+}
+
+std::string device_label(int device) {
+  cudaDeviceProp prop{};
+  SWEEP_CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
+  return "cuda:" + std::to_string(device) + " (" + prop.name + ")";
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device, MathMode math)
+    : device_(device), math_(math), workspace_limit_(kWorkspaceLimit) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    count = 0;
+  }
+  if (device < 0 || device >= count)
+    throw Error("cuda device " + std::to_string(device) + " does not exist (" +
+                std::to_string(count) + " visible)");
+  enter();
+  name_ = device_label(device) + (math == MathMode::tf32 ? " tf32" : "");
+  stream_ = make_stream();
+  cublas_ = make_cublas();
+  cudnn_ = make_cudnn();
+  SWEEP_CHECK_CUBLAS(cublasSetStream(cublas_.get(), stream_.get()));
+  SWEEP_CHECK_CUBLAS(cublasSetMathMode(
+      cublas_.get(), math == MathMode::tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  // Our own cuBLAS workspace: no hidden allocation later, and capture-safe.
+  void* p = nullptr;
+  SWEEP_CHECK_CUDA(cudaMalloc(&p, kCublasWorkspace));
+  cublas_workspace_.adopt(p, kCublasWorkspace);
+  SWEEP_CHECK_CUBLAS(cublasSetWorkspace(cublas_.get(), p, kCublasWorkspace));
+  SWEEP_CHECK_CUDNN(cudnnSetStream(cudnn_.get(), stream_.get()));
+  SWEEP_CHECK_CUDA(cudaMalloc(&p, kSumSquaresBlocks * sizeof(double)));
+  sumsq_partial_.adopt(p, kSumSquaresBlocks * sizeof(double));
+}
+
+CudaBackend::~CudaBackend() {
+  SWEEP_LOG_ON_ERROR(cudaSetDevice(device_) == cudaSuccess, "cudaSetDevice");
+  SWEEP_LOG_ON_ERROR(cudaStreamSynchronize(stream_.get()) == cudaSuccess, "cudaStreamSynchronize");
+  for (void* p : live_) SWEEP_LOG_ON_ERROR(cudaFree(p) == cudaSuccess, "cudaFree");
+  live_.clear();
+  // Members go in reverse order: graph, ring, buffers, plans, then the handles and the stream.
+}
+
+void CudaBackend::enter() const { SWEEP_CHECK_CUDA(cudaSetDevice(device_)); }
+
+void CudaBackend::require_not_capturing(const char* what) const {
+  if (capturing_)
+    throw Error(std::string("cuda: ") + what +
+                " during CUDA-graph capture; run one eager step with the same shapes first");
+}
+
+// ---------------------------------------------------------------------------------- memory
+
+void* CudaBackend::allocate(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  enter();
+  require_not_capturing("allocation");
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // clear it: the backend stays usable
+    std::size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+      cudaGetLastError();
+      free_bytes = 0;
+    }
+    throw OutOfMemory("cuda:" + std::to_string(device_), bytes, free_bytes);
+  }
+  SWEEP_CHECK_CUDA(e);
+  live_.insert(p);
+  SWEEP_CHECK_CUDA(cudaMemsetAsync(p, 0, bytes, stream_.get()));
+  return p;
+}
+
+void CudaBackend::deallocate(void* p) noexcept {
+  if (!p) return;
+  SWEEP_LOG_ON_ERROR(cudaSetDevice(device_) == cudaSuccess, "cudaSetDevice");
+  if (live_.erase(p) == 0) {
+    std::fprintf(stderr, "sweep: cuda deallocate of a pointer this backend did not allocate\n");
+    return;
+  }
+  SWEEP_LOG_ON_ERROR(cudaFree(p) == cudaSuccess, "cudaFree");
+}
+
+void CudaBackend::copy_to_device(void* dst, const void* host_src, std::size_t bytes) {
+  if (!bytes) return;
+  enter();
+  // From pageable memory the call returns once the source has been staged, so the caller may
+  // reuse host_src at once; the device side stays ordered on the stream.
+  SWEEP_CHECK_CUDA(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_.get()));
+}
+
+void CudaBackend::copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
+  if (!bytes) return;
+  enter();
+  require_not_capturing("copy_to_host");
+  SWEEP_CHECK_CUDA(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_.get()));
+  SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream_.get()));
+}
+
+void CudaBackend::copy(void* dst, const void* src, std::size_t bytes) {
+  if (!bytes || dst == src) return;
+  enter();
+  SWEEP_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_.get()));
+}
+
+void CudaBackend::synchronize() {
+  enter();
+  require_not_capturing("synchronize");
+  SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream_.get()));
+}
+
+void* CudaBackend::conv_workspace(std::size_t bytes) {
+  if (bytes <= conv_workspace_.bytes()) return conv_workspace_.get();
+  require_not_capturing("growing the convolution workspace");
+  // The old workspace may still be in use by queued work: wait before freeing it.
+  SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream_.get()));
+  conv_workspace_.reset();
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    std::size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) cudaGetLastError();
+    throw OutOfMemory("cuda:" + std::to_string(device_) + " (convolution workspace)", bytes,
+                      free_bytes);
+  }
+  SWEEP_CHECK_CUDA(e);
+  conv_workspace_.adopt(p, bytes);
+  return p;
+}
+
+// ---------------------------------------------------------------------------------- capture
+
+void CudaBackend::begin_capture() {
+  enter();
+  require_not_capturing("begin_capture");
+  drop_graph();
+  if (!step_block_.get()) {
+    void* p = nullptr;
+    SWEEP_CHECK_CUDA(cudaMalloc(&p, sizeof(StepScalars)));
+    step_block_.adopt(p, sizeof(StepScalars));
+    SWEEP_CHECK_CUDA(cudaMalloc(&p, sizeof(std::uint64_t)));
+    step_counter_.adopt(p, sizeof(std::uint64_t));
+    step_ring_ = PinnedMemory(kRing * sizeof(StepScalars));
+    std::memset(step_ring_.as<StepScalars>(), 0, kRing * sizeof(StepScalars));
+    for (int k = 0; k < kRing; ++k) ring_done_.push_back(make_event(cudaEventDisableTiming));
+  }
+  SWEEP_CHECK_CUDA(cudaMemsetAsync(step_counter_.get(), 0, sizeof(std::uint64_t), stream_.get()));
+  SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream_.get()));
+  host_replays_ = 0;
+  SWEEP_CHECK_CUDA(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
+  capturing_ = true;
+  load_step_kernel<<<1, 1, 0, stream_.get()>>>(step_ring_.as<StepScalars>(), kRing,
+                                               step_counter_.as<std::uint64_t>(),
+                                               step_block_.as<StepScalars>());
+  SWEEP_CHECK_LAUNCH();
+}
+
+void CudaBackend::end_capture() {
+  enter();
+  if (!capturing_) throw Error("cuda: end_capture without begin_capture");
+  capturing_ = false;
+  cudaGraph_t g = nullptr;
+  SWEEP_CHECK_CUDA(cudaStreamEndCapture(stream_.get(), &g));
+  graph_ = Graph(g);
+  cudaGraphExec_t exec = nullptr;
+  SWEEP_CHECK_CUDA(cudaGraphInstantiate(&exec, g, 0));
+  graph_exec_ = GraphExec(exec);
+}
+
+void CudaBackend::drop_graph() {
+  graph_exec_.reset();
+  graph_.reset();
+}
+
+void CudaBackend::replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta) {
+  enter();
+  if (!graph_exec_) throw Error("cuda: replay without a captured step");
+  const int slot = static_cast<int>(host_replays_ % kRing);
+  // The slot was last read by the replay kRing steps ago; wait for that one (normally long done).
+  if (host_replays_ >= kRing) SWEEP_CHECK_CUDA(cudaEventSynchronize(ring_done_[slot].get()));
+  StepScalars& s = step_ring_.as<StepScalars>()[slot];
+  s.lr = opt.lr;
+  adam_factors(opt.lr, opt.beta1, opt.beta2, opt.t, &s.adam_step, &s.adam_inv_sqrt_bc2);
+  s.pad_ = 0.f;
+  s.step = step;
+  s.index_delta = index_delta;
+  SWEEP_CHECK_CUDA(cudaGraphLaunch(graph_exec_.get(), stream_.get()));
+  SWEEP_CHECK_CUDA(cudaEventRecord(ring_done_[slot].get(), stream_.get()));
+  ++host_replays_;
+}
+
+}  // namespace sweep::trainer::cuda

@@ -1,0 +1,152 @@
+/*
+ * cuda_backend.h — the Backend on one NVIDIA GPU: cuDNN, cuBLAS and our own kernels.
+ *
+ * One device, one stream, one cuDNN and one cuBLAS handle per backend object, all owned here and
+ * released by the destructor (a finished trial returns every byte, handles included). Every
+ * public entry point first makes this backend's device current, because each trial runs on its
+ * own thread and the current device is per thread. Per-shape state (cuDNN plans, the convolution
+ * workspace) is built on the first call with a shape and reused after, so a step whose shapes
+ * have been seen once allocates nothing and can be captured in a CUDA graph (begin_capture /
+ * end_capture / replay below; backend.h's ops stay eager and asynchronous on the stream).
+ */
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "trainer/backend.h"
+#include "trainer/cuda/cuda_raii.h"
+#include "trainer/cuda/cudnn_legacy.h"
+#include "trainer/cuda/launch.cuh"
+
+namespace sweep::trainer::cuda {
+
+class CudaBackend final : public Backend {
+ public:
+  // Throws sweep::Error when `device` does not exist. tf32: convolutions and dense products may
+  // use TF32 tensor cores (about 1e-3 relative error); fp32 forbids it in cuDNN and cuBLAS.
+  explicit CudaBackend(int device, MathMode math = MathMode::fp32);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  DeviceKind kind() const override { return DeviceKind::cuda; }
+  std::string name() const override { return name_; }
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_.get(); }
+  MathMode math() const { return math_; }
+
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* p) noexcept override;
+  void copy_to_device(void* dst, const void* host_src, std::size_t bytes) override;
+  void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override;
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  void fill(float* x, std::size_t n, float value) override;
+  void synchronize() override;
+
+  void dense_forward(const float* x, const float* w, const float* b, float* y, int n, int in,
+                     int out) override;
+  void dense_backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
+                      float* db, int n, int in, int out) override;
+
+  void conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
+                      float* y) override;
+  void conv2d_backward(const ConvGeom& g, const float* x, const float* w, const float* dy,
+                       float* dx, float* dw, float* db) override;
+
+  void pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) override;
+  void pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
+                     const float* dy, float* dx) override;
+
+  void relu_forward(const float* x, float* y, std::size_t n) override;
+  void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) override;
+
+  void batchnorm_forward_train(const BatchNormGeom& g, const float* x, const float* gamma,
+                               const float* beta, float* running_mean, float* running_var,
+                               float* save_mean, float* save_invstd, float* y) override;
+  void batchnorm_forward_infer(const BatchNormGeom& g, const float* x, const float* gamma,
+                               const float* beta, const float* running_mean,
+                               const float* running_var, float* y) override;
+  void batchnorm_backward(const BatchNormGeom& g, const float* x, const float* dy,
+                          const float* gamma, const float* save_mean, const float* save_invstd,
+                          float* dx, float* dgamma, float* dbeta) override;
+
+  void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float p,
+                       std::uint64_t seed, std::uint64_t counter) override;
+  void mul(const float* a, const float* b, float* y, std::size_t n) override;
+
+  void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n, int classes,
+                             float* dlogits, double* stats) override;
+  void argmax(const float* logits, int n, int classes, std::int32_t* pred) override;
+
+  void sum_squares(const float* x, std::size_t n, double* out) override;
+  void clip_scale(const double* sumsq, float max_norm, float* scale) override;
+  void optimizer_step(const OptimizerStep& s, float* params, const float* grads, float* state1,
+                      float* state2, std::size_t n, const float* grad_scale) override;
+
+  void gather_batch(const GatherDesc& d, float* x, std::int32_t* y) override;
+
+  // ---- CUDA-graph capture of one training step (shapes fixed, every shape seen once eagerly).
+  // begin_capture(); <the step's ops, as in an eager step>; end_capture(); then per step
+  // replay(...). While capturing, optimizer_step and gather_batch take their per-step values
+  // (learning rate, Adam's t, augmentation step, offset into the index array) from a device block
+  // that each replay refreshes from `replay`'s arguments; dropout cannot be captured yet (throws).
+  // Throws sweep::Error when an op would allocate or build a plan during capture.
+  void begin_capture();
+  void end_capture();
+  bool has_graph() const { return static_cast<bool>(graph_exec_); }
+  // opt: this step's optimizer settings (lr, t); step: GatherDesc::step for this step;
+  // index_delta: rows between this step's indices pointer and the one seen at capture.
+  void replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta);
+  void drop_graph();
+
+ private:
+  void enter() const;  // cudaSetDevice(device_)
+  cudnnHandle_t dnn() const { return cudnn_.get(); }
+  const ConvPlan& conv_plan(const ConvGeom& g);
+  const PoolPlan& pool_plan(const PoolGeom& g, PoolMode mode);
+  const BatchNormPlan& bn_plan(const BatchNormGeom& g);
+  void* conv_workspace(std::size_t bytes);
+  float* scratch_floats(std::size_t n);  // grow-only scratch (bias-gradient partial sums)
+  void require_not_capturing(const char* what) const;
+  const StepScalars* dyn() const { return capturing_ ? step_block_.as<StepScalars>() : nullptr; }
+
+  int device_;
+  MathMode math_;
+  std::string name_;
+  std::size_t workspace_limit_;
+
+  // Declared first, destroyed last: the handles outlive every buffer that work on them uses.
+  Stream stream_;
+  CublasHandle cublas_;
+  CudnnHandle cudnn_;
+
+  DeviceMemory cublas_workspace_;
+  DeviceMemory conv_workspace_;   // grown only when a new shape needs more
+  DeviceMemory sumsq_partial_;    // (kSumSquaresBlocks) doubles
+  DeviceMemory scratch_;          // grown only when a new shape needs more
+  std::map<std::array<int, 15>, std::unique_ptr<ConvPlan>> conv_plans_;
+  std::map<std::array<int, 13>, std::unique_ptr<PoolPlan>> pool_plans_;
+  std::map<std::array<int, 5>, std::unique_ptr<BatchNormPlan>> bn_plans_;
+  std::unordered_set<void*> live_;  // allocate()d and not yet freed: released by the destructor
+
+  // Graph capture: a ring of pinned host slots the graph's first kernel reads (by a device-side
+  // counter), so the host can write step k+1's scalars while step k still runs.
+  static constexpr int kRing = 8;
+  bool capturing_ = false;
+  DeviceMemory step_block_;       // (1) StepScalars read by captured kernels
+  DeviceMemory step_counter_;     // (1) uint64: replays started, advanced by the graph
+  PinnedMemory step_ring_;        // (kRing) StepScalars, mapped
+  std::vector<Event> ring_done_;  // ring slot k may be rewritten once its replay has started
+  std::uint64_t host_replays_ = 0;
+  Graph graph_;
+  GraphExec graph_exec_;
+};
+
+}  // namespace sweep::trainer::cuda

@@ -1,0 +1,198 @@
+/*
+ * cuda_layers.cu — dense (cuBLAS), convolution, pooling and batch norm (cuDNN plans), and the
+ * elementwise ops of the CUDA backend.
+ *
+ * cuBLAS is column-major and our tensors row-major: a row-major (r, c) matrix is a column-major
+ * (c, r) one, its transpose. So y (n, out) = x (n, in) w (out, in)^T is computed as the
+ * column-major product y^T (out, n) = w (out, in) x^T (in, n), that is sgemm(T, N, out, n, in,
+ * w [ld in], x [ld in], y [ld out]); the backward products read the same way (see each call).
+ * Biases are added by our own kernels after the product (one launch) rather than cuBLASLt
+ * epilogues, which would need a second handle type for one saved launch per layer.
+ */
+#include <cstring>
+#include <string>
+
+#include "common/check.h"
+#include "trainer/cuda/cuda_backend.h"
+#include "trainer/cuda/elementwise.cuh"
+
+namespace sweep::trainer::cuda {
+
+namespace {
+const float kOne = 1.f, kZero = 0.f;
+}  // namespace
+
+// ------------------------------------------------------------------------------ elementwise
+
+void CudaBackend::fill(float* x, std::size_t n, float value) {
+  enter();
+  cuda::fill(x, n, value, stream());
+}
+
+void CudaBackend::relu_forward(const float* x, float* y, std::size_t n) {
+  enter();
+  cuda::relu_forward(x, y, n, stream());
+}
+
+void CudaBackend::relu_backward(const float* y, const float* dy, float* dx, std::size_t n) {
+  enter();
+  cuda::relu_backward(y, dy, dx, n, stream());
+}
+
+void CudaBackend::dropout_forward(const float* x, float* y, float* mask, std::size_t n, float p,
+                                  std::uint64_t seed, std::uint64_t counter) {
+  enter();
+  if (capturing_)
+    throw Error("cuda: dropout cannot be captured in a CUDA graph yet (its counter changes every "
+                "step); run this model's steps eagerly");
+  cuda::dropout(x, y, mask, n, p, seed, counter, stream());
+}
+
+void CudaBackend::mul(const float* a, const float* b, float* y, std::size_t n) {
+  enter();
+  cuda::mul(a, b, y, n, stream());
+}
+
+// ------------------------------------------------------------------------------------ dense
+
+void CudaBackend::dense_forward(const float* x, const float* w, const float* b, float* y, int n,
+                                int in, int out) {
+  enter();
+  // column-major: y^T (out, n) = [w as (in, out)]^T (out, in) * [x as (in, n)]
+  SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, w, in,
+                                 x, in, &kZero, y, out));
+  if (b) add_row_bias(y, b, n, out, stream());
+}
+
+void CudaBackend::dense_backward(const float* x, const float* w, const float* dy, float* dx,
+                                 float* dw, float* db, int n, int in, int out) {
+  enter();
+  if (dx) {
+    // dx (n, in) = dy (n, out) w (out, in); column-major: dx^T (in, n) = [w as (in, out)] *
+    // [dy as (out, n)]
+    SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &kOne, w,
+                                   in, dy, out, &kZero, dx, in));
+  }
+  // dw (out, in) = dy^T (out, n) x (n, in); column-major: dw^T (in, out) = [x as (in, n)] *
+  // [dy as (out, n)]^T
+  SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &kOne, x, in,
+                                 dy, out, &kZero, dw, in));
+  if (db) column_sums(dy, db, n, out, stream());
+}
+
+// ------------------------------------------------------------------------------ convolution
+
+const ConvPlan& CudaBackend::conv_plan(const ConvGeom& g) {
+  const std::array<int, 15> key{g.n,        g.c,        g.h,     g.w,     g.k,
+                                g.r,        g.s,        g.stride_h, g.stride_w, g.pad_h,
+                                g.pad_w,    g.out_h,    g.out_w, 0,       0};
+  auto it = conv_plans_.find(key);
+  if (it == conv_plans_.end()) {
+    require_not_capturing("building a convolution plan");
+    it = conv_plans_
+             .emplace(key, std::make_unique<ConvPlan>(dnn(), g, math_, workspace_limit_))
+             .first;
+  }
+  return *it->second;
+}
+
+void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w,
+                                 const float* b, float* y) {
+  enter();
+  const ConvPlan& plan = conv_plan(g);
+  plan.forward(dnn(), x, w, y, conv_workspace(plan.workspace_bytes()));
+  if (b) add_channel_bias(y, b, g.n, g.k, g.out_h * g.out_w, stream());
+}
+
+void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float* w,
+                                  const float* dy, float* dx, float* dw, float* db) {
+  enter();
+  const ConvPlan& plan = conv_plan(g);
+  void* ws = conv_workspace(plan.workspace_bytes());
+  plan.backward_filter(dnn(), x, dy, dw, ws);
+  if (dx) plan.backward_data(dnn(), w, dy, dx, ws);
+  if (db) {
+    const std::size_t partials = std::size_t(g.k) * channel_sum_chunks(g.n, g.k);
+    channel_sums(dy, db, g.n, g.k, g.out_h * g.out_w, scratch_floats(partials), stream());
+  }
+}
+
+float* CudaBackend::scratch_floats(std::size_t n) {
+  const std::size_t bytes = n * sizeof(float);
+  if (bytes <= scratch_.bytes()) return scratch_.as<float>();
+  require_not_capturing("growing the scratch buffer");
+  SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream()));  // queued work may still read the old one
+  scratch_.reset();
+  void* p = nullptr;
+  SWEEP_CHECK_CUDA(cudaMalloc(&p, bytes));
+  scratch_.adopt(p, bytes);
+  return scratch_.as<float>();
+}
+
+// ---------------------------------------------------------------------------------- pooling
+
+const PoolPlan& CudaBackend::pool_plan(const PoolGeom& g, PoolMode mode) {
+  const std::array<int, 13> key{g.n,        g.c,     g.h,     g.w,     g.kh,
+                                g.kw,       g.stride_h, g.stride_w, g.pad_h, g.pad_w,
+                                g.out_h,    g.out_w, static_cast<int>(mode)};
+  auto it = pool_plans_.find(key);
+  if (it == pool_plans_.end()) {
+    require_not_capturing("building a pooling plan");
+    it = pool_plans_.emplace(key, std::make_unique<PoolPlan>(g, mode)).first;
+  }
+  return *it->second;
+}
+
+void CudaBackend::pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) {
+  enter();
+  pool_plan(g, mode).forward(dnn(), x, y);
+}
+
+void CudaBackend::pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
+                                const float* dy, float* dx) {
+  enter();
+  pool_plan(g, mode).backward(dnn(), x, y, dy, dx);
+}
+
+// ------------------------------------------------------------------------------- batch norm
+
+const BatchNormPlan& CudaBackend::bn_plan(const BatchNormGeom& g) {
+  int eps_bits = 0, momentum_bits = 0;
+  static_assert(sizeof(float) == sizeof(int));
+  std::memcpy(&eps_bits, &g.eps, sizeof(float));
+  std::memcpy(&momentum_bits, &g.momentum, sizeof(float));
+  const std::array<int, 5> key{g.n, g.c, g.hw, eps_bits, momentum_bits};
+  auto it = bn_plans_.find(key);
+  if (it == bn_plans_.end()) {
+    require_not_capturing("building a batch-norm plan");
+    it = bn_plans_.emplace(key, std::make_unique<BatchNormPlan>(g)).first;
+  }
+  return *it->second;
+}
+
+void CudaBackend::batchnorm_forward_train(const BatchNormGeom& g, const float* x,
+                                          const float* gamma, const float* beta,
+                                          float* running_mean, float* running_var,
+                                          float* save_mean, float* save_invstd, float* y) {
+  enter();
+  bn_plan(g).forward_train(dnn(), x, gamma, beta, running_mean, running_var, save_mean,
+                           save_invstd, y);
+}
+
+void CudaBackend::batchnorm_forward_infer(const BatchNormGeom& g, const float* x,
+                                          const float* gamma, const float* beta,
+                                          const float* running_mean, const float* running_var,
+                                          float* y) {
+  enter();
+  bn_plan(g).forward_infer(dnn(), x, gamma, beta, running_mean, running_var, y);
+}
+
+void CudaBackend::batchnorm_backward(const BatchNormGeom& g, const float* x, const float* dy,
+                                     const float* gamma, const float* save_mean,
+                                     const float* save_invstd, float* dx, float* dgamma,
+                                     float* dbeta) {
+  enter();
+  bn_plan(g).backward(dnn(), x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+}
+
+}  // namespace sweep::trainer::cuda

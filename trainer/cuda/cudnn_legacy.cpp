@@ -1,0 +1,365 @@
+/*
+ * cudnn_legacy.cpp — the one file that calls cuDNN's deprecated descriptor API.
+ *
+ * Deprecation warnings are silenced here and nowhere else (cuDNN only emits them when
+ * CUDNN_WARN_DEPRECATED is defined; the pragma covers a build that defines it). Algorithms come
+ * from cudnnGet*Algorithm_v7, cuDNN's heuristics, as PyTorch does without benchmark mode: they
+ * cost no device time and no trial allocations. With fp32 precision the descriptors ask for
+ * CUDNN_FMA_MATH and candidates that would convert to TF32 are skipped, because cuDNN's default
+ * math lets fp32 convolutions run in TF32 on Hopper (about 1e-3 relative error).
+ */
+#undef CUDNN_WARN_DEPRECATED
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#include "trainer/cuda/cudnn_legacy.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/check.h"
+
+namespace sweep::trainer::cuda {
+
+namespace {
+
+// A descriptor created on construction and destroyed with its owner, so a setter that throws
+// half-way through a plan's construction leaks nothing.
+template <class T, cudnnStatus_t (*Create)(T*), cudnnStatus_t (*Destroy)(T)>
+class Desc {
+ public:
+  Desc() { SWEEP_CHECK_CUDNN(Create(&d_)); }
+  ~Desc() {
+    SWEEP_LOG_ON_ERROR(Destroy(d_) == CUDNN_STATUS_SUCCESS, "cudnnDestroy*Descriptor");
+  }
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  T get() const { return d_; }
+
+ private:
+  T d_ = nullptr;
+};
+
+using TensorDesc =
+    Desc<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDesc =
+    Desc<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvDesc = Desc<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                      cudnnDestroyConvolutionDescriptor>;
+using PoolDesc =
+    Desc<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
+
+void set_tensor(const TensorDesc& d, int n, int c, int h, int w) {
+  SWEEP_CHECK_CUDNN(
+      cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+}
+
+bool math_allowed(cudnnMathType_t m, MathMode mode) {
+  if (mode == MathMode::tf32) return true;
+  return m != CUDNN_TENSOR_OP_MATH && m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+// FFT and non-fused Winograd algorithms lose digits: on Hopper one of them gave 1% errors on a
+// LeNet weight gradient in fp32. With fp32 precision they are never chosen.
+bool lossy(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool lossy(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool lossy(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+// From results ordered best first (by measured time from Find, by prediction from the
+// heuristics): the first acceptable deterministic one, else the first acceptable one, else null.
+// Deterministic algorithms make a seeded trial reproducible and a captured step equal the eager one.
+template <class Perf>
+const Perf* pick(const std::vector<Perf>& perf, int returned, MathMode mode, std::size_t limit) {
+  const Perf* any = nullptr;
+  for (int i = 0; i < returned; ++i) {
+    const Perf& p = perf[i];
+    if (p.status != CUDNN_STATUS_SUCCESS || p.memory > limit || !math_allowed(p.mathType, mode))
+      continue;
+    if (mode == MathMode::fp32 && lossy(p.algo)) continue;
+    if (p.determinism == CUDNN_DETERMINISTIC) return &p;
+    if (!any) any = &p;
+  }
+  return any;
+}
+
+template <class Perf>
+const Perf& pick_or_throw(const std::vector<Perf>& found, int found_count,
+                          const std::vector<Perf>& predicted, int predicted_count, MathMode mode,
+                          std::size_t limit, const char* what) {
+  if (const Perf* p = pick(found, found_count, mode, limit)) return *p;
+  if (const Perf* p = pick(predicted, predicted_count, mode, limit)) return *p;
+  throw Error(std::string("cuDNN offers no ") + what + " algorithm for this convolution within a " +
+              std::to_string(limit >> 20) + " MiB workspace");
+}
+
+const float kOne = 1.f, kZero = 0.f;
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------ conv
+
+struct ConvPlan::Impl {
+  TensorDesc x, y;
+  FilterDesc w;
+  ConvDesc conv_fwd, conv_bwd_data, conv_bwd_filter;  // math type is per algorithm choice
+  cudnnConvolutionFwdAlgo_t fwd{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
+  std::size_t workspace = 0;
+};
+
+namespace {
+
+// What is chosen for one convolution shape. Find times every algorithm on the device (a few
+// milliseconds per shape), so its outcome is cached for the process: every later trial with the
+// same shapes on the same device reuses it (and a sweep's trials mostly share shapes).
+struct Choice {
+  cudnnConvolutionFwdAlgo_t fwd;
+  cudnnConvolutionBwdDataAlgo_t bwd_data;
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+  cudnnMathType_t fwd_math, bwd_data_math, bwd_filter_math;
+  std::size_t workspace;
+};
+
+using ChoiceKey = std::array<long long, 16>;
+
+struct ConvDescs {
+  cudnnTensorDescriptor_t x, y;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t fwd, bwd_data, bwd_filter;
+};
+
+Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode math,
+              std::size_t limit) {
+  static std::mutex mutex;
+  static std::map<ChoiceKey, Choice> cache;
+  int device = 0;
+  SWEEP_CHECK_CUDA(cudaGetDevice(&device));
+  const ChoiceKey key{device, g.n,        g.c,        g.h,     g.w,     g.k,
+                      g.r,    g.s,        g.stride_h, g.stride_w, g.pad_h, g.pad_w,
+                      g.out_h, g.out_w,   int(math),  static_cast<long long>(limit)};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const cudnnFilterDescriptor_t wd = p.w;
+  int count = 0, found = 0, predicted = 0;
+
+  SWEEP_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count));
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> ff(count), fh(count);
+  SWEEP_CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, p.x, wd, p.fwd,
+                                                         p.y, count, &found, ff.data()));
+  SWEEP_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(
+      h, p.x, wd, p.fwd, p.y, count, &predicted, fh.data()));
+  const auto& f = pick_or_throw(ff, found, fh, predicted, math, limit, "forward");
+
+  SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &count));
+  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> df(count), dh(count);
+  SWEEP_CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(
+      h, wd, p.y, p.bwd_data, p.x, count, &found, df.data()));
+  SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+      h, wd, p.y, p.bwd_data, p.x, count, &predicted, dh.data()));
+  const auto& d = pick_or_throw(df, found, dh, predicted, math, limit, "backward-data");
+
+  SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &count));
+  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> wf(count), wh(count);
+  SWEEP_CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(
+      h, p.x, p.y, p.bwd_filter, wd, count, &found, wf.data()));
+  SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+      h, p.x, p.y, p.bwd_filter, wd, count, &predicted, wh.data()));
+  const auto& w = pick_or_throw(wf, found, wh, predicted, math, limit, "backward-filter");
+
+  const Choice c{f.algo,     d.algo,     w.algo, f.mathType, d.mathType, w.mathType,
+                 std::max({f.memory, d.memory, w.memory})};
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(key, c);
+  return c;
+}
+
+void set_conv(const ConvDesc& d, const ConvGeom& g, MathMode mode) {
+  SWEEP_CHECK_CUDNN(cudnnSetConvolution2dDescriptor(d.get(), g.pad_h, g.pad_w, g.stride_h,
+                                                    g.stride_w, 1, 1, CUDNN_CROSS_CORRELATION,
+                                                    CUDNN_DATA_FLOAT));
+  SWEEP_CHECK_CUDNN(cudnnSetConvolutionMathType(
+      d.get(), mode == MathMode::tf32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_FMA_MATH));
+}
+
+}  // namespace
+
+ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_t limit)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& p = *impl_;
+  set_tensor(p.x, g.n, g.c, g.h, g.w);
+  set_tensor(p.y, g.n, g.k, g.out_h, g.out_w);
+  const cudnnFilterDescriptor_t wd = p.w.get();
+  SWEEP_CHECK_CUDNN(
+      cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, g.k, g.c, g.r, g.s));
+  set_conv(p.conv_fwd, g, math);
+  set_conv(p.conv_bwd_data, g, math);
+  set_conv(p.conv_bwd_filter, g, math);
+
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  SWEEP_CHECK_CUDNN(cudnnGetConvolution2dForwardOutputDim(p.conv_fwd.get(), p.x.get(), wd, &on,
+                                                          &oc, &oh, &ow));
+  if (on != g.n || oc != g.k || oh != g.out_h || ow != g.out_w)
+    throw Error("conv2d: geometry gives output " + std::to_string(g.out_h) + "x" +
+                std::to_string(g.out_w) + " but cuDNN computes " + std::to_string(oh) + "x" +
+                std::to_string(ow));
+
+  const ConvDescs descs{p.x.get(),        p.y.get(),             wd,
+                        p.conv_fwd.get(), p.conv_bwd_data.get(), p.conv_bwd_filter.get()};
+  const Choice c = choose(h, descs, g, math, limit);
+  p.fwd = c.fwd;
+  p.bwd_data = c.bwd_data;
+  p.bwd_filter = c.bwd_filter;
+  if (math == MathMode::tf32) {  // fp32 keeps FMA math: DEFAULT would allow TF32
+    SWEEP_CHECK_CUDNN(cudnnSetConvolutionMathType(p.conv_fwd.get(), c.fwd_math));
+    SWEEP_CHECK_CUDNN(cudnnSetConvolutionMathType(p.conv_bwd_data.get(), c.bwd_data_math));
+    SWEEP_CHECK_CUDNN(cudnnSetConvolutionMathType(p.conv_bwd_filter.get(), c.bwd_filter_math));
+  }
+  p.workspace = c.workspace;
+  if (std::getenv("SWEEP_CUDNN_LOG"))
+    std::fprintf(stderr,
+                 "sweep: conv n%d c%d %dx%d k%d %dx%d s%d p%d: fwd algo %d, bwd-data algo %d, "
+                 "bwd-filter algo %d, workspace %zu bytes\n",
+                 g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, g.pad_h, int(c.fwd),
+                 int(c.bwd_data), int(c.bwd_filter), c.workspace);
+}
+
+ConvPlan::~ConvPlan() = default;
+
+std::size_t ConvPlan::workspace_bytes() const { return impl_->workspace; }
+
+void ConvPlan::forward(cudnnHandle_t h, const float* x, const float* w, float* y,
+                       void* workspace) const {
+  const Impl& p = *impl_;
+  SWEEP_CHECK_CUDNN(cudnnConvolutionForward(h, &kOne, p.x.get(), x, p.w.get(), w,
+                                            p.conv_fwd.get(), p.fwd, workspace, p.workspace,
+                                            &kZero, p.y.get(), y));
+}
+
+void ConvPlan::backward_data(cudnnHandle_t h, const float* w, const float* dy, float* dx,
+                             void* workspace) const {
+  const Impl& p = *impl_;
+  SWEEP_CHECK_CUDNN(cudnnConvolutionBackwardData(h, &kOne, p.w.get(), w, p.y.get(), dy,
+                                                 p.conv_bwd_data.get(), p.bwd_data, workspace,
+                                                 p.workspace, &kZero, p.x.get(), dx));
+}
+
+void ConvPlan::backward_filter(cudnnHandle_t h, const float* x, const float* dy, float* dw,
+                               void* workspace) const {
+  const Impl& p = *impl_;
+  SWEEP_CHECK_CUDNN(cudnnConvolutionBackwardFilter(h, &kOne, p.x.get(), x, p.y.get(), dy,
+                                                   p.conv_bwd_filter.get(), p.bwd_filter,
+                                                   workspace, p.workspace, &kZero, p.w.get(),
+                                                   dw));
+}
+
+// ------------------------------------------------------------------------------------ pool
+
+struct PoolPlan::Impl {
+  TensorDesc x, y;
+  PoolDesc pool;
+};
+
+PoolPlan::PoolPlan(const PoolGeom& g, PoolMode mode) : impl_(std::make_unique<Impl>()) {
+  Impl& p = *impl_;
+  set_tensor(p.x, g.n, g.c, g.h, g.w);
+  set_tensor(p.y, g.n, g.c, g.out_h, g.out_w);
+  // MAX_DETERMINISTIC: backward routes each window's gradient to one maximum, in a fixed way.
+  const cudnnPoolingMode_t m = mode == PoolMode::max ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                                     : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+  SWEEP_CHECK_CUDNN(cudnnSetPooling2dDescriptor(p.pool.get(), m, CUDNN_PROPAGATE_NAN, g.kh, g.kw,
+                                                g.pad_h, g.pad_w, g.stride_h, g.stride_w));
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  SWEEP_CHECK_CUDNN(
+      cudnnGetPooling2dForwardOutputDim(p.pool.get(), p.x.get(), &on, &oc, &oh, &ow));
+  if (oh != g.out_h || ow != g.out_w)
+    throw Error("pool: geometry gives output " + std::to_string(g.out_h) + "x" +
+                std::to_string(g.out_w) + " but cuDNN computes " + std::to_string(oh) + "x" +
+                std::to_string(ow));
+}
+
+PoolPlan::~PoolPlan() = default;
+
+void PoolPlan::forward(cudnnHandle_t h, const float* x, float* y) const {
+  const Impl& p = *impl_;
+  SWEEP_CHECK_CUDNN(
+      cudnnPoolingForward(h, p.pool.get(), &kOne, p.x.get(), x, &kZero, p.y.get(), y));
+}
+
+void PoolPlan::backward(cudnnHandle_t h, const float* x, const float* y, const float* dy,
+                        float* dx) const {
+  const Impl& p = *impl_;
+  SWEEP_CHECK_CUDNN(cudnnPoolingBackward(h, p.pool.get(), &kOne, p.y.get(), y, p.y.get(), dy,
+                                         p.x.get(), x, &kZero, p.x.get(), dx));
+}
+
+// ------------------------------------------------------------------------------- batchnorm
+
+struct BatchNormPlan::Impl {
+  TensorDesc x, param;
+  double eps = 1e-5, momentum = 0.1;
+};
+
+BatchNormPlan::BatchNormPlan(const BatchNormGeom& g) : impl_(std::make_unique<Impl>()) {
+  Impl& p = *impl_;
+  set_tensor(p.x, g.n, g.c, g.hw, 1);
+  SWEEP_CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(p.param.get(), p.x.get(), CUDNN_BATCHNORM_SPATIAL));
+  if (double(g.eps) < CUDNN_BN_MIN_EPSILON)
+    throw Error("batchnorm: eps " + std::to_string(g.eps) + " is below cuDNN's minimum");
+  p.eps = g.eps;
+  p.momentum = g.momentum;
+}
+
+BatchNormPlan::~BatchNormPlan() = default;
+
+void BatchNormPlan::forward_train(cudnnHandle_t h, const float* x, const float* gamma,
+                                  const float* beta, float* running_mean, float* running_var,
+                                  float* save_mean, float* save_invstd, float* y) const {
+  const Impl& p = *impl_;
+  SWEEP_CHECK_CUDNN(cudnnBatchNormalizationForwardTraining(
+      h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, p.x.get(), x, p.x.get(), y, p.param.get(), gamma,
+      beta, p.momentum, running_mean, running_var, p.eps, save_mean, save_invstd));
+}
+
+void BatchNormPlan::forward_infer(cudnnHandle_t h, const float* x, const float* gamma,
+                                  const float* beta, const float* running_mean,
+                                  const float* running_var, float* y) const {
+  const Impl& p = *impl_;
+  SWEEP_CHECK_CUDNN(cudnnBatchNormalizationForwardInference(
+      h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, p.x.get(), x, p.x.get(), y, p.param.get(), gamma,
+      beta, running_mean, running_var, p.eps));
+}
+
+void BatchNormPlan::backward(cudnnHandle_t h, const float* x, const float* dy, const float* gamma,
+                             const float* save_mean, const float* save_invstd, float* dx,
+                             float* dgamma, float* dbeta) const {
+  const Impl& p = *impl_;
+  SWEEP_CHECK_CUDNN(cudnnBatchNormalizationBackward(
+      h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, p.x.get(), x, p.x.get(), dy,
+      p.x.get(), dx, p.param.get(), gamma, dgamma, dbeta, p.eps, save_mean, save_invstd));
+}
+
+}  // namespace sweep::trainer::cuda
+
+#pragma GCC diagnostic pop

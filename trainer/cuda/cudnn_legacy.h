@@ -1,0 +1,86 @@
+/*
+ * cudnn_legacy.h — our own narrow interface over cuDNN's legacy (descriptor) API.
+ *
+ * cuDNN 9 marks the descriptor API deprecated; it still works and is what every framework calls.
+ * The deprecated names (descriptor types, cudnnConvolutionForward, the batch-norm calls, ...) are
+ * used in cudnn_legacy.cu ALONE, behind the pimpl classes below, so the rest of the backend never
+ * sees them and a later move to the graph API (cudnn_graph.h) touches one file. A plan is built
+ * once per shape (descriptors, chosen algorithms, workspace size) and then only executed, which
+ * keeps descriptor set-up off the launch-bound hot path and makes the step capturable.
+ */
+#pragma once
+
+#include <cudnn.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "trainer/backend.h"
+
+namespace sweep::trainer::cuda {
+
+enum class MathMode { fp32, tf32 };
+
+// Convolution: descriptors and the algorithms chosen by cuDNN's heuristics (the fastest predicted
+// one whose workspace fits `workspace_limit`), for forward, backward data and backward filter.
+class ConvPlan {
+ public:
+  ConvPlan(cudnnHandle_t handle, const ConvGeom& g, MathMode math, std::size_t workspace_limit);
+  ~ConvPlan();
+  ConvPlan(const ConvPlan&) = delete;
+  ConvPlan& operator=(const ConvPlan&) = delete;
+
+  std::size_t workspace_bytes() const;  // the largest of the three algorithms' needs
+  // y (N,K,OH,OW) = conv(x (N,C,H,W), w (K,C,R,S)); overwrites y.
+  void forward(cudnnHandle_t h, const float* x, const float* w, float* y, void* workspace) const;
+  // dx (N,C,H,W) = conv^T(dy (N,K,OH,OW), w); overwrites dx.
+  void backward_data(cudnnHandle_t h, const float* w, const float* dy, float* dx,
+                     void* workspace) const;
+  // dw (K,C,R,S) = sum over the batch of x (*) dy; overwrites dw.
+  void backward_filter(cudnnHandle_t h, const float* x, const float* dy, float* dw,
+                       void* workspace) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Pooling (max: padding never wins, ties route to one element; average: padded zeros counted).
+class PoolPlan {
+ public:
+  PoolPlan(const PoolGeom& g, PoolMode mode);
+  ~PoolPlan();
+  PoolPlan(const PoolPlan&) = delete;
+  PoolPlan& operator=(const PoolPlan&) = delete;
+  void forward(cudnnHandle_t h, const float* x, float* y) const;
+  void backward(cudnnHandle_t h, const float* x, const float* y, const float* dy, float* dx) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Spatial batch normalisation: x viewed as (N, C, HW, 1), per-channel parameters (1, C, 1, 1).
+class BatchNormPlan {
+ public:
+  explicit BatchNormPlan(const BatchNormGeom& g);
+  ~BatchNormPlan();
+  BatchNormPlan(const BatchNormPlan&) = delete;
+  BatchNormPlan& operator=(const BatchNormPlan&) = delete;
+  // running = (1 - momentum) running + momentum batch (cuDNN's exponentialAverageFactor is the
+  // PyTorch momentum; its running variance takes the unbiased batch variance, as PyTorch's).
+  void forward_train(cudnnHandle_t h, const float* x, const float* gamma, const float* beta,
+                     float* running_mean, float* running_var, float* save_mean,
+                     float* save_invstd, float* y) const;
+  void forward_infer(cudnnHandle_t h, const float* x, const float* gamma, const float* beta,
+                     const float* running_mean, const float* running_var, float* y) const;
+  void backward(cudnnHandle_t h, const float* x, const float* dy, const float* gamma,
+                const float* save_mean, const float* save_invstd, float* dx, float* dgamma,
+                float* dbeta) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sweep::trainer::cuda

@@ -1,0 +1,202 @@
+/*
+ * elementwise.cuh — fill, relu, dropout, multiply, bias adds and the bias-gradient sums.
+ *
+ * Kernels take raw pointers with their shapes written beside them; launchers take sizes and the
+ * stream and check the launch. Dropout computes y = x * mask with __fmul_rn so the compiler can't
+ * fuse it differently from the CPU backend: masks and outputs match the CPU bit for bit. The bias
+ * gradients are plain loops with one thread per output (per column for dense, a block per channel
+ * for conv): fixed summation order, so they are reproducible.
+ */
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "common/check.h"
+#include "trainer/cuda/launch.cuh"
+#include "trainer/rng.h"
+
+namespace sweep::trainer::cuda {
+
+// ------------------------------------------------------------------------------- kernels
+
+__global__ void fill_kernel(float* x /* (n) */, std::size_t n, float value) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    x[i] = value;
+}
+
+__global__ void relu_forward_kernel(const float* x /* (n) */, float* y /* (n) */, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float v = x[i];
+    y[i] = v > 0.f ? v : 0.f;
+  }
+}
+
+__global__ void relu_backward_kernel(const float* y /* (n) */, const float* dy /* (n) */,
+                                     float* dx /* (n) */, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    dx[i] = y[i] > 0.f ? dy[i] : 0.f;
+}
+
+__global__ void dropout_kernel(const float* x /* (n) */, float* y /* (n) */, float* mask /* (n) */,
+                               std::size_t n, float p, float keep_scale, std::uint64_t seed,
+                               std::uint64_t counter) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float m = uniform01(hash2(seed, counter + i)) < p ? 0.f : keep_scale;
+    mask[i] = m;
+    y[i] = __fmul_rn(x[i], m);
+  }
+}
+
+__global__ void mul_kernel(const float* a /* (n) */, const float* b /* (n) */, float* y /* (n) */,
+                           std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    y[i] = __fmul_rn(a[i], b[i]);
+}
+
+// y (rows, cols) += b (cols), row-major.
+__global__ void add_row_bias_kernel(float* y, const float* b, std::size_t rows, int cols) {
+  const std::size_t n = rows * cols;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    y[i] += b[i % cols];
+}
+
+// y (n, k, plane) += b (k).
+__global__ void add_channel_bias_kernel(float* y, const float* b, std::size_t total, int k,
+                                        int plane) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    y[i] += b[(i / plane) % k];
+}
+
+// db (cols) = column sums of dy (rows, cols). Block (32, 8): 32 adjacent columns (coalesced),
+// 8 row groups; the 8 partial sums are added in row-group order.
+__global__ void column_sums_kernel(const float* dy, float* db, int rows, int cols) {
+  __shared__ float partial[8][33];
+  const int c = blockIdx.x * 32 + threadIdx.x;
+  float acc = 0.f;
+  if (c < cols)
+    for (int r = threadIdx.y; r < rows; r += 8) acc += dy[std::size_t(r) * cols + c];
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    float total = 0.f;
+    for (int g = 0; g < 8; ++g) total += partial[g][threadIdx.x];
+    db[c] = total;
+  }
+}
+
+// Pass 1 of the conv bias gradient: partial (k, chunks) = sums of dy (n, k, plane) over the
+// samples of one chunk and the plane. A grid of k x chunks blocks fills the GPU even when k is
+// small (LeNet's first layer has 20 channels and 576 values per plane).
+__global__ void channel_partial_sums_kernel(const float* dy, float* partial, int n, int k, int plane,
+                                            int per_chunk) {
+  __shared__ float lanes[kThreads];
+  const int ch = blockIdx.x, chunk = blockIdx.y, chunks = gridDim.y;
+  const int s0 = chunk * per_chunk, s1 = min(n, s0 + per_chunk);
+  const std::size_t count = s1 > s0 ? std::size_t(s1 - s0) * plane : 0;
+  float acc = 0.f;
+  for (std::size_t j = threadIdx.x; j < count; j += blockDim.x) {
+    const std::size_t s = s0 + j / plane, q = j % plane;
+    acc += dy[(s * k + ch) * plane + q];
+  }
+  lanes[threadIdx.x] = acc;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (int(threadIdx.x) < stride) lanes[threadIdx.x] += lanes[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[std::size_t(ch) * chunks + chunk] = lanes[0];
+}
+
+// Pass 2: db (k) = the chunks' partial sums, added in chunk order.
+__global__ void channel_total_kernel(const float* partial, float* db, int k, int chunks) {
+  const int ch = blockIdx.x * blockDim.x + threadIdx.x;
+  if (ch >= k) return;
+  float total = 0.f;
+  for (int j = 0; j < chunks; ++j) total += partial[std::size_t(ch) * chunks + j];
+  db[ch] = total;
+}
+
+// ----------------------------------------------------------------------------- launchers
+
+inline void fill(float* x, std::size_t n, float value, cudaStream_t s) {
+  if (!n) return;
+  fill_kernel<<<grid_for(n), kThreads, 0, s>>>(x, n, value);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void relu_forward(const float* x, float* y, std::size_t n, cudaStream_t s) {
+  if (!n) return;
+  relu_forward_kernel<<<grid_for(n), kThreads, 0, s>>>(x, y, n);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void relu_backward(const float* y, const float* dy, float* dx, std::size_t n,
+                          cudaStream_t s) {
+  if (!n) return;
+  relu_backward_kernel<<<grid_for(n), kThreads, 0, s>>>(y, dy, dx, n);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void dropout(const float* x, float* y, float* mask, std::size_t n, float p,
+                    std::uint64_t seed, std::uint64_t counter, cudaStream_t s) {
+  if (!n) return;
+  const float keep_scale = p < 1.f ? 1.f / (1.f - p) : 0.f;  // the CPU backend's expression
+  dropout_kernel<<<grid_for(n), kThreads, 0, s>>>(x, y, mask, n, p, keep_scale, seed, counter);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void mul(const float* a, const float* b, float* y, std::size_t n, cudaStream_t s) {
+  if (!n) return;
+  mul_kernel<<<grid_for(n), kThreads, 0, s>>>(a, b, y, n);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void add_row_bias(float* y, const float* b, int rows, int cols, cudaStream_t s) {
+  const std::size_t n = std::size_t(rows) * cols;
+  if (!n) return;
+  add_row_bias_kernel<<<grid_for(n), kThreads, 0, s>>>(y, b, rows, cols);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void add_channel_bias(float* y, const float* b, int n, int k, int plane, cudaStream_t s) {
+  const std::size_t total = std::size_t(n) * k * plane;
+  if (!total) return;
+  add_channel_bias_kernel<<<grid_for(total), kThreads, 0, s>>>(y, b, total, k, plane);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void column_sums(const float* dy, float* db, int rows, int cols, cudaStream_t s) {
+  if (cols <= 0) return;
+  column_sums_kernel<<<(cols + 31) / 32, dim3(32, 8), 0, s>>>(dy, db, rows, cols);
+  SWEEP_CHECK_LAUNCH();
+}
+
+// Chunks of samples for the conv bias gradient: about two blocks per multiprocessor in all.
+inline int channel_sum_chunks(int n, int k) {
+  return std::max(1, std::min(n, (2 * 132 + k - 1) / std::max(k, 1)));
+}
+
+// partial: scratch of k * channel_sum_chunks(n, k) floats.
+inline void channel_sums(const float* dy, float* db, int n, int k, int plane, float* partial,
+                         cudaStream_t s) {
+  if (k <= 0) return;
+  const int chunks = channel_sum_chunks(n, k), per_chunk = (n + chunks - 1) / chunks;
+  channel_partial_sums_kernel<<<dim3(k, chunks), kThreads, 0, s>>>(dy, partial, n, k, plane,
+                                                                   per_chunk);
+  SWEEP_CHECK_LAUNCH();
+  channel_total_kernel<<<(k + kThreads - 1) / kThreads, kThreads, 0, s>>>(partial, db, k, chunks);
+  SWEEP_CHECK_LAUNCH();
+}
+
+}  // namespace sweep::trainer::cuda

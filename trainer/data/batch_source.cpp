@@ -1,0 +1,80 @@
+/*
+ * batch_source.cpp — uploads and the GatherDesc for each step.
+ *
+ * `never` and `once` upload their single order once; `every-epoch` uploads at begin_epoch, the
+ * only host-to-device copy of an epoch.
+ */
+#include "trainer/data/batch_source.h"
+
+#include <algorithm>
+
+#include "common/check.h"
+
+namespace sweep::trainer {
+
+BatchSource::BatchSource(Backend& backend, const Dataset& data, const ChannelStats& norm,
+                         int batch, ShuffleMode shuffle, std::uint64_t seed,
+                         const AugmentSpec& augment, bool for_training)
+    : backend_(backend), size_(data.size()), batch_(batch), shuffle_(shuffle), seed_(seed),
+      for_training_(for_training) {
+  if (batch < 1) throw Error("training.batch_size must be at least 1, not " + std::to_string(batch));
+  if (data.c > 4) throw Error(data.source + ": at most 4 channels are supported");
+  if (augment.translate < 0 || augment.crop_padding < 0)
+    throw Error("data.augment: translate and crop_padding must not be negative");
+  images_ = DeviceBuffer(backend, data.images.size());
+  labels_ = DeviceBuffer(backend, data.labels.size());
+  order_ = DeviceBuffer(backend, std::size_t(size_) * sizeof(std::int32_t));
+  if (!data.images.empty()) backend.copy_to_device(images_.as<void>(), data.images.data(), data.images.size());
+  if (!data.labels.empty()) backend.copy_to_device(labels_.as<void>(), data.labels.data(), data.labels.size());
+  desc_.c = data.c;
+  desc_.h = data.h;
+  desc_.w = data.w;
+  desc_.images = images_.as<std::uint8_t>();
+  desc_.labels = labels_.as<std::uint8_t>();
+  for (int ch = 0; ch < 4; ++ch) {
+    desc_.mean[ch] = norm.mean[std::size_t(ch)];
+    desc_.stdev[ch] = norm.stdev[std::size_t(ch)];
+  }
+  desc_.flip = augment.flip;
+  desc_.max_shift = std::max(augment.translate, augment.crop_padding);
+  desc_.seed = seed;
+  if (shuffle_ == ShuffleMode::never) begin_epoch(0);
+}
+
+void BatchSource::begin_epoch(int epoch) {
+  // never / once: the same order every epoch, uploaded the first time (whichever epoch a resumed
+  // run starts at).
+  if (shuffle_ != ShuffleMode::every_epoch && order_uploaded_) return;
+  const std::vector<std::int32_t> order = epoch_order(size_, shuffle_, seed_, epoch);
+  if (!order.empty())
+    backend_.copy_to_device(order_.as<void>(), order.data(), order.size() * sizeof(std::int32_t));
+  order_uploaded_ = true;
+}
+
+std::int64_t BatchSource::batches_per_epoch() const {
+  const std::int64_t full = size_ / batch_;
+  const std::int64_t rest = size_ % batch_;
+  if (!for_training_) return full + (rest > 0 ? 1 : 0);
+  return full + (rest > 1 || (full == 0 && rest == 1) ? 1 : 0);
+}
+
+int BatchSource::batch_size_at(std::int64_t batch_index) const {
+  const std::int64_t start = batch_index * batch_;
+  return static_cast<int>(std::min<std::int64_t>(batch_, size_ - start));
+}
+
+int BatchSource::gather(std::int64_t batch_index, std::uint64_t step, bool augment, float* x,
+                        std::int32_t* y) {
+  GatherDesc d = desc_;
+  d.batch = batch_size_at(batch_index);
+  d.indices = order_.as<std::int32_t>() + batch_index * batch_;
+  d.step = step;
+  if (!augment) {
+    d.flip = false;
+    d.max_shift = 0;
+  }
+  backend_.gather_batch(d, x, y);
+  return d.batch;
+}
+
+}  // namespace sweep::trainer

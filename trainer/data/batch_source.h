@@ -1,0 +1,55 @@
+/*
+ * batch_source.h — a data set uploaded to the backend once, and mini-batches gathered from it.
+ *
+ * The uint8 images and labels go to backend memory once per run. Each epoch's visiting order is
+ * computed on the host and uploaded once per epoch as int32; a step passes a pointer into it, so a
+ * training step moves no data between host and device. The last batch of an epoch keeps the
+ * remainder (PyTorch's drop_last=False), except a remainder of exactly one image, which is dropped:
+ * batch normalisation cannot estimate a variance from one sample (PyTorch refuses such a batch).
+ */
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "trainer/backend.h"
+#include "trainer/data/dataset.h"
+#include "trainer/data/shuffle.h"
+#include "trainer/train_config.h"
+
+namespace sweep::trainer {
+
+class BatchSource {
+ public:
+  // `batch` is the largest batch; augmentation applies only to gathers with augment = true.
+  // `for_training` drops a final batch of one image; evaluation keeps every image.
+  BatchSource(Backend& backend, const Dataset& data, const ChannelStats& norm, int batch,
+              ShuffleMode shuffle, std::uint64_t seed, const AugmentSpec& augment,
+              bool for_training);
+
+  // Uploads the order of `epoch` (0-based).
+  void begin_epoch(int epoch);
+
+  std::int64_t size() const { return size_; }
+  int batch() const { return batch_; }
+  std::int64_t batches_per_epoch() const;
+  int batch_size_at(std::int64_t batch_index) const;  // images in batch `batch_index` of an epoch
+
+  // x (b, C, H, W) normalised floats, y (b) labels, for batch `batch_index` of the current epoch.
+  // `step` (the global iteration) seeds the augmentation draws. Returns b.
+  int gather(std::int64_t batch_index, std::uint64_t step, bool augment, float* x,
+             std::int32_t* y);
+
+ private:
+  Backend& backend_;
+  std::int64_t size_;
+  int batch_;
+  ShuffleMode shuffle_;
+  std::uint64_t seed_;
+  bool for_training_;
+  bool order_uploaded_ = false;
+  GatherDesc desc_{};
+  DeviceBuffer images_, labels_, order_;
+};
+
+}  // namespace sweep::trainer

@@ -1,0 +1,32 @@
+/*
+ * batchnorm.h — batch normalisation. Parameters: gamma (C), beta (C). State: running mean (C),
+ * running variance (C), in the Network's state buffer.
+ *
+ * Spatial (per channel over N*H*W) for a 4-D input, per feature for a dense input (H = W = 1):
+ * PyTorch's BatchNorm2d and BatchNorm1d, with eps 1e-5 and momentum 0.1. Backward uses the mean
+ * and inverse std saved by the last TRAINING forward.
+ */
+#pragma once
+
+#include "trainer/layers/layer.h"
+
+namespace sweep::trainer {
+
+class BatchNorm final : public Layer {
+ public:
+  BatchNorm(float eps = 1e-5f, float momentum = 0.1f) : eps_(eps), momentum_(momentum) {}
+  std::string type() const override { return "batchnorm"; }
+  Shape setup(Shape in) override;
+  void bind(Backend& backend, float* params, float* grads, float* state, int max_batch) override;
+  void init(std::mt19937_64& rng, float* host_params, float* host_state) const override;
+  bool always_writes_dx() const override { return true; }
+  void forward(const float* x, float* y, int batch, bool training) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  BatchNormGeom geometry(int batch) const;
+  float eps_, momentum_;
+  DeviceBuffer saved_;  // mean (C), then invstd (C), of the last training forward
+};
+
+}  // namespace sweep::trainer

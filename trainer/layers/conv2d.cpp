@@ -1,0 +1,76 @@
+/*
+ * conv2d.cpp — convolution layer: shape rules and PyTorch's default initialisation.
+ *
+ * Initialisation follows torch.nn.Conv2d.reset_parameters: kaiming_uniform(a = sqrt(5)) on the
+ * weight, which is U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in = C*R*S, and the same bound for
+ * the bias.
+ */
+#include "trainer/layers/conv2d.h"
+
+#include <cmath>
+
+#include "common/check.h"
+
+namespace sweep::trainer {
+
+std::string Conv2d::describe() const {
+  std::string d = "conv " + std::to_string(opt_.filters) + "@" + std::to_string(opt_.kernel) +
+                  "x" + std::to_string(opt_.kernel);
+  if (opt_.stride != 1) d += " stride " + std::to_string(opt_.stride);
+  if (opt_.same) d += " same";
+  else if (opt_.padding) d += " pad " + std::to_string(opt_.padding);
+  if (!opt_.bias) d += " no-bias";
+  return d;
+}
+
+Shape Conv2d::setup(Shape in) {
+  if (opt_.filters < 1) throw Error("filters must be at least 1");
+  if (opt_.kernel < 1) throw Error("kernel must be at least 1");
+  if (opt_.stride < 1) throw Error("stride must be at least 1");
+  if (opt_.same) {
+    if (opt_.stride != 1)
+      throw Error("padding 'same' needs stride 1 (got stride " + std::to_string(opt_.stride) +
+                  "); give a number for padding instead");
+    if (opt_.kernel % 2 == 0)
+      throw Error("padding 'same' needs an odd kernel (got " + std::to_string(opt_.kernel) +
+                  "); give a number for padding instead");
+    pad_ = (opt_.kernel - 1) / 2;
+  } else {
+    if (opt_.padding < 0) throw Error("padding must be >= 0");
+    pad_ = opt_.padding;
+  }
+  const int ph = in.h + 2 * pad_, pw = in.w + 2 * pad_;
+  if (opt_.kernel > ph || opt_.kernel > pw)
+    throw Error("kernel " + std::to_string(opt_.kernel) + "x" + std::to_string(opt_.kernel) +
+                " is larger than its input " + std::to_string(in.h) + "x" + std::to_string(in.w) +
+                (pad_ ? " (padded to " + std::to_string(ph) + "x" + std::to_string(pw) + ")" : ""));
+  in_ = in;
+  out_ = Shape{opt_.filters, (ph - opt_.kernel) / opt_.stride + 1,
+               (pw - opt_.kernel) / opt_.stride + 1};
+  param_count_ = std::size_t(opt_.filters) * in.c * opt_.kernel * opt_.kernel +
+                 (opt_.bias ? std::size_t(opt_.filters) : 0);
+  return out_;
+}
+
+void Conv2d::init(std::mt19937_64& rng, float* host_params, float* host_state) const {
+  const float bound = 1.f / std::sqrt(static_cast<float>(in_.c * opt_.kernel * opt_.kernel));
+  for (std::size_t i = 0; i < param_count_; ++i) host_params[i] = uniform_symmetric(rng, bound);
+}
+
+ConvGeom Conv2d::geometry(int batch) const {
+  return ConvGeom{batch,        in_.c,   in_.h,   in_.w,  opt_.filters, opt_.kernel, opt_.kernel,
+                  opt_.stride,  opt_.stride, pad_, pad_,  out_.h,       out_.w};
+}
+
+void Conv2d::forward(const float* x, float* y, int batch, bool training) {
+  const std::size_t wsize = param_count_ - (opt_.bias ? opt_.filters : 0);
+  backend_->conv2d_forward(geometry(batch), x, params_, opt_.bias ? params_ + wsize : nullptr, y);
+}
+
+void Conv2d::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
+  const std::size_t wsize = param_count_ - (opt_.bias ? opt_.filters : 0);
+  backend_->conv2d_backward(geometry(batch), x, params_, dy, dx, grads_,
+                            opt_.bias ? grads_ + wsize : nullptr);
+}
+
+}  // namespace sweep::trainer

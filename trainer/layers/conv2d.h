@@ -1,0 +1,38 @@
+/*
+ * conv2d.h — 2-D convolution layer. Parameters: weight (K, C, R, S), then bias (K) when enabled.
+ *
+ * "same" padding is only offered where it is exact: stride 1 and an odd kernel, pad = (k - 1) / 2.
+ * (An even kernel would need asymmetric padding, which neither backend supports.)
+ */
+#pragma once
+
+#include "trainer/layers/layer.h"
+
+namespace sweep::trainer {
+
+struct Conv2dOptions {
+  int filters = 1;
+  int kernel = 3;
+  int stride = 1;
+  int padding = 0;
+  bool same = false;  // padding "same" (overrides `padding`)
+  bool bias = true;
+};
+
+class Conv2d final : public Layer {
+ public:
+  explicit Conv2d(const Conv2dOptions& o) : opt_(o) {}
+  std::string type() const override { return "conv"; }
+  std::string describe() const override;
+  Shape setup(Shape in) override;
+  void init(std::mt19937_64& rng, float* host_params, float* host_state) const override;
+  void forward(const float* x, float* y, int batch, bool training) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  ConvGeom geometry(int batch) const;
+
+ private:
+  Conv2dOptions opt_;
+  int pad_ = 0;
+};
+
+}  // namespace sweep::trainer

@@ -1,0 +1,29 @@
+/*
+ * dense.h — fully connected layer. Parameters: weight (out, in) as PyTorch's Linear, then bias.
+ *
+ * A 4-D input is read as (N, C*H*W) without a copy (NCHW is already that matrix), so a dense
+ * layer after a convolution flattens implicitly, exactly like torch.flatten(x, 1).
+ */
+#pragma once
+
+#include "trainer/layers/layer.h"
+
+namespace sweep::trainer {
+
+class Dense final : public Layer {
+ public:
+  Dense(int units, bool bias) : units_(units), bias_(bias) {}
+  std::string type() const override { return "dense"; }
+  std::string describe() const override;
+  Shape setup(Shape in) override;
+  void init(std::mt19937_64& rng, float* host_params, float* host_state) const override;
+  void forward(const float* x, float* y, int batch, bool training) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  int units() const { return units_; }
+
+ private:
+  int units_, in_features_ = 0;
+  bool bias_;
+};
+
+}  // namespace sweep::trainer

@@ -1,0 +1,81 @@
+/*
+ * layer.h — one layer of a Network: shape inference, parameter layout, forward and backward.
+ *
+ * A layer does not own its parameters: the Network carves every layer's weights, gradients and
+ * running statistics out of three flat buffers (so the optimizer is one launch and a checkpoint one
+ * write) and hands each layer pointers into them with bind(). A layer owns only what is private to
+ * one forward/backward pair (a dropout mask, batch-norm's saved statistics), allocated once there
+ * for the largest batch. Shape errors are thrown as sweep::Error with the bare reason; the Network
+ * prefixes the layer's position and type.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "trainer/backend.h"
+#include "trainer/network.h"
+
+namespace sweep::trainer {
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  virtual std::string type() const = 0;   // conv, batchnorm, relu, ... (the LayerSpec type)
+  virtual std::string describe() const;   // type and arguments, for summary(): "conv 20@5x5 s1"
+
+  // Works out the output shape for input `in` (per sample) and how many parameters and state
+  // values this layer needs. Throws sweep::Error when the shape is impossible.
+  virtual Shape setup(Shape in) = 0;
+  std::size_t param_count() const { return param_count_; }
+  std::size_t state_count() const { return state_count_; }
+  Shape in_shape() const { return in_; }
+  Shape out_shape() const { return out_; }
+
+  // Points the layer at its slices of the Network's flat buffers; allocates the layer's own
+  // scratch for `max_batch` samples. Called once, after setup.
+  virtual void bind(Backend& backend, float* params, float* grads, float* state, int max_batch);
+  // Writes the initial parameters and state (PyTorch defaults) into host arrays laid out like this
+  // layer's slices, drawing from `rng` in a fixed order (weights, then bias).
+  virtual void init(std::mt19937_64& rng, float* host_params, float* host_state) const {}
+
+  // Output aliases the input (flatten): the Network then gives it no buffer of its own and never
+  // calls forward/backward.
+  virtual bool is_view() const { return false; }
+  // backward always writes dx (the backend op has no "skip"), so the Network must give it a
+  // buffer even where nothing upstream needs the gradient.
+  virtual bool always_writes_dx() const { return false; }
+  // Random stream for this forward (dropout): masks come from hash2(seed, counter + i).
+  virtual void set_random(std::uint64_t seed, std::uint64_t counter) {}
+
+  // x (batch, in), y (batch, out). training selects batch statistics and dropout.
+  virtual void forward(const float* x, float* y, int batch, bool training) = 0;
+  // Given dy, writes dx (skipped when null: nothing before this layer needs it) and OVERWRITES this
+  // layer's parameter gradients. x and y are the last forward's input and output.
+  virtual void backward(const float* x, const float* y, const float* dy, float* dx, int batch) = 0;
+
+ protected:
+  Layer() = default;
+  Backend* backend_ = nullptr;
+  float* params_ = nullptr;
+  float* grads_ = nullptr;
+  float* state_ = nullptr;
+  Shape in_, out_;
+  std::size_t param_count_ = 0, state_count_ = 0;
+};
+
+// Uniform in [-bound, bound) from the top 24 bits of one draw: the same numbers on every standard
+// library (std::uniform_real_distribution is implementation-defined).
+float uniform_symmetric(std::mt19937_64& rng, float bound);
+
+// Reads a whole-number argument >= min_value; throws when it is missing (unless a default is
+// given), fractional or too small.
+struct LayerSpec;
+int int_arg(const LayerSpec& spec, const std::string& key, int min_value, const int* fallback);
+
+}  // namespace sweep::trainer

@@ -1,0 +1,63 @@
+/*
+ * pool.cpp — pooling layers: shape rules, then straight calls into the backend.
+ */
+#include "trainer/layers/pool.h"
+
+#include "common/check.h"
+
+namespace sweep::trainer {
+
+std::string Pool2d::describe() const {
+  std::string d = type() + " " + std::to_string(size_) + "x" + std::to_string(size_);
+  if (stride_ != size_) d += " stride " + std::to_string(stride_);
+  if (pad_) d += " pad " + std::to_string(pad_);
+  return d;
+}
+
+Shape Pool2d::setup(Shape in) {
+  if (size_ < 1) throw Error("size must be at least 1");
+  if (stride_ < 1) throw Error("stride must be at least 1");
+  if (pad_ < 0 || 2 * pad_ > size_)
+    throw Error("padding must be between 0 and half the window (" + std::to_string(size_ / 2) +
+                "), got " + std::to_string(pad_));
+  const int ph = in.h + 2 * pad_, pw = in.w + 2 * pad_;
+  if (size_ > ph || size_ > pw)
+    throw Error("window " + std::to_string(size_) + "x" + std::to_string(size_) +
+                " is larger than its input " + std::to_string(in.h) + "x" + std::to_string(in.w));
+  in_ = in;
+  out_ = Shape{in.c, (ph - size_) / stride_ + 1, (pw - size_) / stride_ + 1};
+  return out_;
+}
+
+PoolGeom Pool2d::geometry(int batch) const {
+  return PoolGeom{batch, in_.c, in_.h, in_.w, size_, size_, stride_, stride_, pad_, pad_,
+                  out_.h, out_.w};
+}
+
+void Pool2d::forward(const float* x, float* y, int batch, bool training) {
+  backend_->pool_forward(geometry(batch), mode_, x, y);
+}
+
+void Pool2d::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
+  if (dx) backend_->pool_backward(geometry(batch), mode_, x, y, dy, dx);
+}
+
+Shape GlobalAvgPool::setup(Shape in) {
+  in_ = in;
+  return out_ = Shape{in.c, 1, 1};
+}
+
+PoolGeom GlobalAvgPool::geometry(int batch) const {
+  return PoolGeom{batch, in_.c, in_.h, in_.w, in_.h, in_.w, in_.h, in_.w, 0, 0, 1, 1};
+}
+
+void GlobalAvgPool::forward(const float* x, float* y, int batch, bool training) {
+  backend_->pool_forward(geometry(batch), PoolMode::average, x, y);
+}
+
+void GlobalAvgPool::backward(const float* x, const float* y, const float* dy, float* dx,
+                             int batch) {
+  if (dx) backend_->pool_backward(geometry(batch), PoolMode::average, x, y, dy, dx);
+}
+
+}  // namespace sweep::trainer

@@ -1,0 +1,54 @@
+/*
+ * pool.h — max pooling, average pooling and global average pooling (no parameters).
+ *
+ * Output size is floor((H + 2*pad - size) / stride) + 1, PyTorch's default (ceil_mode False);
+ * padding may be at most half the window, PyTorch's rule, so no window lies wholly in padding.
+ * Global average pooling is average pooling whose window is the whole input plane.
+ */
+#pragma once
+
+#include "trainer/layers/layer.h"
+
+namespace sweep::trainer {
+
+class Pool2d final : public Layer {
+ public:
+  Pool2d(PoolMode mode, int size, int stride, int padding)
+      : mode_(mode), size_(size), stride_(stride), pad_(padding) {}
+  std::string type() const override { return mode_ == PoolMode::max ? "maxpool" : "avgpool"; }
+  std::string describe() const override;
+  Shape setup(Shape in) override;
+  void forward(const float* x, float* y, int batch, bool training) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  PoolGeom geometry(int batch) const;
+  PoolMode mode_;
+  int size_, stride_, pad_;
+};
+
+class GlobalAvgPool final : public Layer {
+ public:
+  std::string type() const override { return "gap"; }
+  Shape setup(Shape in) override;
+  void forward(const float* x, float* y, int batch, bool training) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  PoolGeom geometry(int batch) const;
+};
+
+// Flatten (N, C, H, W) to (N, C*H*W): NCHW already is that matrix, so this is a view.
+class Flatten final : public Layer {
+ public:
+  std::string type() const override { return "flatten"; }
+  Shape setup(Shape in) override {
+    in_ = in;
+    return out_ = Shape{static_cast<int>(in.numel()), 1, 1};
+  }
+  bool is_view() const override { return true; }
+  void forward(const float*, float*, int, bool) override {}
+  void backward(const float*, const float*, const float*, float*, int) override {}
+};
+
+}  // namespace sweep::trainer

@@ -1,0 +1,58 @@
+/*
+ * evaluator.cpp — batched inference with statistics accumulated on the backend.
+ *
+ * Batch normalisation and dropout run in inference mode (training = false); the loss is the mean
+ * over all images (sum of per-sample losses / count), not a mean of batch means, so a smaller last
+ * batch is weighted correctly.
+ */
+#include "trainer/loop/evaluator.h"
+
+#include "common/check.h"
+
+namespace sweep::trainer {
+
+Evaluator::Evaluator(Backend& backend, const Dataset& data, const ChannelStats& norm, int batch)
+    : backend_(backend),
+      source_(backend, data, norm, batch, ShuffleMode::never, 0, AugmentSpec{}, false),
+      classes_(data.classes),
+      labels_(backend, std::size_t(data.size()) * sizeof(std::int32_t)),
+      preds_(backend, std::size_t(data.size()) * sizeof(std::int32_t)),
+      stats_(backend, 2 * sizeof(double)) {}
+
+EvalResult Evaluator::run(Network& net, float* x, bool with_confusion) {
+  const double zeros[2] = {0, 0};
+  backend_.copy_to_device(stats_.as<void>(), zeros, sizeof zeros);
+  const std::int64_t batches = source_.batches_per_epoch();
+  for (std::int64_t b = 0; b < batches; ++b) {
+    std::int32_t* y = labels_.as<std::int32_t>() + b * source_.batch();
+    const int n = source_.gather(b, 0, false, x, y);
+    const float* logits = net.forward(x, n, false);
+    backend_.softmax_cross_entropy(logits, y, n, classes_, nullptr, stats_.as<double>());
+    if (with_confusion) backend_.argmax(logits, n, classes_, preds_.as<std::int32_t>() + b * source_.batch());
+  }
+  double sums[2];
+  backend_.copy_to_host(sums, stats_.as<void>(), sizeof sums);
+  EvalResult r;
+  r.images = source_.size();
+  if (r.images > 0) {
+    r.loss = sums[0] / double(r.images);
+    r.accuracy = sums[1] / double(r.images);
+  }
+  if (with_confusion) {
+    std::vector<std::int32_t> truth(std::size_t(r.images)), pred(std::size_t(r.images));
+    if (r.images > 0) {
+      backend_.copy_to_host(truth.data(), labels_.as<void>(), truth.size() * sizeof(std::int32_t));
+      backend_.copy_to_host(pred.data(), preds_.as<void>(), pred.size() * sizeof(std::int32_t));
+    }
+    r.confusion.assign(std::size_t(classes_) * classes_, 0);
+    for (std::size_t i = 0; i < truth.size(); ++i) {
+      if (truth[i] < 0 || truth[i] >= classes_ || pred[i] < 0 || pred[i] >= classes_)
+        throw Error("evaluation: label " + std::to_string(truth[i]) + " or prediction " +
+                    std::to_string(pred[i]) + " outside 0.." + std::to_string(classes_ - 1));
+      ++r.confusion[std::size_t(truth[i]) * classes_ + std::size_t(pred[i])];
+    }
+  }
+  return r;
+}
+
+}  // namespace sweep::trainer

@@ -1,0 +1,144 @@
+/*
+ * network.cpp — builds the layers, lays out the flat buffers, runs forward and backward.
+ *
+ * Buffers are planned once: every non-view layer gets an output buffer for max_batch samples, and
+ * a gradient buffer only where some earlier layer has parameters (layers before the first
+ * trainable one never run backward, and the first trainable one gets dx = null, so LeNet's first
+ * convolution skips its col2im). Views (flatten) alias their input in both directions.
+ * Dropout streams: layer i draws from hash2(mix64(dropout_seed ^ mix64(i)), step * span + j) where
+ * span = max_batch * features, so no two layers or steps share a mask.
+ */
+#include "trainer/network.h"
+
+#include <cstdio>
+
+#include "common/check.h"
+#include "trainer/layers/layer.h"
+#include "trainer/models.h"
+#include "trainer/rng.h"
+
+namespace sweep::trainer {
+
+Network::Network(Backend& backend, const ModelSpec& model, Shape input, int classes, int max_batch,
+                 std::uint64_t seed)
+    : backend_(backend), input_(input), classes_(classes), max_batch_(max_batch) {
+  if (max_batch < 1) throw Error("batch size must be at least 1, got " + std::to_string(max_batch));
+  layers_ = build_layers(model, classes);
+  shapes_ = setup_layers(layers_, input);
+  if (shapes_.back().numel() != classes)
+    throw Error("the model ends in " + std::to_string(shapes_.back().numel()) +
+                " outputs but the data has " + std::to_string(classes) + " classes");
+
+  const std::size_t count = layers_.size();
+  std::vector<std::size_t> param_offset(count), state_offset(count);
+  first_trainable_ = count;
+  for (std::size_t i = 0; i < count; ++i) {
+    param_offset[i] = param_count_;
+    state_offset[i] = state_count_;
+    param_count_ += layers_[i]->param_count();
+    state_count_ += layers_[i]->state_count();
+    if (layers_[i]->param_count() && first_trainable_ == count) first_trainable_ = i;
+  }
+  params_ = DeviceBuffer(backend_, param_count_ * sizeof(float));
+  grads_ = DeviceBuffer(backend_, param_count_ * sizeof(float));
+  state_ = DeviceBuffer(backend_, state_count_ * sizeof(float));
+  backend_.fill(grads_.f(), param_count_, 0.f);
+
+  // Initial values drawn on the host in layer order, then one copy each.
+  std::vector<float> host_params(param_count_), host_state(state_count_);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < count; ++i)
+    layers_[i]->init(rng, host_params.data() + param_offset[i],
+                     host_state.data() + state_offset[i]);
+  backend_.copy_to_device(params_.f(), host_params.data(), param_count_ * sizeof(float));
+  backend_.copy_to_device(state_.f(), host_state.data(), state_count_ * sizeof(float));
+
+  acts_.resize(count);
+  dacts_.resize(count);
+  out_.assign(count, nullptr);
+  dout_.assign(count, nullptr);
+  for (std::size_t i = 0; i < count; ++i) {
+    Layer& layer = *layers_[i];
+    const std::size_t out_bytes = std::size_t(max_batch) * shapes_[i + 1].numel() * sizeof(float);
+    if (!layer.is_view()) acts_[i] = DeviceBuffer(backend_, out_bytes);
+    // dout_[i] is layer i+1's dx: needed when layer i+1 comes after the first trainable layer.
+    if (i + 1 < count && i >= first_trainable_) {
+      if (layer.is_view()) {
+        dout_[i] = dout_[i - 1];  // i > first_trainable_ >= 0: a view has no parameters
+      } else {
+        dacts_[i] = DeviceBuffer(backend_, out_bytes);
+        dout_[i] = dacts_[i].f();
+      }
+    }
+    layer.bind(backend_, params_.f() + param_offset[i], grads_.f() + param_offset[i],
+               state_.f() + state_offset[i], max_batch);
+  }
+  if (first_trainable_ < count && layers_[first_trainable_]->always_writes_dx())
+    first_dx_ = DeviceBuffer(
+        backend_, std::size_t(max_batch) * shapes_[first_trainable_].numel() * sizeof(float));
+}
+
+Network::~Network() = default;
+
+const float* Network::forward(const float* x, int batch, bool training) {
+  if (batch < 1 || batch > max_batch_)
+    throw Error("forward: batch " + std::to_string(batch) + " is outside [1, " +
+                std::to_string(max_batch_) + "] (the network was built for at most " +
+                std::to_string(max_batch_) + ")");
+  input_ptr_ = x;
+  const float* in = x;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Layer& layer = *layers_[i];
+    if (layer.is_view()) {
+      out_[i] = in;
+    } else {
+      const std::uint64_t span = std::uint64_t(max_batch_) * shapes_[i + 1].numel();
+      layer.set_random(mix64(dropout_seed_ ^ mix64(i)), step_ * span);
+      layer.forward(in, acts_[i].f(), batch, training);
+      out_[i] = acts_[i].f();
+    }
+    in = out_[i];
+  }
+  last_batch_ = batch;
+  return out_.back();
+}
+
+void Network::backward(const float* dlogits, int batch) {
+  if (!input_ptr_ || batch != last_batch_)
+    throw Error("backward: batch " + std::to_string(batch) +
+                " does not match the last forward's batch " + std::to_string(last_batch_));
+  const std::size_t count = layers_.size();
+  for (std::size_t i = count; i-- > first_trainable_;) {
+    Layer& layer = *layers_[i];
+    if (layer.is_view()) continue;  // its dout_ aliases its input's gradient
+    const float* x = i ? out_[i - 1] : input_ptr_;
+    const float* dy = i + 1 == count ? dlogits : dout_[i];
+    float* dx = i > first_trainable_ ? dout_[i - 1] : first_dx_.f();
+    layer.backward(x, out_[i], dy, dx, batch);
+  }
+}
+
+std::string Network::summary() const {
+  std::string s;
+  char line[160];
+  std::snprintf(line, sizeof line, "%3s  %-28s %-16s %12s\n", "#", "layer", "output", "params");
+  s += line;
+  std::snprintf(line, sizeof line, "%3s  %-28s %-16s %12s\n", "", "input",
+                (std::to_string(input_.c) + "x" + std::to_string(input_.h) + "x" +
+                 std::to_string(input_.w)).c_str(), "");
+  s += line;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const Shape o = shapes_[i + 1];
+    const std::string shape =
+        std::to_string(o.c) + "x" + std::to_string(o.h) + "x" + std::to_string(o.w);
+    std::snprintf(line, sizeof line, "%3zu  %-28s %-16s %12zu\n", i + 1,
+                  layers_[i]->describe().c_str(), shape.c_str(), layers_[i]->param_count());
+    s += line;
+  }
+  std::snprintf(line, sizeof line, "total parameters: %zu (%.2f MB), state values: %zu\n",
+                param_count_, double(param_count_) * 4.0 / 1e6, state_count_);
+  s += line;
+  return s;
+}
+
+}  // namespace sweep::trainer

@@ -1,0 +1,68 @@
+/*
+ * optimizer.cpp — fill an OptimizerStep and launch it.
+ *
+ * The sum-of-squares accumulator is reset with a device-to-device copy from a zero kept on the
+ * backend (Backend::fill is float-only and a host copy would be a transfer per step).
+ */
+#include "trainer/optim/optimizer.h"
+
+#include "common/check.h"
+
+namespace sweep::trainer {
+
+OptimizerKind parse_optimizer(const std::string& name) {
+  if (name == "sgdm" || name == "sgd") return OptimizerKind::sgdm;
+  if (name == "adam") return OptimizerKind::adam;
+  if (name == "rmsprop") return OptimizerKind::rmsprop;
+  throw Error("training.optimizer: '" + name + "' is not one of sgdm, adam, rmsprop");
+}
+
+Optimizer::Optimizer(Backend& backend, const TrainingSpec& spec, std::size_t param_count)
+    : backend_(backend), count_(param_count), clip_norm_(static_cast<float>(spec.gradient_clip)) {
+  base_.kind = parse_optimizer(spec.optimizer);
+  base_.momentum = static_cast<float>(spec.momentum);
+  base_.nesterov = spec.nesterov;
+  base_.beta1 = static_cast<float>(spec.beta1);
+  base_.beta2 = static_cast<float>(spec.beta2);
+  base_.alpha = static_cast<float>(spec.rms_decay);
+  base_.eps = static_cast<float>(spec.epsilon);
+  base_.weight_decay = static_cast<float>(spec.weight_decay);
+  if (spec.momentum < 0 || spec.momentum >= 1) throw Error("training.momentum must be in [0, 1)");
+  if (spec.nesterov && spec.momentum == 0) throw Error("training.nesterov needs momentum > 0");
+  if (spec.beta1 < 0 || spec.beta1 >= 1 || spec.beta2 < 0 || spec.beta2 >= 1)
+    throw Error("training.beta1 and beta2 must be in [0, 1)");
+  if (spec.rms_decay < 0 || spec.rms_decay >= 1) throw Error("training.rms_decay must be in [0, 1)");
+  if (spec.epsilon < 0) throw Error("training.epsilon must be >= 0");
+  if (spec.weight_decay < 0) throw Error("training.weight_decay must be >= 0");
+  if (spec.gradient_clip < 0) throw Error("training.gradient_clip must be >= 0 (0 = off)");
+
+  state1_ = DeviceBuffer(backend, count_ * sizeof(float));
+  if (count_) backend.fill(state1_.f(), count_, 0.f);
+  if (base_.kind == OptimizerKind::adam) {
+    state2_ = DeviceBuffer(backend, count_ * sizeof(float));
+    if (count_) backend.fill(state2_.f(), count_, 0.f);
+  }
+  if (clip_norm_ > 0) {
+    sumsq_ = DeviceBuffer(backend, sizeof(double));
+    zero_ = DeviceBuffer(backend, sizeof(double));
+    scale_ = DeviceBuffer(backend, sizeof(float));
+    const double zero = 0.0;
+    backend.copy_to_device(zero_.as<void>(), &zero, sizeof zero);
+  }
+}
+
+void Optimizer::step(float* params, const float* grads, double lr) {
+  OptimizerStep s = base_;
+  s.lr = static_cast<float>(lr);
+  s.t = ++steps_;
+  const float* grad_scale = nullptr;
+  if (clip_norm_ > 0) {
+    backend_.copy(sumsq_.as<void>(), zero_.as<void>(), sizeof(double));
+    backend_.sum_squares(grads, count_, sumsq_.as<double>());
+    backend_.clip_scale(sumsq_.as<double>(), clip_norm_, scale_.f());
+    grad_scale = scale_.f();
+  }
+  backend_.optimizer_step(s, params, grads, state1_.f(), state2_.f(), count_, grad_scale);
+}
+
+}  // namespace sweep::trainer

@@ -1,0 +1,73 @@
+/*
+ * schedule.cpp — the formulas of schedule.h, in double.
+ *
+ * Computed in double and rounded to float only when handed to the optimizer, so 1 - iter/max_iter
+ * and cos() near the end of a long run do not lose digits.
+ */
+#include "trainer/optim/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "common/check.h"
+
+namespace sweep::trainer {
+
+LearningRateSchedule::LearningRateSchedule(const ScheduleSpec& spec, double base_lr)
+    : spec_(spec), base_(base_lr) {
+  const std::string& t = spec.type;
+  if (t == "fixed") type_ = Type::fixed;
+  else if (t == "piecewise") type_ = Type::piecewise;
+  else if (t == "multistep") type_ = Type::multistep;
+  else if (t == "inv") type_ = Type::inv;
+  else if (t == "exp") type_ = Type::exp;
+  else if (t == "poly") type_ = Type::poly;
+  else if (t == "cosine") type_ = Type::cosine;
+  else
+    throw Error("training.schedule.type: '" + t +
+                "' is not one of fixed, piecewise, multistep, inv, exp, poly, cosine");
+  if (!(base_lr >= 0)) throw Error("training.learning_rate must be >= 0");
+  if (type_ == Type::piecewise && spec.drop_period < 1)
+    throw Error("training.schedule.drop_period must be at least 1 epoch");
+  if (spec.warmup_epochs < 0) throw Error("training.schedule.warmup_epochs must be >= 0");
+  if (spec.warmup_start_factor < 0 || spec.warmup_start_factor > 1)
+    throw Error("training.schedule.warmup_start_factor must be in [0, 1]");
+}
+
+double LearningRateSchedule::at(int epoch, std::int64_t iteration,
+                                std::int64_t iterations_per_epoch,
+                                std::int64_t total_iterations) const {
+  const double iter = double(iteration);
+  const double max_iter = double(std::max<std::int64_t>(total_iterations, 1));
+  double lr = base_;
+  switch (type_) {
+    case Type::fixed: break;
+    case Type::piecewise:
+      lr = base_ * std::pow(spec_.drop_factor, double(epoch / spec_.drop_period));
+      break;
+    case Type::multistep: {
+      const auto passed = std::count_if(spec_.milestones.begin(), spec_.milestones.end(),
+                                        [&](int m) { return m <= epoch; });
+      lr = base_ * std::pow(spec_.drop_factor, double(passed));
+      break;
+    }
+    case Type::inv: lr = base_ * std::pow(1.0 + spec_.gamma * iter, -spec_.power); break;
+    case Type::exp: lr = base_ * std::pow(spec_.gamma, double(epoch)); break;
+    case Type::poly:
+      lr = base_ * std::pow(std::max(0.0, 1.0 - iter / max_iter), spec_.power);
+      break;
+    case Type::cosine:
+      lr = spec_.min_lr + (base_ - spec_.min_lr) *
+                              (1.0 + std::cos(std::numbers::pi * std::min(iter, max_iter) / max_iter)) / 2.0;
+      break;
+  }
+  const double warmup_iters = std::round(spec_.warmup_epochs * double(iterations_per_epoch));
+  if (warmup_iters > 0 && iter < warmup_iters) {
+    const double start = spec_.warmup_start_factor;
+    lr *= start + (1.0 - start) * iter / warmup_iters;
+  }
+  return lr;
+}
+
+}  // namespace sweep::trainer
