@@ -16,9 +16,15 @@ namespace {
 
 using nlohmann::json;
 
+// Integral values print as integers ("10", not "10.0"): epochs, counts and steps are most of them.
+json compact(double v) {
+  if (v == std::trunc(v) && std::abs(v) < 1e15) return static_cast<std::int64_t>(v);
+  return v;
+}
+
 json number_or_null(std::optional<double> v, int digits = 5) {
   if (!v || !std::isfinite(*v)) return nullptr;
-  return round_significant(*v, digits);
+  return compact(round_significant(*v, digits));
 }
 
 json kind_of(std::optional<double> v) {
@@ -51,10 +57,10 @@ json curve_json(const std::vector<SeriesPoint>& points, std::size_t max_points) 
     even = std::abs(x_values[i] - (x0 + static_cast<double>(i) * dx)) <=
            1e-9 * std::max(1.0, std::abs(x_values[i]));
   if (even && dx > 0) {
-    out["x0"] = x0;
-    out["dx"] = round_significant(dx, 6);
+    out["x0"] = compact(x0);
+    out["dx"] = compact(round_significant(dx, 6));
   } else {
-    for (const double x : x_values) xs.push_back(x);
+    for (const double x : x_values) xs.push_back(compact(x));
     out["x"] = std::move(xs);
   }
   return out;
@@ -71,7 +77,7 @@ json first_nonfinite(const TrialData& t, std::initializer_list<const std::string
       if (std::isfinite(p.value)) continue;
       if (found.is_null() || p.epoch < found_epoch) {
         found_epoch = p.epoch;
-        found = {{"metric", *name}, {"epoch", round_significant(p.epoch, 4)}, {"kind", kind_of(p.value)}};
+        found = {{"metric", *name}, {"epoch", compact(round_significant(p.epoch, 4))}, {"kind", kind_of(p.value)}};
       }
       break;
     }
@@ -214,7 +220,7 @@ json build_payload(const ReportData& data, const ReportModel& model) {
   out["runnerUp"] = index_or_null(model.runner_up);
   json heat = json::array();
   for (const HeatmapCell& c : model.cells)
-    heat.push_back({c.x, c.y, round_significant(c.value, 5), c.trial, c.trials_in_cell});
+    heat.push_back({c.x, c.y, compact(round_significant(c.value, 5)), c.trial, c.trials_in_cell});
   out["heat"] = std::move(heat);
   out["bestCell"] = index_or_null(model.best_cell);
   out["runnerUpCell"] = index_or_null(model.runner_up_cell);
@@ -231,7 +237,13 @@ json build_payload(const ReportData& data, const ReportModel& model) {
         for (const json& name : best.summary["class_names"])
           labels.push_back(name.is_string() ? name.get<std::string>() : name.dump());
       }
-      out["confusion"] = {{"trial", *model.best}, {"labels", labels}, {"matrix", matrix}};
+      json rows = json::array();
+      for (const auto& row : matrix) {
+        json cells = json::array();
+        for (const double v : row) cells.push_back(compact(v));
+        rows.push_back(std::move(cells));
+      }
+      out["confusion"] = {{"trial", *model.best}, {"labels", labels}, {"matrix", std::move(rows)}};
     }
   }
 

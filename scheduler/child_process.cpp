@@ -73,7 +73,8 @@ void FileDescriptor::reset() noexcept {
 std::string ExitStatus::describe() const {
   if (exited) return "exited with code " + std::to_string(code);
   const char* name = ::strsignal(signal);
-  return "killed by signal " + std::to_string(signal) + (name ? std::string(" (") + name + ")" : "");
+  return "killed by signal " + std::to_string(signal) +
+         (name ? std::string(" (") + name + ")" : "");
 }
 
 std::vector<std::string> environment_with(const std::map<std::string, std::string>& overrides) {
@@ -95,15 +96,15 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
   auto [stderr_read, stderr_write] = make_pipe();
 
   SpawnFileActions actions;
-  SWEEP_CHECK_SYS(posix_result(
-      posix_spawn_file_actions_addopen(&actions.value, 0, "/dev/null", O_RDONLY, 0)));
-  SWEEP_CHECK_SYS(posix_result(
-      posix_spawn_file_actions_adddup2(&actions.value, stdout_write.get(), 1)));
-  SWEEP_CHECK_SYS(posix_result(
-      posix_spawn_file_actions_adddup2(&actions.value, stderr_write.get(), 2)));
+  SWEEP_CHECK_SYS(
+      posix_result(posix_spawn_file_actions_addopen(&actions.value, 0, "/dev/null", O_RDONLY, 0)));
+  SWEEP_CHECK_SYS(
+      posix_result(posix_spawn_file_actions_adddup2(&actions.value, stdout_write.get(), 1)));
+  SWEEP_CHECK_SYS(
+      posix_result(posix_spawn_file_actions_adddup2(&actions.value, stderr_write.get(), 2)));
   if (!working_dir.empty())
-    SWEEP_CHECK_SYS(posix_result(
-        posix_spawn_file_actions_addchdir_np(&actions.value, working_dir.c_str())));
+    SWEEP_CHECK_SYS(
+        posix_result(posix_spawn_file_actions_addchdir_np(&actions.value, working_dir.c_str())));
 
   // Own process group (a stop reaches the program's children too); signals back to default and
   // unblocked, whatever this process does with them (tests and the CLI block or ignore some).
@@ -128,9 +129,9 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
 
   pid_t pid = -1;
   try {
-    SWEEP_CHECK_SYS(posix_result(posix_spawnp(&pid, argv[0].c_str(), &actions.value,
-                                              &attributes.value, argv_pointers.data(),
-                                              env_pointers.data())));
+    SWEEP_CHECK_SYS(
+        posix_result(posix_spawnp(&pid, argv[0].c_str(), &actions.value, &attributes.value,
+                                  argv_pointers.data(), env_pointers.data())));
   } catch (const CallError& e) {
     throw Error("command: cannot start '" + argv[0] + "'" +
                 (working_dir.empty() ? "" : " in " + working_dir) + ": " + e.detail());
@@ -156,7 +157,9 @@ ChildProcess::~ChildProcess() {
   SWEEP_LOG_ON_ERROR(result == pid_, "waitpid");
 }
 
-void ChildProcess::signal_group(int signal) { SWEEP_CHECK_SYS(unless_gone(::killpg(pid_, signal))); }
+void ChildProcess::signal_group(int signal) {
+  SWEEP_CHECK_SYS(unless_gone(::killpg(pid_, signal)));
+}
 
 std::optional<ExitStatus> ChildProcess::try_wait() {
   if (reaped_) return exit_;

@@ -22,7 +22,10 @@ std::vector<std::string> split_command_template(const std::string& argv_template
   for (std::size_t i = 0; i < argv_template.size(); ++i) {
     const char c = argv_template[i];
     if (quote == '\'') {
-      if (c == '\'') quote = 0; else word += c;
+      if (c == '\'')
+        quote = 0;
+      else
+        word += c;
     } else if (quote == '"') {
       if (c == '"') {
         quote = 0;
@@ -49,7 +52,8 @@ std::vector<std::string> split_command_template(const std::string& argv_template
       }
     }
   }
-  if (quote) throw Error(std::string("command: unterminated ") + quote + " quote in: " + argv_template);
+  if (quote)
+    throw Error(std::string("command: unterminated ") + quote + " quote in: " + argv_template);
   if (in_word) words.push_back(std::move(word));
   if (words.empty()) throw Error("command: the command line is empty");
   return words;
@@ -133,9 +137,9 @@ std::string substitute_placeholders(const std::string& text, const TrialSpec& sp
 
 std::vector<std::string> expand_command(const CommandSpec& command, const TrialSpec& spec,
                                         const Device& device) {
-  const std::string trial_dir =
-      command.trial_dir.empty() ? std::string()
-                                : substitute_placeholders(command.trial_dir, spec, "", device);
+  const std::string trial_dir = command.trial_dir.empty()
+                                    ? std::string()
+                                    : substitute_placeholders(command.trial_dir, spec, "", device);
   std::vector<std::string> argv = split_command_template(command.argv_template);
   for (auto& word : argv) word = substitute_placeholders(word, spec, trial_dir, device);
   return argv;

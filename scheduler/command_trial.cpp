@@ -7,8 +7,10 @@
  * After the program itself exits we read what is left for at most a short drain window, then the
  * ChildProcess destructor kills whatever is left of its process group.
  */
-#include <poll.h>
+#include "scheduler/command_trial.h"
+
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,7 +23,6 @@
 
 #include "common/check.h"
 #include "scheduler/child_process.h"
-#include "scheduler/command_trial.h"
 
 namespace sweep::scheduler {
 
@@ -62,8 +63,8 @@ class LogFile {
     std::size_t written = 0;
     while (written < text.size()) {
       ssize_t n;
-      SWEEP_CHECK_SYS(n = unless_would_block(
-                          ::write(fd_.get(), text.data() + written, text.size() - written)));
+      SWEEP_CHECK_SYS(
+          n = unless_would_block(::write(fd_.get(), text.data() + written, text.size() - written)));
       if (n > 0) written += static_cast<std::size_t>(n);
     }
   }
@@ -113,9 +114,8 @@ class CommandRun {
     const Device& device = context_.device();
     const std::vector<std::string> argv = expand_command(command_, spec, device);
     const std::string trial_dir =
-        command_.trial_dir.empty()
-            ? std::string()
-            : substitute_placeholders(command_.trial_dir, spec, "", device);
+        command_.trial_dir.empty() ? std::string()
+                                   : substitute_placeholders(command_.trial_dir, spec, "", device);
     if (!trial_dir.empty()) std::filesystem::create_directories(trial_dir);
     const std::string working_dir =
         substitute_placeholders(command_.working_dir, spec, trial_dir, device);

@@ -31,15 +31,15 @@
 namespace sweep::scheduler {
 
 struct CommandSpec {
-  std::string argv_template;              // "python3 train.py --lr {lr}"
-  std::string working_dir;                // "" = the caller's; may contain placeholders
-  std::map<std::string, std::string> env; // added to (or replacing in) the inherited environment;
-                                          // values may contain placeholders
-  double metric_timeout_s = 0;            // 0 = no limit; counted from start, then from each metric
-  std::string log_path;                   // "" = none; may contain placeholders; parent dirs made
-  std::string trial_dir;                  // value of {trial_dir}; may contain {trial_id} etc.
-  double kill_grace_s = 5;                // SIGTERM → SIGKILL delay
-  std::size_t stderr_tail_lines = 5;      // how many last stderr lines go into a failure message
+  std::string argv_template;               // "python3 train.py --lr {lr}"
+  std::string working_dir;                 // "" = the caller's; may contain placeholders
+  std::map<std::string, std::string> env;  // added to (or replacing in) the inherited environment;
+                                           // values may contain placeholders
+  double metric_timeout_s = 0;        // 0 = no limit; counted from start, then from each metric
+  std::string log_path;               // "" = none; may contain placeholders; parent dirs made
+  std::string trial_dir;              // value of {trial_dir}; may contain {trial_id} etc.
+  double kill_grace_s = 5;            // SIGTERM → SIGKILL delay
+  std::size_t stderr_tail_lines = 5;  // how many last stderr lines go into a failure message
 };
 
 // The returned TrialFn is copyable and may run many trials at once.

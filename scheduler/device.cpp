@@ -2,10 +2,11 @@
  * device.cpp — labels and clocks: the small text conversions the rest of the scheduler shares.
  * Labels are "kind:index" so they read the same in the database, the CLI and CUDA's own tools.
  */
+#include "scheduler/device.h"
+
 #include <chrono>
 #include <string>
 
-#include "scheduler/device.h"
 #include "scheduler/executor.h"
 #include "scheduler/metric_point.h"
 #include "scheduler/trial.h"
@@ -25,11 +26,16 @@ double wall_clock_now() {
 
 std::string_view to_string(StopKind kind) {
   switch (kind) {
-    case StopKind::none: return "none";
-    case StopKind::early_stop: return "early_stop";
-    case StopKind::cancel: return "cancel";
-    case StopKind::interrupt: return "interrupt";
-    case StopKind::timeout: return "timeout";
+    case StopKind::none:
+      return "none";
+    case StopKind::early_stop:
+      return "early_stop";
+    case StopKind::cancel:
+      return "cancel";
+    case StopKind::interrupt:
+      return "interrupt";
+    case StopKind::timeout:
+      return "timeout";
   }
   return "unknown";
 }

@@ -155,11 +155,20 @@ void Executor::Core::run_trial(const std::shared_ptr<TrialRecord>& record, const
       reason = record->stop_reason;
     }
     switch (stop) {
-      case StopKind::early_stop: outcome.state = TrialState::stopped_early; break;
-      case StopKind::cancel: outcome.state = TrialState::cancelled; break;
-      case StopKind::interrupt: outcome.state = TrialState::interrupted; break;
-      case StopKind::timeout: outcome.state = TrialState::failed; break;
-      case StopKind::none: break;
+      case StopKind::early_stop:
+        outcome.state = TrialState::stopped_early;
+        break;
+      case StopKind::cancel:
+        outcome.state = TrialState::cancelled;
+        break;
+      case StopKind::interrupt:
+        outcome.state = TrialState::interrupted;
+        break;
+      case StopKind::timeout:
+        outcome.state = TrialState::failed;
+        break;
+      case StopKind::none:
+        break;
     }
     outcome.message = reason;
   }
@@ -246,8 +255,8 @@ Executor::Executor(ExecutorOptions options, std::vector<std::shared_ptr<EventSin
 
   Core& core = *core_;
   for (const Device& device : options.devices) {
-    const int per_device = device.kind == DeviceKind::cpu ? options.cpu_slots
-                                                          : options.trials_per_gpu;
+    const int per_device =
+        device.kind == DeviceKind::cpu ? options.cpu_slots : options.trials_per_gpu;
     for (int i = 0; i < per_device; ++i) core.slots.push_back(Slot{device, i});
   }
   core.concurrency_limit =
@@ -291,10 +300,10 @@ TrialFuture Executor::submit(TrialSpec spec, TrialFn fn, TrialCallbacks callback
                it != core.live_by_id.end() && !it->second.expired()) {
       throw Error("submit: trial id " + std::to_string(spec.id) + " is already queued or running");
     }
-    record = std::make_shared<TrialRecord>(std::move(spec), std::move(fn), std::move(callbacks),
-                                           core_);
-    const std::size_t free_slots = core.concurrency_limit - std::min(core.concurrency_limit,
-                                                                     core.running_count);
+    record =
+        std::make_shared<TrialRecord>(std::move(spec), std::move(fn), std::move(callbacks), core_);
+    const std::size_t free_slots =
+        core.concurrency_limit - std::min(core.concurrency_limit, core.running_count);
     record->wait_reason = core.interrupted || core.queued_count >= free_slots
                               ? core.busy_reason_locked(core.queued_count)
                               : std::string();
@@ -374,10 +383,10 @@ void Executor::interrupt(const std::string& reason) {
   for (const auto& record : running) record->request_stop(StopKind::interrupt, reason);
   for (const auto& record : queued)
     if (record->begin_finish())
-      record->complete({TrialState::interrupted,
-                        "not started: executor interrupted (" + reason + ")",
-                        nlohmann::json::object()},
-                       nullptr);
+      record->complete(
+          {TrialState::interrupted, "not started: executor interrupted (" + reason + ")",
+           nlohmann::json::object()},
+          nullptr);
   core.work_cv.notify_all();
   core.idle_cv.notify_all();
 }

@@ -13,7 +13,8 @@
  *   ExecutorOptions options;
  *   options.devices = {Device::cpu()};
  *   options.cpu_slots = 2;
- *   Executor executor(options, {store_sink}, make_stopping_policy(early_terminate, goal));
+ *   Executor executor(options, {store_sink},
+ *                     make_stopping_policy(early_terminate, "val_accuracy", goal));
  *   std::vector<TrialFuture> futures;
  *   for (auto& spec : specs) futures.push_back(executor.submit(spec, trial_fn));
  *   while (auto index = fetch_next(futures)) show(futures[*index].outcome());
@@ -36,9 +37,9 @@ class StoppingPolicy;
 
 struct ExecutorOptions {
   std::vector<Device> devices = {Device::cpu()};  // empty is an error
-  int cpu_slots = 1;         // slots per CPU device: trials run side by side, each using oneTBB
-  int trials_per_gpu = 1;    // slots per CUDA device
-  int max_concurrent = 0;    // cap on running trials over all slots; 0 = as many as slots
+  int cpu_slots = 1;       // slots per CPU device: trials run side by side, each using oneTBB
+  int trials_per_gpu = 1;  // slots per CUDA device
+  int max_concurrent = 0;  // cap on running trials over all slots; 0 = as many as slots
   // After a timeout sets a trial's stop token, how long the TrialFn gets to return before its
   // future completes as failed anyway (its slot stays busy until it does return).
   double timeout_grace_s = 30;
@@ -47,7 +48,7 @@ struct ExecutorOptions {
 // One place a trial can run: a device and which of its slots.
 struct Slot {
   Device device;
-  int slot_index = 0;  // 0 .. slots per device - 1
+  int slot_index = 0;         // 0 .. slots per device - 1
   std::string label() const;  // "cpu:0#1"
 };
 

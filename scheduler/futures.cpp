@@ -78,8 +78,9 @@ std::optional<std::size_t> fetch_next(const std::vector<TrialFuture>& futures,
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   for (;;) {
     const std::uint64_t epoch = current_epoch();  // before the scan: no completion is missed
-    bool any_unfetched = false;
+    bool any_unfetched;
     for (;;) {
+      any_unfetched = false;  // per scan: another thread may have fetched the last ones meanwhile
       const std::size_t index = earliest_completed(futures, [&](std::size_t i) {
         const bool unfetched = !futures[i].fetched();
         any_unfetched = any_unfetched || unfetched;
@@ -101,7 +102,8 @@ void after_each(const std::vector<TrialFuture>& futures,
   while (remaining > 0) {
     const std::uint64_t epoch = current_epoch();
     for (;;) {
-      const std::size_t index = earliest_completed(futures, [&](std::size_t i) { return !done[i]; });
+      const std::size_t index =
+          earliest_completed(futures, [&](std::size_t i) { return !done[i]; });
       if (index == std::numeric_limits<std::size_t>::max()) break;
       done[index] = true;
       --remaining;

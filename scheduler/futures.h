@@ -35,7 +35,8 @@ std::optional<std::size_t> fetch_next(
 
 // Calls callback(index, outcome) on the calling thread as each future completes, in completion
 // order, and returns when all have. Does not read or set the fetched marks.
-void after_each(const std::vector<TrialFuture>& futures,
-                const std::function<void(std::size_t index, const TrialOutcome& outcome)>& callback);
+void after_each(
+    const std::vector<TrialFuture>& futures,
+    const std::function<void(std::size_t index, const TrialOutcome& outcome)>& callback);
 
 }  // namespace sweep::scheduler

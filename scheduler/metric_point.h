@@ -13,11 +13,11 @@
 namespace sweep::scheduler {
 
 struct MetricPoint {
-  std::string name;          // "val_accuracy", "loss", ...
-  double value = 0;          // may be NaN / Inf: sinks and rules must cope (rules ignore them)
-  std::int64_t step = 0;     // monotone within a trial
-  std::int64_t epoch = 0;    // 1-based; 0 = not tied to an epoch (stopping rules ignore it)
-  double wall_time = 0;      // seconds since the Unix epoch, UTC; 0 = fill in at report()
+  std::string name;        // "val_accuracy", "loss", ...
+  double value = 0;        // may be NaN / Inf: sinks and rules must cope (rules ignore them)
+  std::int64_t step = 0;   // monotone within a trial
+  std::int64_t epoch = 0;  // 1-based; 0 = not tied to an epoch (stopping rules ignore it)
+  double wall_time = 0;    // seconds since the Unix epoch, UTC; 0 = fill in at report()
 };
 
 // Seconds since the Unix epoch (UTC), with sub-second precision.

@@ -23,11 +23,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stop_token>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "common/trial_state.h"
 #include "scheduler/device.h"
@@ -36,12 +35,12 @@
 namespace sweep::scheduler {
 
 struct TrialSpec {
-  std::int64_t id = -1;       // the store's id; < 0: the executor assigns a unique one at submit
-  std::int64_t number = 0;    // 0-based position in the sweep, for people ("trial 7")
-  std::string name;           // e.g. "lr=0.01,bs=64"
+  std::int64_t id = -1;     // the store's id; < 0: the executor assigns a unique one at submit
+  std::int64_t number = 0;  // 0-based position in the sweep, for people ("trial 7")
+  std::string name;         // e.g. "lr=0.01,bs=64"
   nlohmann::json params = nlohmann::json::object();  // flat or nested; command templates read keys
-  double timeout_s = 0;       // wall-clock limit once running; 0 = none
-  std::any payload;           // anything the TrialFn needs (a TrainConfig, a shared_ptr, ...)
+  double timeout_s = 0;                              // wall-clock limit once running; 0 = none
+  std::any payload;  // anything the TrialFn needs (a TrainConfig, a shared_ptr, ...)
 };
 
 // How a trial ended. The executor fills `state` from the TrialFn's return value, then:
@@ -52,8 +51,8 @@ struct TrialSpec {
 //    stop was requested; TrialFuture::get() rethrows the exception itself.
 struct TrialOutcome {
   TrialState state = TrialState::completed;
-  std::string message;                               // why it ended, for people; "" if completed
-  nlohmann::json summary = nlohmann::json::object(); // final metrics etc., kept verbatim
+  std::string message;                                // why it ended, for people; "" if completed
+  nlohmann::json summary = nlohmann::json::object();  // final metrics etc., kept verbatim
 };
 
 enum class StopKind {
@@ -82,14 +81,15 @@ class TrialContext {
 
   // Forwards to every EventSink, this trial's callbacks, then the stopping policy (which may set
   // the stop token with StopKind::early_stop). Fills wall_time when it is 0. An exception thrown by
-  // a sink propagates out of report() (e.g. the store's disk is full): the trial then fails with it.
+  // a sink propagates out of report() (e.g. the store's disk is full): the trial then fails with
+  // it.
   void report(const MetricPoint& point);
   void report(std::string name, double value, std::int64_t step, std::int64_t epoch);
 
   // Cheap (one atomic load): poll it every iteration.
   bool should_stop() const noexcept;
   StopKind stop_kind() const noexcept;
-  std::string stop_reason() const;            // "" while no stop was requested
+  std::string stop_reason() const;              // "" while no stop was requested
   std::stop_token stop_token() const noexcept;  // for std::stop_callback / condition_variable_any
   // Set on any stop / on interrupt only: for code that takes an atomic flag (trainer::RunControl).
   const std::atomic<bool>& stop_flag() const noexcept;
@@ -97,7 +97,7 @@ class TrialContext {
   // Sleeps until a stop is requested or `duration` passes; returns should_stop().
   bool wait_for_stop(std::chrono::duration<double> duration) const;
 
-  void log(std::string_view line);                          // one line of the trial's log
+  void log(std::string_view line);                            // one line of the trial's log
   void set_progress(double fraction, std::string text = {});  // 0..1, for live display
 
  private:

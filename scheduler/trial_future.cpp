@@ -13,7 +13,8 @@ namespace sweep::scheduler {
 
 using detail::Phase;
 
-TrialFuture::TrialFuture(std::shared_ptr<detail::TrialRecord> record) : record_(std::move(record)) {}
+TrialFuture::TrialFuture(std::shared_ptr<detail::TrialRecord> record)
+    : record_(std::move(record)) {}
 
 const detail::TrialRecord& TrialFuture::checked() const {
   if (!record_) throw Error("TrialFuture: this future is empty (default-constructed)");
@@ -81,10 +82,13 @@ TrialState TrialFuture::state() const {
   const auto& r = checked();
   std::lock_guard lock(r.mutex);
   switch (r.phase) {
-    case Phase::queued: return TrialState::queued;
+    case Phase::queued:
+      return TrialState::queued;
     case Phase::running:
-    case Phase::finishing: return TrialState::running;
-    case Phase::done: return r.outcome.state;
+    case Phase::finishing:
+      return TrialState::running;
+    case Phase::done:
+      return r.outcome.state;
   }
   return TrialState::running;
 }

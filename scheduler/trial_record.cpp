@@ -4,11 +4,12 @@
  * complete() wakes waiters only AFTER every sink has seen on_finished, so when future.get()
  * returns, the store already holds the final row (tests and the CLI rely on that).
  */
+#include "scheduler/detail/trial_record.h"
+
 #include <cstdio>
 #include <exception>
 
 #include "scheduler/detail/executor_core.h"
-#include "scheduler/detail/trial_record.h"
 
 namespace sweep::scheduler::detail {
 

@@ -224,6 +224,9 @@ int check_schema(Connection& conn, std::span<const Migration> steps) {
     const int found = recorded_version(conn);
     reject_newer(conn, found, steps);
     const int known = steps.empty() ? 0 : steps.back().version;
+    if (found == 0)
+      throw Error(conn.path().string() + " holds no sweep store yet (no tables): nothing was "
+                                         "run there");
     if (found < known)
       throw Error(conn.path().string() + " has schema version " + std::to_string(found) +
                   " and needs an upgrade to " + std::to_string(known) +

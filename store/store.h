@@ -121,9 +121,10 @@ class Store {
   // `visit` runs under the store's lock: it must not call back into this Store.
   void for_each_metric(std::int64_t sweep_id,
                        const std::function<void(const MetricPoint&)>& visit) const;
-  std::vector<MetricPoint> metrics(std::int64_t sweep_id) const;
+  std::vector<MetricPoint> metrics(std::int64_t sweep_id) const;  // the same points, collected
   std::vector<MetricPoint> trial_metrics(std::int64_t trial_id) const;  // ordered by name, step
-  // The latest point (highest step) of every series of every trial in the sweep (live status).
+  // The latest point (highest step) of every series of every trial in the sweep (live status),
+  // ordered by trial number and name; one query.
   std::vector<MetricPoint> latest_metrics(std::int64_t sweep_id) const;
   // The trial whose best finite value of the sweep's metric (max or min by metric_goal, over all
   // its steps, from the metrics table, so it works while the sweep runs) is best; ties go to the

@@ -149,6 +149,13 @@ SweepConfig load_config_text(const std::string& text, const std::string& path,
   return config;
 }
 
+std::string effective_yaml(const SweepConfig& config) {
+  if (config.overrides.empty() || !config.tree) return config.source_text;
+  std::string text = "# " + config.path + " with";
+  for (const std::string& assignment : config.overrides) text += " --set " + assignment;
+  return text + "\n" + emit_yaml(config.tree->root);
+}
+
 SweepConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sweep/config_error.h"
 #include "sweep/search_space.h"
 #include "trainer/train_config.h"
@@ -35,12 +37,14 @@ struct MetricSpec {
   bool maximize() const { return goal == "maximize"; }
 };
 
+// sweep.early_terminate, checked here and handed to the scheduler's make_stopping_policy as
+// `policy` (the keys it takes, with W&B's and Ray's spellings mapped onto them).
 struct EarlyTerminateSpec {
   std::string type;                   // median | asha | hyperband
-  int min_epochs = 1;                 // asha / hyperband first rung (W&B min_iter); median warm-up
-  int eta = 3;                        // asha / hyperband reduction factor
-  int max_epochs = 0;                 // last rung (W&B max_iter); 0 = training.epochs
-  int min_trials = 3;                 // median: trials that must have reached an epoch first
+  //   median:    min_epochs (alias grace_period), min_trials
+  //   asha:      min_epochs (aliases min_iter, grace_period), eta, max_epochs (alias max_iter)
+  //   hyperband: min_iter (alias min_epochs), eta — or max_iter (alias max_epochs), s, eta
+  nlohmann::json policy = nlohmann::json::object();  // {type, ...keys given}
 };
 
 struct SweepSpec {
@@ -92,6 +96,11 @@ SweepConfig load_config(const std::string& path, const std::vector<std::string>&
 // The same from text (tests, stored configs); `path` is used in messages only.
 SweepConfig load_config_text(const std::string& text, const std::string& path,
                              const std::vector<std::string>& overrides = {});
+
+// The config as it runs, for storing with the sweep (resume reloads it): the file's text when no
+// --set was given, else the YAML tree with the overrides applied (the file's comments are lost
+// then) under a comment that lists them.
+std::string effective_yaml(const SweepConfig& config);
 
 // The metric names the built-in trainer reports.
 const std::vector<std::string>& builtin_metric_names();

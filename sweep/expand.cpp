@@ -21,10 +21,16 @@ struct PointValue {
   Location where;
 };
 
-// Fills {placeholders} of an external command. {{ and }} are literal braces; {trial_dir} is left
-// for the runner, which knows the directory.
+// Placeholders the scheduler fills when the trial starts (command_trial.h).
+bool is_run_time_placeholder(const std::string& name) {
+  return name == "trial_dir" || name == "trial_id" || name == "trial_number" ||
+         name == "trial_name" || name == "device";
+}
+
+// Fills {placeholders} of an external command for display, and records each value in
+// plan.placeholders. {{ and }} are literal braces.
 std::string fill_command(const std::string& command, const YAML::Node& resolved,
-                         const nlohmann::ordered_json& params, const TrialPlan& plan,
+                         const nlohmann::ordered_json& params, TrialPlan& plan,
                          const Location& where, Diagnostics& diagnostics) {
   std::string out;
   for (std::size_t i = 0; i < command.size(); ++i) {
@@ -45,24 +51,29 @@ std::string fill_command(const std::string& command, const YAML::Node& resolved,
     }
     const std::string name = command.substr(i + 1, close - i - 1);
     i = close;
-    if (name == "trial_dir") {
-      out += "{trial_dir}";
+    std::string value;
+    if (is_run_time_placeholder(name)) {
+      out += "{" + name + "}";
+      continue;
     } else if (name == "trial") {
-      out += std::to_string(plan.number);
+      value = std::to_string(plan.number);
     } else if (name == "repeat") {
-      out += std::to_string(plan.repeat);
+      value = std::to_string(plan.repeat);
     } else if (name == "seed") {
-      out += std::to_string(plan.seed);
+      value = std::to_string(plan.seed);
     } else if (params.contains(name)) {
-      out += format_value(params[name]);
+      value = format_value(params[name]);
     } else if (YAML::Node node = find_path(resolved, canonical_path(name)); node.IsScalar()) {
-      out += node.Scalar();
+      value = node.Scalar();
     } else {
       diagnostics.error(where, "trainer.command",
                         "placeholder {" + name +
                             "} names no swept parameter, config value, or {trial}, {repeat}, "
                             "{seed}, {trial_dir}");
+      continue;
     }
+    out += value;
+    plan.placeholders[name] = value;
   }
   return out;
 }
@@ -144,7 +155,8 @@ std::vector<TrialPlan> expand(const SweepConfig& config, Diagnostics& diagnostic
   for (std::uint64_t index = 0; index < total; ++index) {
     const std::uint64_t point = index / repeats;
     TrialPlan plan;
-    plan.number = static_cast<int>(index + 1);
+    plan.number = static_cast<int>(index);
+    plan.placeholders = nlohmann::json::object();
     plan.repeat = static_cast<int>(index % repeats);
 
     const std::vector<PointValue> values = point_values(config, point);

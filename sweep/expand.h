@@ -3,7 +3,8 @@
  *
  * Grid order: parameters in the file's order, the last varying fastest (as itertools.product),
  * each point repeated `repeats` times (repeat fastest). Random: point k is drawn from
- * (sweep.seed, k), so the same file gives the same trials. Trial numbers start at 1.
+ * (sweep.seed, k), so the same file gives the same trials. Trial numbers start at 0, as the
+ * store's and the scheduler's do (trials/000/ is trial 0).
  */
 #pragma once
 
@@ -18,13 +19,17 @@
 namespace sweep::config {
 
 struct TrialPlan {
-  int number = 0;                     // 1-based
+  int number = 0;                     // 0-based
   nlohmann::ordered_json params;      // swept name → value, in sweep.parameters order
   trainer::TrainConfig config;        // base + this trial's values (+ seed of the repeat)
   std::string resolved_yaml;          // the trial's whole config as YAML
   int repeat = 0;                     // 0-based
   std::uint64_t seed = 0;             // training.seed of this trial
-  std::string command;                // external trainer: placeholders filled except {trial_dir}
+  std::string command;                // external trainer, for people: placeholders filled
+                                      // except those known at run time ({trial_dir}, {device}...)
+  nlohmann::json placeholders;        // external trainer: {name} → value for every placeholder
+                                      // filled above (the scheduler substitutes them per argv
+                                      // word, so a value with spaces stays one argument)
 };
 
 // Throws ConfigError naming every trial value that makes an invalid config.

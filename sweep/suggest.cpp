@@ -1,6 +1,6 @@
 /*
- * suggest.cpp — Levenshtein distance with one row of memory; the threshold keeps short words from
- * matching anything (a 3-letter typo must be within 1 edit).
+ * suggest.cpp — edit distance (Levenshtein plus swapped neighbours); the threshold keeps short
+ * words from matching anything (a 3-letter typo must be within 1 edit).
  */
 #include "sweep/suggest.h"
 
@@ -11,20 +11,25 @@
 namespace sweep::config {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
+  // Optimal string alignment: insertions, deletions, substitutions and swaps of neighbours
+  // ("rleu" → "relu" is one edit), over three rolling rows.
+  const auto same = [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  };
+  std::vector<std::size_t> before(b.size() + 1), previous(b.size() + 1), current(b.size() + 1);
+  std::iota(previous.begin(), previous.end(), std::size_t{0});
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
+    current[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = above;
+      const std::size_t cost = same(a[i - 1], b[j - 1]) ? 0 : 1;
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
+      if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]))
+        current[j] = std::min(current[j], before[j - 2] + 1);
     }
+    before.swap(previous);
+    previous.swap(current);
   }
-  return row[b.size()];
+  return previous[b.size()];
 }
 
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {

@@ -1,9 +1,9 @@
 /*
  * suggest.h — "did you mean 'learning_rate'?" for a misspelt key or choice.
  *
- * The nearest candidate by Levenshtein distance is offered only when it is close enough to be a
- * likely typo (at most a third of the longer word, and at most 3 edits); otherwise the message
- * lists what is accepted instead of guessing.
+ * The nearest candidate by edit distance (a swap of two neighbours counts as one edit) is offered
+ * only when it is close enough to be a likely typo (at most a third of the longer word, and at
+ * most 3 edits); otherwise the message lists what is accepted instead of guessing.
  */
 #pragma once
 

@@ -193,16 +193,48 @@ void read_parameters(MapReader& sweep, SearchSpace& space, bool external_trainer
 void read_early_terminate(MapReader r, std::optional<EarlyTerminateSpec>& out) {
   if (!r.present()) return;
   EarlyTerminateSpec spec;
-  if (!r.choice("type", spec.type, {"median", "asha", "hyperband"}, "early_terminate type") &&
-      !r.has("type"))
-    r.error("type", "early_terminate needs type: median, asha or hyperband");
-  // W&B hyperband calls the first rung min_iter; Ray's ASHA calls it grace_period.
-  for (const char* key : {"min_epochs", "min_iter", "grace_period"})
-    r.integer(key, spec.min_epochs, Range::at_least(1));
-  r.integer("eta", spec.eta, Range::at_least(2));
-  for (const char* key : {"max_epochs", "max_iter"}) r.integer(key, spec.max_epochs, Range::at_least(0));
-  r.integer("min_trials", spec.min_trials, Range::at_least(1));
+  if (!r.choice("type", spec.type, {"median", "asha", "hyperband"}, "early_terminate type")) {
+    if (!r.has("type")) r.error("type", "early_terminate needs type: median, asha or hyperband");
+    return r.finish();
+  }
+  spec.policy["type"] = spec.type;
+  // (accepted key, the scheduler's key, lowest value) per type; other keys are reported unknown.
+  struct Key {
+    const char* name;
+    const char* policy_key;
+    int lowest;
+  };
+  std::vector<Key> keys;
+  if (spec.type == "median") {
+    keys = {{"min_epochs", "min_epochs", 1}, {"grace_period", "min_epochs", 1},
+            {"min_trials", "min_trials", 1}};
+  } else if (spec.type == "asha") {
+    keys = {{"min_epochs", "min_epochs", 1}, {"min_iter", "min_epochs", 1},
+            {"grace_period", "min_epochs", 1}, {"eta", "eta", 2},
+            {"max_epochs", "max_epochs", 0}, {"max_iter", "max_epochs", 0}};
+  } else {
+    keys = {{"min_iter", "min_iter", 1}, {"min_epochs", "min_iter", 1}, {"eta", "eta", 2},
+            {"max_iter", "max_iter", 1}, {"max_epochs", "max_iter", 1}, {"s", "s", 1}};
+  }
+  for (const Key& key : keys) {
+    int value = 0;
+    if (!r.integer(key.name, value, Range::at_least(key.lowest))) continue;
+    if (spec.policy.contains(key.policy_key)) {
+      r.error(key.name, std::string("gives ") + key.policy_key + " a second time");
+      continue;
+    }
+    spec.policy[key.policy_key] = value;
+  }
   r.finish();
+  if (spec.type == "hyperband") {
+    const bool by_min = spec.policy.contains("min_iter");
+    const bool by_max = spec.policy.contains("max_iter") || spec.policy.contains("s");
+    if (by_min && by_max)
+      r.error("type", "hyperband takes either min_iter (and eta) or max_iter and s (and eta), "
+                      "not both");
+    else if (by_max && !(spec.policy.contains("max_iter") && spec.policy.contains("s")))
+      r.error("type", "hyperband with max_iter also needs s (and the other way round)");
+  }
   out = spec;
 }
 
@@ -316,14 +348,14 @@ void check_sweep_against_training(MapReader& top, const SweepSpec& sweep,
       sweep.metric.name.rfind("val_", 0) == 0)
     metric.error("name", "metric " + sweep.metric.name +
                              " needs a validation set, but data.validation is none");
-  if (sweep.early_terminate) {
+  if (sweep.early_terminate && !external_trainer) {
+    const nlohmann::json& policy = sweep.early_terminate->policy;
+    const int first = policy.value("min_epochs", policy.value("min_iter", 1));
     MapReader early = sweep_reader.section("early_terminate");
-    const int max_epochs =
-        sweep.early_terminate->max_epochs > 0 ? sweep.early_terminate->max_epochs
-                                              : base.training.epochs;
-    if (sweep.early_terminate->min_epochs > max_epochs && !external_trainer)
-      early.error("min_epochs", "must be <= max_epochs (" + std::to_string(max_epochs) +
-                                    "), got " + std::to_string(sweep.early_terminate->min_epochs));
+    if (first > base.training.epochs)
+      early.error("type", "the first rung (epoch " + std::to_string(first) +
+                              ") is after the last epoch (training.epochs " +
+                              std::to_string(base.training.epochs) + "): nothing would be stopped");
   }
 }
 

@@ -168,6 +168,21 @@ class Backend {
 
   // ---- data
   virtual void gather_batch(const GatherDesc& d, float* x, std::int32_t* y) = 0;
+
+  // ---- optional: capture one training step and replay it (CUDA graphs). Backends that cannot
+  // capture keep these defaults; the training loop then runs every step eagerly. Protocol: run one
+  // step eagerly (every shape seen), then begin_capture(); <the step's ops exactly as eager>;
+  // end_capture() — the captured ops have NOT run — then replay(...) for this and every later step
+  // with the same shapes. While capturing, optimizer_step and gather_batch read their per-step
+  // values (learning rate, Adam's t, augmentation step, index offset) from a device block that
+  // replay() refreshes: `index_delta` is the number of index rows between this step's indices
+  // pointer and the one seen at capture. Dropout cannot be captured (its counter varies).
+  virtual bool can_capture() const { return false; }
+  virtual void begin_capture() {}
+  virtual void end_capture() {}
+  virtual void replay(const OptimizerStep& /*opt*/, std::uint64_t /*step*/,
+                      std::int64_t /*index_delta*/) {}
+  virtual void drop_graph() {}
 };
 
 // Which backend to build for a trial. device < 0 on cuda means "the current device".
@@ -175,6 +190,7 @@ struct DeviceSpec {
   DeviceKind kind = DeviceKind::cpu;
   int index = 0;        // GPU ordinal
   int threads = 0;      // CPU threads for this trial's oneTBB arena (0 = all)
+  std::string precision = "fp32";  // fp32 | tf32 (CUDA: tensor-core math for conv and dense)
 };
 
 // The factory (trainer/backend_factory.cpp). Throws sweep::Error with a clear message when the

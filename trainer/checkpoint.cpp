@@ -27,19 +27,38 @@ constexpr std::uint32_t kVersion = 1;
 
 template <class S, class F>
 void for_each_field(S& s, F&& f) {
-  f(s.epoch); f(s.batch_in_epoch); f(s.iteration); f(s.optimizer_steps); f(s.epochs_completed);
-  f(s.images_trained); f(s.elapsed_seconds);
+  f(s.epoch);
+  f(s.batch_in_epoch);
+  f(s.iteration);
+  f(s.optimizer_steps);
+  f(s.epochs_completed);
+  f(s.images_trained);
+  f(s.elapsed_seconds);
   for (auto* acc : {&s.since_log, &s.since_validation, &s.this_epoch, &s.last_epoch}) {
-    f(acc->loss_sum); f(acc->correct); f(acc->count);
+    f(acc->loss_sum);
+    f(acc->correct);
+    f(acc->count);
   }
-  f(s.validations); f(s.has_last_validation); f(s.last_val_loss); f(s.last_val_accuracy);
-  f(s.has_best); f(s.best_metric); f(s.best_val_loss); f(s.best_val_accuracy); f(s.best_epoch);
-  f(s.best_iteration); f(s.bad_validations);
+  f(s.validations);
+  f(s.has_last_validation);
+  f(s.last_val_loss);
+  f(s.last_val_accuracy);
+  f(s.has_best);
+  f(s.best_metric);
+  f(s.best_val_loss);
+  f(s.best_val_accuracy);
+  f(s.best_epoch);
+  f(s.best_iteration);
+  f(s.bad_validations);
 }
 
 template <class D, class F>
 void for_each_array(D& d, F&& f) {
-  f(d.params); f(d.state); f(d.optimizer_state1); f(d.optimizer_state2); f(d.best_params);
+  f(d.params);
+  f(d.state);
+  f(d.optimizer_state1);
+  f(d.optimizer_state2);
+  f(d.best_params);
   f(d.best_state);
 }
 
@@ -60,7 +79,8 @@ class ByteWriter {
 
 class ByteReader {
  public:
-  ByteReader(const std::vector<std::uint8_t>& b, const std::string& path) : bytes_(b), path_(path) {}
+  ByteReader(const std::vector<std::uint8_t>& b, const std::string& path)
+      : bytes_(b), path_(path) {}
   template <class T>
   void get(T& v) {
     static_assert(std::is_arithmetic_v<T>);
@@ -135,8 +155,7 @@ void write_checkpoint(const std::string& path, const CheckpointData& data) {
 
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw Error(tmp + ": cannot create checkpoint file: " + std::strerror(errno));
+  if (fd < 0) throw Error(tmp + ": cannot create checkpoint file: " + std::strerror(errno));
   try {
     write_all(fd, w.bytes);
     SWEEP_CHECK_SYS(::fsync(fd));
@@ -163,10 +182,12 @@ void write_checkpoint(const std::string& path, const CheckpointData& data) {
 
 CheckpointData read_checkpoint(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw Error(path + ": checkpoint file is missing");
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw Error(path + ": checkpoint file is missing");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open the checkpoint for reading");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     throw Error(path + ": not a sweep checkpoint (bad magic)");
 
@@ -182,10 +203,12 @@ CheckpointData read_checkpoint(const std::string& path) {
   for (auto& s : sizes) r.get(s);
   std::uint64_t floats = 0;
   for (auto s : sizes) {
-    if (s > (std::uint64_t(1) << 40)) throw Error(path + ": checkpoint is corrupt (array of " + std::to_string(s) + " floats)");
+    if (s > (std::uint64_t(1) << 40))
+      throw Error(path + ": checkpoint is corrupt (array of " + std::to_string(s) + " floats)");
     floats += s;
   }
-  const std::size_t expected = r.pos() + 8 + 8 + 8 + loop_state_bytes() + floats * sizeof(float) + 4;
+  const std::size_t expected =
+      r.pos() + 8 + 8 + 8 + loop_state_bytes() + floats * sizeof(float) + 4;
   if (bytes.size() != expected)
     throw Error(path + ": checkpoint is " + (bytes.size() < expected ? "truncated" : "corrupt") +
                 " (expected " + std::to_string(expected) + " bytes, got " +
@@ -218,7 +241,8 @@ void check_checkpoint_matches(const std::string& path, const CheckpointData& d, 
   if (d.train_size != train_size) mismatch("training-set size", d.train_size, train_size);
   if (d.params.size() != param_count) mismatch("parameter count", d.params.size(), param_count);
   if (d.state.size() != state_count) mismatch("batch-norm state size", d.state.size(), state_count);
-  if (d.optimizer_state1.size() != optimizer_state1 || d.optimizer_state2.size() != optimizer_state2)
+  if (d.optimizer_state1.size() != optimizer_state1 ||
+      d.optimizer_state2.size() != optimizer_state2)
     mismatch("optimizer state size", d.optimizer_state1.size() + d.optimizer_state2.size(),
              optimizer_state1 + optimizer_state2);
   if (!d.best_params.empty() && d.best_params.size() != param_count)

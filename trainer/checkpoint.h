@@ -38,9 +38,8 @@ CheckpointData read_checkpoint(const std::string& path);
 // Throws sweep::Error naming the file when `data` was not written by a run with this identity and
 // these buffer sizes.
 void check_checkpoint_matches(const std::string& path, const CheckpointData& data,
-                              std::uint64_t seed, std::int64_t batch_size,
-                              std::int64_t train_size, std::size_t param_count,
-                              std::size_t state_count, std::size_t optimizer_state1,
-                              std::size_t optimizer_state2);
+                              std::uint64_t seed, std::int64_t batch_size, std::int64_t train_size,
+                              std::size_t param_count, std::size_t state_count,
+                              std::size_t optimizer_state1, std::size_t optimizer_state2);
 
 }  // namespace sweep::trainer

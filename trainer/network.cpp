@@ -118,21 +118,25 @@ void Network::backward(const float* dlogits, int batch) {
   }
 }
 
+namespace {
+std::string shape_text(Shape s) {  // "20x24x24", or "500" for a feature vector
+  if (s.h == 1 && s.w == 1) return std::to_string(s.c);
+  return std::to_string(s.c) + "x" + std::to_string(s.h) + "x" + std::to_string(s.w);
+}
+}  // namespace
+
 std::string Network::summary() const {
   std::string s;
   char line[160];
   std::snprintf(line, sizeof line, "%3s  %-28s %-16s %12s\n", "#", "layer", "output", "params");
   s += line;
   std::snprintf(line, sizeof line, "%3s  %-28s %-16s %12s\n", "", "input",
-                (std::to_string(input_.c) + "x" + std::to_string(input_.h) + "x" +
-                 std::to_string(input_.w)).c_str(), "");
+                shape_text(input_).c_str(), "");
   s += line;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    const Shape o = shapes_[i + 1];
-    const std::string shape =
-        std::to_string(o.c) + "x" + std::to_string(o.h) + "x" + std::to_string(o.w);
     std::snprintf(line, sizeof line, "%3zu  %-28s %-16s %12zu\n", i + 1,
-                  layers_[i]->describe().c_str(), shape.c_str(), layers_[i]->param_count());
+                  layers_[i]->describe().c_str(), shape_text(shapes_[i + 1]).c_str(),
+                  layers_[i]->param_count());
     s += line;
   }
   std::snprintf(line, sizeof line, "total parameters: %zu (%.2f MB), state values: %zu\n",

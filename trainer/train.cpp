@@ -33,11 +33,16 @@ namespace sweep::trainer {
 
 const char* to_string(RunState s) {
   switch (s) {
-    case RunState::completed: return "completed";
-    case RunState::early_stopped: return "early_stopped";
-    case RunState::stopped_by_callback: return "stopped_by_callback";
-    case RunState::diverged: return "diverged";
-    case RunState::interrupted: return "interrupted";
+    case RunState::completed:
+      return "completed";
+    case RunState::early_stopped:
+      return "early_stopped";
+    case RunState::stopped_by_callback:
+      return "stopped_by_callback";
+    case RunState::diverged:
+      return "diverged";
+    case RunState::interrupted:
+      return "interrupted";
   }
   return "unknown";
 }
@@ -50,7 +55,8 @@ void check_training_spec(const TrainingSpec& t) {
   if (t.batch_size < 1) throw Error("training.batch_size must be at least 1");
   if (t.epochs < 1) throw Error("training.epochs must be at least 1");
   if (t.log_every < 1) throw Error("training.log_every must be at least 1");
-  if (t.validation_frequency < 0) throw Error("training.validation_frequency must be >= 0 (0 = each epoch)");
+  if (t.validation_frequency < 0)
+    throw Error("training.validation_frequency must be >= 0 (0 = each epoch)");
   if (t.output_network != "best" && t.output_network != "last")
     throw Error("training.output_network: '" + t.output_network + "' is not best or last");
   if (t.checkpoint.every_epochs < 0) throw Error("training.checkpoint.every_epochs must be >= 0");
@@ -60,8 +66,12 @@ void check_training_spec(const TrainingSpec& t) {
 class Run {
  public:
   Run(const TrainConfig& cfg, TrainCallback& cb, const RunControl& control)
-      : cfg_(cfg), t_(cfg.training), cb_(cb), control_(control),
-        monitor_(t_.early_stopping.monitor, t_.early_stopping.min_delta, t_.early_stopping.patience),
+      : cfg_(cfg),
+        t_(cfg.training),
+        cb_(cb),
+        control_(control),
+        monitor_(t_.early_stopping.monitor, t_.early_stopping.min_delta,
+                 t_.early_stopping.patience),
         schedule_(t_.schedule, t_.learning_rate),
         shuffle_(parse_shuffle_mode(cfg.data.shuffle)),
         backend_(make_backend(cfg.device)),
@@ -81,8 +91,10 @@ class Run {
     const std::size_t in = std::size_t(t_.batch_size) * std::size_t(data_.train.image_bytes());
     x_ = DeviceBuffer(*backend_, in * sizeof(float));
     y_ = DeviceBuffer(*backend_, std::size_t(t_.batch_size) * sizeof(std::int32_t));
-    dlogits_ = DeviceBuffer(*backend_, std::size_t(t_.batch_size) * data_.train.classes * sizeof(float));
-    stats_ = DeviceBuffer(*backend_, 2 * sizeof(double));
+    dlogits_ =
+        DeviceBuffer(*backend_, std::size_t(t_.batch_size) * data_.train.classes * sizeof(float));
+    stats_ =
+        DeviceBuffer(*backend_, 3 * sizeof(double));  // loss sum, correct, weights' sum of squares
     zero_stats();
     net_.set_dropout_seed(t_.seed);
     keep_best_ = t_.output_network == "best" && (!monitor_.needs_validation() || eval_);
@@ -141,6 +153,7 @@ class Run {
     if (st_.iteration % t_.log_every == 0 || epoch_end) {
       drain_stats();
       if (!std::isfinite(st_.since_log.loss_sum)) return diverge("training loss");
+      if (!weights_finite_) return diverge("a weight");
       const auto now = Clock::now();
       const double dt = std::chrono::duration<double>(now - last_report_time_).count();
       info.has_loss = true;
@@ -159,8 +172,9 @@ class Run {
     }
     if (!cb_.on_iteration(info)) return stop_by_callback(info.epoch);
 
-    const bool validate_now =
-        t_.validation_frequency > 0 ? (st_.iteration % t_.validation_frequency == 0 || last) : epoch_end;
+    const bool validate_now = t_.validation_frequency > 0
+                                  ? (st_.iteration % t_.validation_frequency == 0 || last)
+                                  : epoch_end;
     if (validate_now) {
       if (auto s = validate(info.epoch, epoch_end, lr)) return s;
     }
@@ -174,6 +188,7 @@ class Run {
   std::optional<RunState> validate(int epoch, bool epoch_end, double lr) {
     drain_stats();
     if (!std::isfinite(st_.since_validation.loss_sum)) return diverge("training loss");
+    if (!weights_finite_) return diverge("a weight");
     ValidationInfo v;
     v.epoch = epoch;
     v.iteration = st_.iteration;
@@ -193,7 +208,8 @@ class Run {
     }
     ++st_.validations;
     v.elapsed_seconds = elapsed();
-    v.images_per_second = v.elapsed_seconds > 0 ? double(st_.images_trained) / v.elapsed_seconds : 0;
+    v.images_per_second =
+        v.elapsed_seconds > 0 ? double(st_.images_trained) / v.elapsed_seconds : 0;
 
     std::optional<RunState> stop;
     if (eval_ || !monitor_.needs_validation()) {
@@ -208,7 +224,8 @@ class Run {
         st_.bad_validations = 0;
         if (keep_best_) {
           backend_->copy(best_params_.as<void>(), net_.params(), best_params_.bytes());
-          if (best_state_) backend_->copy(best_state_.as<void>(), net_.state(), best_state_.bytes());
+          if (best_state_)
+            backend_->copy(best_state_.as<void>(), net_.state(), best_state_.bytes());
         }
       } else if (++st_.bad_validations >= monitor_.patience() && monitor_.patience() > 0) {
         message_ = "early stopping: " + monitor_.name() + " did not improve for " +
@@ -223,12 +240,17 @@ class Run {
     return stop;
   }
 
-  // Reads the backend's loss / correct sums into the host accumulators and zeroes them.
+  // Reads the backend's loss / correct sums into the host accumulators and zeroes them. The same
+  // read brings the weights' sum of squares: a layer that maps NaN to 0 (a ReLU written as
+  // x > 0 ? x : 0) can keep the loss finite while the weights are already NaN, and that run has
+  // diverged all the same.
   void drain_stats() {
     if (pending_images_ == 0) return;
-    double sums[2];
+    backend_->sum_squares(net_.params(), net_.param_count(), stats_.as<double>() + 2);
+    double sums[3];
     backend_->copy_to_host(sums, stats_.as<void>(), sizeof sums);
     zero_stats();
+    weights_finite_ = std::isfinite(sums[2]);
     const double n = double(pending_images_);
     st_.since_log.add(sums[0], sums[1], n);
     st_.since_validation.add(sums[0], sums[1], n);
@@ -237,7 +259,7 @@ class Run {
   }
 
   void zero_stats() {
-    const double zeros[2] = {0, 0};
+    const double zeros[3] = {0, 0, 0};
     backend_->copy_to_device(stats_.as<void>(), zeros, sizeof zeros);
   }
 
@@ -296,8 +318,9 @@ class Run {
 
   void restore(const std::string& path) {
     const CheckpointData d = read_checkpoint(path);
-    check_checkpoint_matches(path, d, t_.seed, t_.batch_size, data_.train.size(), net_.param_count(),
-                             net_.state_count(), opt_.state1_count(), opt_.state2_count());
+    check_checkpoint_matches(path, d, t_.seed, t_.batch_size, data_.train.size(),
+                             net_.param_count(), net_.state_count(), opt_.state1_count(),
+                             opt_.state2_count());
     st_ = d.loop;
     opt_.set_steps_taken(d.loop.optimizer_steps);
     to_device(net_.params(), d.params);
@@ -327,7 +350,8 @@ class Run {
     r.iterations = st_.iteration;
     r.epochs_completed = st_.epochs_completed;
     r.elapsed_seconds = elapsed();
-    r.images_per_second = r.elapsed_seconds > 0 ? double(st_.images_trained) / r.elapsed_seconds : 0;
+    r.images_per_second =
+        r.elapsed_seconds > 0 ? double(st_.images_trained) / r.elapsed_seconds : 0;
     if (state != RunState::diverged && state != RunState::interrupted) drain_stats();
     const LossAccumulator& train_part = st_.last_epoch.count > 0 ? st_.last_epoch : st_.this_epoch;
     r.final_train_loss = train_part.mean_loss();
@@ -373,6 +397,7 @@ class Run {
 
   LoopState st_;
   std::int64_t pending_images_ = 0;  // trained since the last drain_stats
+  bool weights_finite_ = true;       // as of the last drain_stats
   Clock::time_point start_, last_report_time_;
   std::int64_t last_report_images_ = 0;
   std::string message_;

@@ -11,7 +11,6 @@
  * Prints a table and `RESULT key=value ...` lines for bench/cpu/run.sh.
  */
 #include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -93,10 +92,11 @@ int quality(const std::string& data, int epochs, int batch, int threads) {
     }
   } cb;
   const TrainResult r = train(c, cb);
-  std::printf("RESULT peer=sweep quality epochs=%d batch=%d test_accuracy=%.4f test_loss=%.4f "
-              "seconds=%.1f state=%s\n",
-              r.epochs_completed, batch, r.final_val_accuracy, r.final_val_loss, r.elapsed_seconds,
-              to_string(r.state));
+  std::printf(
+      "RESULT peer=sweep quality epochs=%d batch=%d test_accuracy=%.4f test_loss=%.4f "
+      "seconds=%.1f state=%s\n",
+      r.epochs_completed, batch, r.final_val_accuracy, r.final_val_loss, r.elapsed_seconds,
+      to_string(r.state));
   return r.state == RunState::completed ? 0 : 1;
 }
 

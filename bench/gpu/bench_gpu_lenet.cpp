@@ -10,6 +10,7 @@
  * CudaBackend::begin_capture and replayed, the batch offset and step read from the device block).
  *
  *   bench_gpu_lenet [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet]
+ *                   [--batch 64|256] [--mode eager|graph]
  * Prints a table and `RESULT peer=sweep model=.. batch=.. mode=.. precision=.. images_per_second=..`
  */
 #include <cuda_runtime.h>
@@ -146,11 +147,14 @@ double run_case(const Case& c, int warmup, int iters, int repeats) {
 int main(int argc, char** argv) {
   CLI::App app{"CUDA backend training-step throughput"};
   int iters = 500, warmup = 50, repeats = 5;
-  std::string only;
+  std::string only, mode_only;
+  int batch_only = 0;
   app.add_option("--iters", iters, "timed steps per repeat");
   app.add_option("--warmup", warmup, "untimed steps first (and replays, in graph mode)");
   app.add_option("--repeats", repeats, "repeats; the median is reported");
   app.add_option("--only", only, "lenet or convnet");
+  app.add_option("--batch", batch_only, "only this LeNet batch size");
+  app.add_option("--mode", mode_only, "eager or graph only");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<Case> cases;
@@ -161,6 +165,10 @@ int main(int argc, char** argv) {
     for (MathMode m : {MathMode::fp32, MathMode::tf32})
       for (bool g : {false, true}) cases.push_back({"convnet", 256, g, m});
 
+  std::erase_if(cases, [&](const Case& c) {
+    return (batch_only && c.model == "lenet" && c.batch != batch_only) ||
+           (!mode_only.empty() && (c.graph ? "graph" : "eager") != mode_only);
+  });
   try {
     std::printf("%-8s %-6s %-6s %-6s %12s\n", "model", "batch", "mode", "prec", "images/s");
     for (const Case& c : cases) {

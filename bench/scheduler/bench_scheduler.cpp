@@ -12,7 +12,6 @@
  *   bench_scheduler --trials 50000 --slots 4 --sink none
  */
 #include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -148,10 +147,10 @@ int main(int argc, char** argv) {
     std::printf("%-28s %12.1f\n", "trials per second", trials / run_seconds);
     std::printf("%-28s %12.2f\n", "microseconds per trial", 1e6 * run_seconds / trials);
     std::printf("%-28s %12.3f\n", "fetch_next over all (s)", fetch_seconds);
-    std::printf("RESULT bench=scheduler trials=%d slots=%d sink=%s seconds=%.3f "
-                "trials_per_second=%.1f fetch_next_seconds=%.3f\n",
-                trials, slots, sink_name.c_str(), run_seconds, trials / run_seconds,
-                fetch_seconds);
+    std::printf(
+        "RESULT bench=scheduler trials=%d slots=%d sink=%s seconds=%.3f "
+        "trials_per_second=%.1f fetch_next_seconds=%.3f\n",
+        trials, slots, sink_name.c_str(), run_seconds, trials / run_seconds, fetch_seconds);
     if (max_seconds > 0 && run_seconds > max_seconds) {
       std::fprintf(stderr, "bench_scheduler: %.3f s is over the %.3f s limit\n", run_seconds,
                    max_seconds);

@@ -22,10 +22,13 @@
   ['completed', 'stopped_early', 'diverged', 'failed', 'cancelled', 'interrupted', 'running', 'queued']
     .forEach(function (s) { STATE_COLOR[s] = cssVar('--' + s) || '#6b7280'; });
   // Plasma, cut before its pale yellow end so every line reads on white.
-  var PLASMA = ['#0d0887', '#5302a3', '#8b0aa5', '#b83289', '#db5c68', '#f48849', '#e8a21b'];
+  // In dark mode its dark-blue start would vanish into the background: start at violet there.
+  var PLASMA = dark ? ['#8b0aa5', '#b83289', '#db5c68', '#f48849', '#febd2a', '#f0f921']
+                    : ['#0d0887', '#5302a3', '#8b0aa5', '#b83289', '#db5c68', '#f48849', '#e8a21b'];
   // Sequential blue-green for "more is better" maps (light = worse).
   var SEQUENTIAL = dark ? ['#1e293b', '#155e75', '#0e7490', '#14b8a6', '#99f6e4']
                         : ['#f0f9e8', '#bae4bc', '#7bccc4', '#43a2ca', '#0868ac'];
+  var CONFUSION = dark ? ['#1e293b', '#0f766e', '#5eead4'] : ['#f8fafc', '#5eead4', '#0f766e', '#134e4a'];
   var FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
 
   function hexToRgb(h) { var n = parseInt(h.slice(1), 16); return [n >> 16, (n >> 8) & 255, n & 255]; }
@@ -34,6 +37,25 @@
     var f = t * (stops.length - 1), i = Math.min(stops.length - 2, Math.floor(f)), u = f - i;
     var a = hexToRgb(stops[i]), b = hexToRgb(stops[i + 1]);
     return 'rgb(' + [0, 1, 2].map(function (k) { return Math.round(a[k] + (b[k] - a[k]) * u); }).join(',') + ')';
+  }
+
+  // Black or white text, whichever reads on `rgb` (an 'rgb(r,g,b)' or '#rrggbb' colour).
+  function textOn(color) {
+    var c = color.charAt(0) === '#' ? hexToRgb(color) : color.replace(/[^\d,]/g, '').split(',').map(Number);
+    var lum = (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
+    return lum > 0.55 ? '#111827' : '#ffffff';
+  }
+  // Colour position of each value by rank (0 = worst, 1 = best), so one bad outlier cannot wash
+  // out the differences between the good cells; the numbers are printed in the cells anyway.
+  function rankPositions(values) {
+    var order = values.map(function (v, i) { return i; }).sort(function (a, b) {
+      return maximize ? values[a] - values[b] : values[b] - values[a];
+    });
+    var pos = new Array(values.length);
+    order.forEach(function (idx, r) { pos[idx] = values.length > 1 ? r / (values.length - 1) : 1; });
+    for (var i = 1; i < order.length; i++)  // equal values, equal colour
+      if (values[order[i]] === values[order[i - 1]]) pos[order[i]] = pos[order[i - 1]];
+    return pos;
   }
 
   // ---- text ---------------------------------------------------------------------------------
@@ -45,8 +67,15 @@
     if (typeof v !== 'number') return String(v);
     if (!isFinite(v)) return isNaN(v) ? 'NaN' : (v > 0 ? 'Inf' : '-Inf');
     var a = Math.abs(v);
-    if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(Math.max(0, (digits || 4) - 2));
+    if (a !== 0 && (a < 1e-3 || a >= 1e6))
+      return v.toExponential(Math.max(0, (digits || 4) - 1)).replace(/\.?0+e/, 'e');
     return String(+v.toPrecision(digits || 4));
+  }
+  // A parameter value for axes and legends: 3 significant digits ("2.15e-4", "0.01", "64").
+  function fmtShort(v) {
+    if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) < 1e6 ? String(v) : fmtNum(v, 3);
+    var text = fmtVal(v);
+    return text.length > 22 ? text.slice(0, 21) + '…' : text;
   }
   function fmtVal(v) {
     if (v === null || v === undefined) return '–';
@@ -83,6 +112,7 @@
     if (params.length) html += '<br>' + paramLines(i);
     html += '<br>best ' + esc(metric) + ': <b>' + esc(fmtNum(t.best)) + '</b>';
     if (extra) html += '<br>' + extra;
+    if (t.error) html += '<br>error: ' + esc(t.error.length > 200 ? t.error.slice(0, 199) + '…' : t.error);
     return html;
   }
 
@@ -96,7 +126,7 @@
       vals.forEach(function (v, i) { index[valueKey(v)] = i; });
       var shown = Math.min(vals.length, 10);
       var list = vals.slice(0, shown).map(function (v, i) {
-        return { label: px.label + ' ' + fmtVal(v), color: paletteAt(PLASMA, shown === 1 ? 0.5 : i / (shown - 1)) };
+        return { label: px.label + ' ' + fmtShort(v), color: paletteAt(PLASMA, shown === 1 ? 0.5 : i / (shown - 1)) };
       });
       if (vals.length > shown) list.push({ label: px.label + ' other', color: MUTED });
       return {
@@ -155,7 +185,27 @@
     el.className = 'empty';
     el.textContent = text;
   }
+  // With #check-tooltips in the URL (the browser test), every tooltip's HTML is also copied into
+  // a hidden element, and each chart's first items are hovered once below: a formatter that forgot
+  // to escape would then create the test's injected elements, which the test looks for.
+  var checkTooltips = window.location.hash === '#check-tooltips';
+  var tooltipSink = null;
+  if (checkTooltips) {
+    tooltipSink = document.createElement('div');
+    tooltipSink.id = 'tooltip-check';
+    tooltipSink.hidden = true;
+    document.body.appendChild(tooltipSink);
+  }
+  function recorded(formatter) {
+    return function (p) {
+      var html = formatter(p);
+      if (tooltipSink) tooltipSink.insertAdjacentHTML('beforeend', '<div class="tip">' + html + '</div>');
+      return html;
+    };
+  }
   function draw(id, option) {
+    if (checkTooltips && option.tooltip && typeof option.tooltip.formatter === 'function')
+      option.tooltip.formatter = recorded(option.tooltip.formatter);
     var el = document.getElementById('chart-' + id);
     status.expected.push(id);
     var chart = echarts.init(el, dark ? 'dark' : null, { renderer: 'canvas' });
@@ -202,8 +252,8 @@
       return;
     }
     var values = data.heat.map(function (h) { return h[2]; });
-    var lo = Math.min.apply(null, values), hi = Math.max.apply(null, values);
-    var colors = maximize ? SEQUENTIAL : SEQUENTIAL.slice().reverse();
+    var pos = rankPositions(values);
+    var cellColor = data.heat.map(function (h, i) { return paletteAt(SEQUENTIAL, pos[i]); });
     function cellTooltip(h) {
       var extra = '';
       if (h[4] > 1) extra = 'best of ' + h[4] + ' trials in this cell';
@@ -215,12 +265,13 @@
       draw('heatmap', {
         tooltip: merge(BASE.tooltip, { formatter: function (p) { return cellTooltip(data.heat[p.dataIndex]); } }),
         grid: { left: 70, right: 24, top: 20, bottom: 56 },
-        xAxis: axisStyle({ type: 'category', data: px.values.map(fmtVal), name: px.label, nameLocation: 'middle', nameGap: 32 }),
+        xAxis: axisStyle({ type: 'category', data: px.values.map(fmtShort), name: px.label, nameLocation: 'middle', nameGap: 40,
+                           axisLabel: { color: MUTED, interval: 0, rotate: px.values.length > 6 ? 30 : 0 } }),
         yAxis: axisStyle(merge(sideName(metric), { type: 'value', scale: true })),
         series: [{
           type: 'bar',
           data: data.heat.map(function (h, i) {
-            return { value: [h[0], h[2]], itemStyle: { color: paletteAt(colors, (h[2] - lo) / ((hi - lo) || 1)), borderColor: i === data.bestCell ? BEST : undefined, borderWidth: i === data.bestCell ? 3 : 0 } };
+            return { value: [h[0], h[2]], itemStyle: { color: cellColor[i], borderColor: i === data.bestCell ? BEST : undefined, borderWidth: i === data.bestCell ? 3 : 0 } };
           }),
           label: { show: data.heat.length <= 24, position: 'top', color: TEXT, formatter: function (p) { return fmtNum(p.value[1]); } }
         }]
@@ -228,25 +279,29 @@
       return;
     }
     setTitle('heatmap', metric + ' by ' + px.label + ' × ' + py.label);
+    setNote('heatmap', 'Each cell is the best trial with those values (other swept parameters are in the tooltip). ' +
+            (dark ? 'Brighter' : 'Darker') + ' is better (colour by rank); the winner is outlined.');
     draw('heatmap', {
       tooltip: merge(BASE.tooltip, { formatter: function (p) { return cellTooltip(data.heat[p.dataIndex]); } }),
-      grid: { left: 80, right: 24, top: 16, bottom: 92 },
-      xAxis: axisStyle({ type: 'category', data: px.values.map(fmtVal), name: px.label, nameLocation: 'middle', nameGap: 30, splitArea: { show: true } }),
-      yAxis: axisStyle({ type: 'category', data: py.values.map(fmtVal), name: py.label, nameLocation: 'middle', nameGap: 56, splitArea: { show: true } }),
-      visualMap: {
-        min: lo, max: hi === lo ? lo + 1e-9 : hi, dimension: 2, calculable: true, orient: 'horizontal', left: 'center', bottom: 4,
-        itemHeight: 220, precision: 4, inRange: { color: colors }, textStyle: { color: MUTED },
-        text: [maximize ? 'better' : 'worse', maximize ? 'worse' : 'better']
-      },
+      grid: { left: 80, right: 24, top: 16, bottom: px.values.length > 6 ? 72 : 56 },
+      xAxis: axisStyle({ type: 'category', data: px.values.map(fmtShort), name: px.label, nameLocation: 'middle',
+                         nameGap: px.values.length > 6 ? 44 : 30, splitArea: { show: true },
+                         axisLabel: { color: MUTED, interval: 0, rotate: px.values.length > 6 ? 30 : 0 } }),
+      yAxis: axisStyle({ type: 'category', data: py.values.map(fmtShort), name: py.label, nameLocation: 'middle', nameGap: 56,
+                         splitArea: { show: true }, axisLabel: { color: MUTED, interval: 0 } }),
       series: [{
         type: 'heatmap',
         data: data.heat.map(function (h, i) {
-          var item = { value: [h[0], h[1], h[2]] };
-          if (i === data.bestCell) item.itemStyle = { borderColor: BEST, borderWidth: 4 };
+          var item = { value: [h[0], h[1], h[2]], itemStyle: { color: cellColor[i] }, label: { color: textOn(cellColor[i]) } };
+          if (i === data.bestCell) {
+            item.itemStyle.borderColor = BEST;
+            item.itemStyle.borderWidth = 4;
+            item.label.fontWeight = 700;
+          }
           return item;
         }),
         label: {
-          show: data.heat.length <= 160, color: '#111827', textBorderColor: '#ffffff', textBorderWidth: 2,
+          show: data.heat.length <= 160, fontSize: 12,
           formatter: function (p) { return fmtNum(p.value[2], 3); }
         },
         emphasis: { itemStyle: { shadowBlur: 8, shadowColor: 'rgba(0,0,0,.3)' } }
@@ -267,11 +322,11 @@
     if (!data.heat.length) { showEmpty('vs-param', 'No trial has reported a finite ' + metric + ' yet.'); return; }
     var byLine = {};
     data.heat.forEach(function (h) { (byLine[h[1]] = byLine[h[1]] || []).push(h); });
-    var xOf = function (h) { return px.numeric ? px.values[h[0]] : fmtVal(px.values[h[0]]); };
+    var xOf = function (h) { return px.numeric ? px.values[h[0]] : fmtShort(px.values[h[0]]); };
     var series = Object.keys(byLine).map(Number).sort(function (a, b) { return a - b; }).map(function (yi) {
       var cells = byLine[yi].slice().sort(function (a, b) { return a[0] - b[0]; });
       return {
-        type: 'line', name: py ? py.label + ' ' + fmtVal(py.values[yi]) : metric,
+        type: 'line', name: py ? py.label + ' ' + fmtShort(py.values[yi]) : metric,
         data: cells.map(function (h) { return { value: [xOf(h), h[2]], cell: h }; }),
         symbolSize: 7, lineStyle: { width: 2 }, emphasis: { focus: 'series' }
       };
@@ -289,7 +344,7 @@
       grid: { left: 64, right: 24, top: 40, bottom: 50 },
       xAxis: axisStyle(px.numeric ? { type: px.log ? 'log' : 'value', scale: true, min: 'dataMin', max: 'dataMax', name: px.label, nameLocation: 'middle', nameGap: 30,
                                       axisLabel: { color: MUTED, formatter: function (v) { return fmtNum(v, 3); } } }
-                                  : { type: 'category', data: px.values.map(fmtVal), name: px.label, nameLocation: 'middle', nameGap: 30 }),
+                                  : { type: 'category', data: px.values.map(fmtShort), name: px.label, nameLocation: 'middle', nameGap: 30 }),
       yAxis: axisStyle(merge(sideName(metric), { type: 'value', scale: true })),
       series: series
     });
@@ -390,7 +445,7 @@
     trials.forEach(function (t, i) {
       if (t.best === null) return;
       var ok = true;
-      var row = t.p.map(function (v, k) { if (v === null) ok = false; return params[k].numeric ? v : fmtVal(v); });
+      var row = t.p.map(function (v, k) { if (v === null) ok = false; return params[k].numeric ? v : fmtShort(v); });
       if (!ok) return;
       row.push(t.best);
       row.trial = i;
@@ -401,7 +456,7 @@
     var axes = params.map(function (p, k) {
       var axis = { dim: k, name: p.label };
       if (p.numeric) { axis.type = p.log ? 'log' : 'value'; axis.scale = true; }
-      else { axis.type = 'category'; axis.data = p.values.map(fmtVal); }
+      else { axis.type = 'category'; axis.data = p.values.map(fmtShort); }
       return axis;
     });
     axes.push({ dim: params.length, name: metric, type: 'value', scale: true, nameTextStyle: { fontWeight: 700, color: TEXT } });
@@ -418,7 +473,11 @@
         left: 70, right: 120, top: 40, bottom: 30,
         parallelAxisDefault: {
           nameTextStyle: { color: TEXT, fontWeight: 600 }, axisLine: { lineStyle: { color: MUTED } },
-          axisLabel: { color: MUTED, formatter: function (v) { return typeof v === 'number' ? fmtNum(v, 3) : v; } }
+          axisLabel: { color: MUTED, formatter: function (v) {
+            if (typeof v === 'number') return fmtNum(v, 3);
+            v = String(v);
+            return v.length > 22 ? v.slice(0, 21) + '…' : v;
+          } }
         }
       },
       parallelAxis: axes,
@@ -451,7 +510,7 @@
     draw('confusion', {
       tooltip: merge(BASE.tooltip, {
         formatter: function (p) {
-          var d = p.data;
+          var d = p.value;
           return 'true <b>' + esc(labels[d[1]]) + '</b>, predicted <b>' + esc(labels[d[0]]) + '</b><br>' +
                  esc(fmtVal(d[3])) + ' images (' + esc((100 * d[2]).toFixed(1)) + '% of the row)';
         }
@@ -461,10 +520,13 @@
                          axisLabel: { color: MUTED, rotate: 35, interval: 0 } }),
       yAxis: axisStyle({ type: 'category', data: labels, inverse: true, name: 'true', nameLocation: 'middle', nameGap: 84,
                          axisLabel: { color: MUTED, interval: 0 } }),
-      visualMap: { show: false, min: 0, max: 1, dimension: 2, inRange: { color: dark ? ['#0f172a', '#0d9488', '#5eead4'] : ['#f8fafc', '#5eead4', '#0f766e'] } },
       series: [{
-        type: 'heatmap', data: cells,
-        label: { show: big, fontSize: 11, color: '#111827', textBorderColor: '#ffffff', textBorderWidth: 2, formatter: function (p) { return String(p.data[3]); } }
+        type: 'heatmap',
+        data: cells.map(function (c) {
+          var color = paletteAt(CONFUSION, Math.sqrt(c[2]));  // sqrt: small confusions still show
+          return { value: c, itemStyle: { color: color }, label: { color: textOn(color) } };
+        }),
+        label: { show: big, fontSize: 11, formatter: function (p) { return String(p.value[3]); } }
       }]
     });
   });
@@ -613,6 +675,19 @@
     if (trials.length) sortBy(bestCol);
     applyFilter();
   });
+
+  if (checkTooltips) {
+    charts.forEach(function (chart) {
+      chart.getOption().series.forEach(function (series, si) {
+        // ECharts 5.6 cannot place a parallel series' tooltip by index (it throws); that
+        // formatter is trialTooltip, which the other charts exercise.
+        if (series.type === 'parallel') return;
+        var n = Math.min((series.data || []).length, 40);
+        for (var di = 0; di < n; di++) chart.dispatchAction({ type: 'showTip', seriesIndex: si, dataIndex: di });
+      });
+      chart.dispatchAction({ type: 'hideTip' });
+    });
+  }
 
   status.done = true;
   status.flush();

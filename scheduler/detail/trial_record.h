@@ -30,8 +30,10 @@ enum class Phase { queued, running, finishing, done };
 struct TrialRecord {
   TrialRecord(TrialSpec trial_spec, TrialFn trial_fn, TrialCallbacks trial_callbacks,
               std::shared_ptr<Executor::Core> executor_core)
-      : spec(std::move(trial_spec)), fn(std::move(trial_fn)),
-        callbacks(std::move(trial_callbacks)), core(std::move(executor_core)) {}
+      : spec(std::move(trial_spec)),
+        fn(std::move(trial_fn)),
+        callbacks(std::move(trial_callbacks)),
+        core(std::move(executor_core)) {}
 
   // Immutable after submit.
   const TrialSpec spec;

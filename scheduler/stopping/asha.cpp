@@ -50,19 +50,17 @@ StopDecision AshaRule::observe(std::int64_t trial_id, const MetricPoint& point) 
     if (!rung.trials_seen.insert(trial_id).second) continue;  // judged here already
     rung.values.push_back(point.value);
     const std::size_t n = rung.values.size();
-    const std::size_t rank =
-        1 + static_cast<std::size_t>(std::count_if(rung.values.begin(), rung.values.end(),
-                                                   [&](double other) {
-                                                     return detail::is_better(other, point.value,
-                                                                              options_.goal);
-                                                   }));
+    const std::size_t rank = 1 + static_cast<std::size_t>(std::count_if(
+                                     rung.values.begin(), rung.values.end(), [&](double other) {
+                                       return detail::is_better(other, point.value, options_.goal);
+                                     }));
     const std::size_t keep = std::max<std::size_t>(1, n / static_cast<std::size_t>(options_.eta));
     if (rank > keep)
-      return StopDecision::stop_because(
-          "asha: rung " + std::to_string(k) + " (epoch " + std::to_string(rungs[k]) +
-          ") not in top 1/" + std::to_string(options_.eta) + " (" + options_.metric + " " +
-          detail::format_value(point.value) + " ranks " + std::to_string(rank) + " of " +
-          std::to_string(n) + ")");
+      return StopDecision::stop_because("asha: rung " + std::to_string(k) + " (epoch " +
+                                        std::to_string(rungs[k]) + ") not in top 1/" +
+                                        std::to_string(options_.eta) + " (" + options_.metric +
+                                        " " + detail::format_value(point.value) + " ranks " +
+                                        std::to_string(rank) + " of " + std::to_string(n) + ")");
   }
   return StopDecision::keep_going();
 }

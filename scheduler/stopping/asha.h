@@ -42,7 +42,7 @@ class AshaRule final : public StoppingPolicy {
 
  private:
   struct Rung {
-    std::vector<double> values;                    // as recorded, one per trial
+    std::vector<double> values;  // as recorded, one per trial
     std::unordered_set<std::int64_t> trials_seen;
   };
   AshaOptions options_;

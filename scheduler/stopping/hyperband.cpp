@@ -60,8 +60,8 @@ std::string HyperbandRule::describe() const {
     bands += std::to_string(options_.bands[i]);
   }
   if (options_.bands.size() > 6) bands += ",...";
-  return "hyperband(" + options_.metric + " " + detail::goal_short(options_.goal) + ", bands=" +
-         bands + ", eta=" + std::to_string(options_.eta) + ")";
+  return "hyperband(" + options_.metric + " " + detail::goal_short(options_.goal) +
+         ", bands=" + bands + ", eta=" + std::to_string(options_.eta) + ")";
 }
 
 StopDecision HyperbandRule::observe(std::int64_t trial_id, const MetricPoint& point) {
@@ -86,9 +86,8 @@ StopDecision HyperbandRule::observe(std::int64_t trial_id, const MetricPoint& po
     auto it = history.by_epoch.lower_bound(band);
     if (it != history.by_epoch.end()) at_band.push_back(it->second);
   }
-  std::sort(at_band.begin(), at_band.end(), [&](double a, double b) {
-    return detail::is_better(a, b, options_.goal);
-  });
+  std::sort(at_band.begin(), at_band.end(),
+            [&](double a, double b) { return detail::is_better(a, b, options_.goal); });
   const std::size_t index = at_band.size() / static_cast<std::size_t>(options_.eta);
   const double threshold = at_band[index];
   if (!detail::is_better(threshold, mine.best, options_.goal)) return StopDecision::keep_going();

@@ -64,8 +64,8 @@ StopDecision MedianStoppingRule::observe(std::int64_t trial_id, const MetricPoin
   if (!detail::is_better(median, best, options_.goal)) return StopDecision::keep_going();
   return StopDecision::stop_because(
       "median: best " + options_.metric + " " + detail::format_value(best) + " by epoch " +
-      std::to_string(epoch) + " is worse than the median " + detail::format_value(median) +
-      " of " + std::to_string(n) + " other trials' running averages");
+      std::to_string(epoch) + " is worse than the median " + detail::format_value(median) + " of " +
+      std::to_string(n) + " other trials' running averages");
 }
 
 }  // namespace sweep::scheduler

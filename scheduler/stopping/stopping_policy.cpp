@@ -42,13 +42,13 @@ void check_keys(const nlohmann::json& block, const std::string& type,
     if (accepted.contains(key)) continue;
     std::string list;
     for (const auto& name : accepted) list += (list.empty() ? "" : ", ") + name;
-    throw Error("early_terminate: unknown key '" + key + "' for type " + type + " (accepted: " +
-                list + ")");
+    throw Error("early_terminate: unknown key '" + key + "' for type " + type +
+                " (accepted: " + list + ")");
   }
 }
 
-std::int64_t integer_key(const nlohmann::json& block, const std::string& key,
-                         std::int64_t fallback, std::int64_t minimum) {
+std::int64_t integer_key(const nlohmann::json& block, const std::string& key, std::int64_t fallback,
+                         std::int64_t minimum) {
   if (!block.contains(key)) return fallback;
   const auto& value = block.at(key);
   if (!value.is_number() || std::floor(value.get<double>()) != value.get<double>())
@@ -89,10 +89,13 @@ std::unique_ptr<StoppingPolicy> make_stopping_policy(const nlohmann::json& early
     HyperbandOptions options{metric, goal, {}, eta};
     if (block.contains("max_iter")) {
       if (block.contains("min_iter"))
-        throw Error("early_terminate: give either min_iter or max_iter (+ s) for hyperband, not both");
-      if (!block.contains("s")) throw Error("early_terminate: hyperband with max_iter also needs s");
-      options.bands = hyperband_bands_from_max_iter(integer_key(block, "max_iter", 1, 1), eta,
-                                                    static_cast<int>(integer_key(block, "s", 1, 1)));
+        throw Error(
+            "early_terminate: give either min_iter or max_iter (+ s) for hyperband, not both");
+      if (!block.contains("s"))
+        throw Error("early_terminate: hyperband with max_iter also needs s");
+      options.bands =
+          hyperband_bands_from_max_iter(integer_key(block, "max_iter", 1, 1), eta,
+                                        static_cast<int>(integer_key(block, "s", 1, 1)));
     } else if (block.contains("min_iter")) {
       options.bands = hyperband_bands_from_min_iter(integer_key(block, "min_iter", 1, 1), eta);
     } else {

@@ -68,7 +68,8 @@ class ReportBrowser : public ::testing::Test {
   }
 
   // Runs Chromium headless on `page` with `mode_args`; stdout to `stdout_path`. Returns the exit status.
-  int chromium(const fs::path& page, const std::string& mode_args, const fs::path& stdout_path) {
+  int chromium(const fs::path& page, const std::string& mode_args, const fs::path& stdout_path,
+               const std::string& fragment = "") {
     const fs::path profile = temp_ / ("profile-" + std::to_string(runs_++));
     fs::create_directories(profile);
     const std::string command =
@@ -76,15 +77,16 @@ class ReportBrowser : public ::testing::Test {
         "' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
         " --disable-background-networking --disable-component-update --disable-sync"
         " --user-data-dir='" + profile.string() + "' --virtual-time-budget=5000 " + mode_args +
-        " 'file://" + page.string() + "' > '" + stdout_path.string() + "' 2> '" +
+        " 'file://" + page.string() + fragment + "' > '" + stdout_path.string() + "' 2> '" +
         (temp_ / "chromium.log").string() + "'";
     return std::system(command.c_str());
   }
 
   // Loads `page`, returns the page's own record of errors and drawn charts.
-  nlohmann::json load_and_read_status(const fs::path& page, const std::string& name, std::string* dom_out) {
+  nlohmann::json load_and_read_status(const fs::path& page, const std::string& name, std::string* dom_out,
+                                      const std::string& fragment = "") {
     const fs::path dom_path = out_ / (name + ".dom.html");
-    const int rc = chromium(page, "--dump-dom", dom_path);
+    const int rc = chromium(page, "--dump-dom", dom_path, fragment);
     EXPECT_EQ(rc, 0) << "chromium --dump-dom failed; its log:\n" << read_file(temp_ / "chromium.log");
     const std::string dom = read_file(dom_path);
     if (dom_out) *dom_out = dom;
@@ -141,11 +143,26 @@ TEST_F(ReportBrowser, FullSweepDrawsEveryChartWithoutErrorsAndRunsNoInjectedScri
   std::string dom;
   const nlohmann::json status = load_and_read_status(page, "report", &dom);
   expect_clean(status, {std::begin(kAllCharts), std::end(kAllCharts)});
-  EXPECT_EQ(dom.find("data-pwned"), std::string::npos) << "an injected script or handler ran";
+  // The hostile texts are in the page as text; only a script that ran could make the attribute.
+  EXPECT_EQ(dom.find("data-pwned=\""), std::string::npos) << "an injected script or handler ran";
   EXPECT_NE(dom.find("id=\"sweep-name\">&lt;script&gt;document.documentElement"), std::string::npos)
       << "the hostile name is not shown as text";
   EXPECT_NE(dom.find(std::to_string(data.trials.size()) + " trials"), std::string::npos)
       << "the trials table did not fill";
+
+  // Hover every chart's first items (report.js does it for #check-tooltips) and keep the tooltips'
+  // HTML in the page: the hostile texts must arrive as text there too.
+  std::string tips_dom;
+  const nlohmann::json tips_status = load_and_read_status(page, "tooltips", &tips_dom, "#check-tooltips");
+  expect_clean(tips_status, {std::begin(kAllCharts), std::end(kAllCharts)});
+  EXPECT_EQ(tips_dom.find("data-pwned=\""), std::string::npos) << "a tooltip ran injected HTML";
+  std::size_t tips = 0;
+  for (auto pos = tips_dom.find("<div class=\"tip\">"); pos != std::string::npos;
+       pos = tips_dom.find("<div class=\"tip\">", pos + 1))
+    ++tips;
+  EXPECT_GT(tips, 30u) << "the tooltips were not exercised";
+  EXPECT_NE(tips_dom.find("error: &lt;img src=x onerror="), std::string::npos)
+      << "the failed trial's hostile error text is not in any tooltip";
 
   const fs::path shot = out_ / "report.png";
   fs::remove(shot);

@@ -1,7 +1,6 @@
 // External command trials: argv building, JSON-lines metrics, exit codes, timeouts, stopping,
 // CUDA_VISIBLE_DEVICES. The programs are small /bin/sh (and one python3) scripts written here.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,13 +67,14 @@ TEST(CommandTemplate, SubstitutesParamsInsideOneArgumentEach) {
                                      {"training", {{"momentum", 0.9}}},
                                      {"flat.key", "flat"}});
   CommandSpec command;
-  command.argv_template = "run --lr={lr} --bs {bs} --name {name} -m {training.momentum} {flat.key} "
-                          "{trial_id} {device} {trial_dir} '{{literal}}'";
+  command.argv_template =
+      "run --lr={lr} --bs {bs} --name {name} -m {training.momentum} {flat.key} "
+      "{trial_id} {device} {trial_dir} '{{literal}}'";
   command.trial_dir = "/runs/t{trial_id}";
-  EXPECT_EQ(expand_command(command, spec, Device::cuda(1)),
-            (std::vector<std::string>{"run", "--lr=0.01", "--bs", "64", "--name",
-                                      "x; rm -rf / $(boom)", "-m", "0.9", "flat", "12", "cuda:1",
-                                      "/runs/t12", "{literal}"}));
+  EXPECT_EQ(
+      expand_command(command, spec, Device::cuda(1)),
+      (std::vector<std::string>{"run", "--lr=0.01", "--bs", "64", "--name", "x; rm -rf / $(boom)",
+                                "-m", "0.9", "flat", "12", "cuda:1", "/runs/t12", "{literal}"}));
   command.argv_template = "run {missing}";
   try {
     expand_command(command, spec, Device::cpu());
@@ -99,7 +99,7 @@ echo '{"epoch": 2, "step": 20, "val_accuracy": 0.7, "loss": 0.5, "tag": "x", "ok
   const TrialOutcome outcome = run_one(command, spec_with_id(5, {{"lr", 0.003}}));
   ASSERT_EQ(outcome.state, TrialState::completed) << outcome.message;
   const auto metrics = sink_->metrics(5);
-  ASSERT_EQ(metrics.size(), 4u);  // numeric keys only; step and epoch are coordinates
+  ASSERT_EQ(metrics.size(), 4u);       // numeric keys only; step and epoch are coordinates
   EXPECT_EQ(metrics[0].name, "loss");  // keys come in JSON object order (sorted)
   EXPECT_EQ(metrics[0].epoch, 1);
   EXPECT_EQ(metrics[0].step, 1);  // no "step": the count of metric lines
@@ -123,17 +123,18 @@ TEST_F(CommandTrialTest, ShellMetacharactersInParamsStayOneArgument) {
   const std::string marker = (dir_ / "pwned").string();
   CommandSpec command;
   command.argv_template = script("args.sh", "#!/bin/sh\nprintf '[%s]\\n' \"$@\"\n") + " {name}";
-  const TrialOutcome outcome =
-      run_one(command, spec_with_id(1, {{"name", "a b; touch " + marker + "; $(touch " + marker + ")"}}));
+  const TrialOutcome outcome = run_one(
+      command, spec_with_id(1, {{"name", "a b; touch " + marker + "; $(touch " + marker + ")"}}));
   ASSERT_EQ(outcome.state, TrialState::completed) << outcome.message;
-  EXPECT_EQ(sink_->logs(1), (std::vector<std::string>{"[a b; touch " + marker + "; $(touch " +
-                                                       marker + ")]"}));
+  EXPECT_EQ(sink_->logs(1),
+            (std::vector<std::string>{"[a b; touch " + marker + "; $(touch " + marker + ")]"}));
   EXPECT_FALSE(fs::exists(marker));
 }
 
 TEST_F(CommandTrialTest, NonZeroExitFailsWithCodeAndStderrTail) {
   CommandSpec command;
-  command.argv_template = script("fail.sh", "#!/bin/sh\necho 'first' >&2\necho 'bad thing' >&2\nexit 3\n");
+  command.argv_template =
+      script("fail.sh", "#!/bin/sh\necho 'first' >&2\necho 'bad thing' >&2\nexit 3\n");
   command.stderr_tail_lines = 1;
   const TrialOutcome outcome = run_one(command);
   EXPECT_EQ(outcome.state, TrialState::failed);
@@ -210,7 +211,8 @@ TEST_F(CommandTrialTest, EarlyStopKillsAPoliteProgramQuickly) {
     std::string describe() const override { return "stop-at-two"; }
   };
   Executor executor(ExecutorOptions{}, {sink_}, std::make_shared<StopAtTwo>());
-  const TrialOutcome outcome = executor.submit(spec_with_id(1), make_command_trial(command)).outcome();
+  const TrialOutcome outcome =
+      executor.submit(spec_with_id(1), make_command_trial(command)).outcome();
   EXPECT_EQ(outcome.state, TrialState::stopped_early);
   EXPECT_EQ(outcome.message, "enough");
   EXPECT_EQ(sink_->metrics(1).size(), 2u);
@@ -219,7 +221,8 @@ TEST_F(CommandTrialTest, EarlyStopKillsAPoliteProgramQuickly) {
 TEST_F(CommandTrialTest, CudaVisibleDevicesNamesTheSlotsGpuOrNone) {
   CommandSpec command;
   command.argv_template = script(
-      "env.sh", "#!/bin/sh\necho \"cvd=[${CUDA_VISIBLE_DEVICES-unset}] id=$SWEEP_TRIAL_ID x=$EXTRA\"\n");
+      "env.sh",
+      "#!/bin/sh\necho \"cvd=[${CUDA_VISIBLE_DEVICES-unset}] id=$SWEEP_TRIAL_ID x=$EXTRA\"\n");
   command.env = {{"EXTRA", "lr{lr}"}};
   EXPECT_EQ(run_one(command, spec_with_id(4, {{"lr", 0.1}}), Device::cuda(1)).state,
             TrialState::completed);

@@ -61,9 +61,8 @@ TEST(Executor, GetRethrowsTheTrialFnsExceptionAndOutcomeDoesNot) {
   auto throwing = executor.submit(spec_with_id(1), [](TrialContext&) -> TrialOutcome {
     throw std::runtime_error("boom in trial");
   });
-  auto oom = executor.submit(spec_with_id(2), [](TrialContext&) -> TrialOutcome {
-    throw std::bad_alloc();
-  });
+  auto oom = executor.submit(spec_with_id(2),
+                             [](TrialContext&) -> TrialOutcome { throw std::bad_alloc(); });
   EXPECT_THROW(
       {
         try {

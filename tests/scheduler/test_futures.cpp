@@ -43,7 +43,8 @@ TEST(Futures, ParforReturnsOutcomesInSpecOrder) {
   for (int i = 0; i < 12; ++i) specs.push_back(spec_with_id(i + 1, {{"i", i}}));
   auto outcomes = parfor(executor, specs, [](TrialContext& ctx) {
     const int i = ctx.spec().params.at("i");
-    std::this_thread::sleep_for(std::chrono::microseconds((12 - i) * 200));  // later ones finish first
+    std::this_thread::sleep_for(
+        std::chrono::microseconds((12 - i) * 200));  // later ones finish first
     return completed({{"i", i}});
   });
   ASSERT_EQ(outcomes.size(), 12u);
@@ -82,7 +83,8 @@ TEST(Futures, ConcurrentFetchersNeverGetTheSameFuture) {
   Executor executor(cpu_options(2));
   std::vector<TrialFuture> futures;
   for (int i = 0; i < 200; ++i)
-    futures.push_back(executor.submit(spec_with_id(i + 1), [](TrialContext&) { return completed(); }));
+    futures.push_back(
+        executor.submit(spec_with_id(i + 1), [](TrialContext&) { return completed(); }));
   std::vector<std::size_t> got_a, got_b;
   auto fetch_all = [&](std::vector<std::size_t>& got) {
     while (auto index = fetch_next(futures)) got.push_back(*index);

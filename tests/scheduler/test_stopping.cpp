@@ -22,8 +22,10 @@ TEST(MedianRule, StopsBestSoFarBelowMedianOfOthersRunningAverages) {
   MedianStoppingRule rule({"val_accuracy", MetricGoal::maximize, /*min_epochs=*/1,
                            /*min_trials=*/2});
   // A and B run first: fewer than 2 other trials at each epoch, so no decision.
-  for (auto [e, v] : {std::pair{1, 0.5}, {2, 0.6}, {3, 0.7}}) EXPECT_FALSE(rule.observe(1, at(v, e)).stop);
-  for (auto [e, v] : {std::pair{1, 0.4}, {2, 0.5}, {3, 0.6}}) EXPECT_FALSE(rule.observe(2, at(v, e)).stop);
+  for (auto [e, v] : {std::pair{1, 0.5}, {2, 0.6}, {3, 0.7}})
+    EXPECT_FALSE(rule.observe(1, at(v, e)).stop);
+  for (auto [e, v] : {std::pair{1, 0.4}, {2, 0.5}, {3, 0.6}})
+    EXPECT_FALSE(rule.observe(2, at(v, e)).stop);
   // C at epoch 1: others' running averages by epoch 1 are A 0.5, B 0.4 → median 0.45 > 0.3.
   const StopDecision c = rule.observe(3, at(0.3, 1));
   EXPECT_TRUE(c.stop);
@@ -84,8 +86,8 @@ TEST(Asha, RungsAreMinEpochsTimesPowersOfEtaBelowMax) {
 TEST(Asha, KeepsOnlyTheTopOneOverEtaAtEachRung) {
   AshaRule rule({"val_accuracy", MetricGoal::maximize, /*min_epochs=*/1, /*eta=*/3, 0});
   // Rung 0 (epoch 1); keep = max(1, floor(n/3)).
-  EXPECT_FALSE(rule.observe(1, at(0.5, 1)).stop);   // n=1 rank 1 keep 1
-  EXPECT_FALSE(rule.observe(2, at(0.6, 1)).stop);   // n=2 rank 1 keep 1
+  EXPECT_FALSE(rule.observe(1, at(0.5, 1)).stop);       // n=1 rank 1 keep 1
+  EXPECT_FALSE(rule.observe(2, at(0.6, 1)).stop);       // n=2 rank 1 keep 1
   const StopDecision t3 = rule.observe(3, at(0.4, 1));  // n=3 rank 3 keep 1
   EXPECT_TRUE(t3.stop);
   EXPECT_EQ(t3.reason, "asha: rung 0 (epoch 1) not in top 1/3 (val_accuracy 0.4 ranks 3 of 3)");
@@ -97,7 +99,7 @@ TEST(Asha, KeepsOnlyTheTopOneOverEtaAtEachRung) {
   EXPECT_FALSE(rule.observe(1, at(0.45, 2)).stop);
   EXPECT_FALSE(rule.observe(1, at(0.1, 1)).stop);
   // Rung 1 (epoch 3).
-  EXPECT_FALSE(rule.observe(1, at(0.52, 3)).stop);  // n=1
+  EXPECT_FALSE(rule.observe(1, at(0.52, 3)).stop);      // n=1
   const StopDecision t2 = rule.observe(2, at(0.5, 3));  // n=2 rank 2 keep 1
   EXPECT_TRUE(t2.stop);
   EXPECT_EQ(t2.reason.rfind("asha: rung 1 (epoch 3) not in top 1/3", 0), 0u);
@@ -128,9 +130,9 @@ TEST(Hyperband, ComparesBestSoFarWithTheBandThresholdAndReevaluates) {
   HyperbandRule rule({"val_accuracy", MetricGoal::maximize, {2, 4, 8}, /*eta=*/2});
   EXPECT_FALSE(rule.observe(1, at(0.5, 1)).stop);  // before band 2
   // Band 2 values sorted best first; threshold = value at index floor(n/2).
-  EXPECT_FALSE(rule.observe(1, at(0.6, 2)).stop);   // [.6] → idx 0 → .6; best .6
+  EXPECT_FALSE(rule.observe(1, at(0.6, 2)).stop);  // [.6] → idx 0 → .6; best .6
   EXPECT_FALSE(rule.observe(2, at(0.3, 1)).stop);
-  EXPECT_FALSE(rule.observe(2, at(0.4, 2)).stop);   // [.6 .4] → idx 1 → .4; best .4 (tie)
+  EXPECT_FALSE(rule.observe(2, at(0.4, 2)).stop);  // [.6 .4] → idx 1 → .4; best .4 (tie)
   rule.observe(3, at(0.2, 1));
   const StopDecision c = rule.observe(3, at(0.35, 2));  // [.6 .4 .35] → .4 > .35
   EXPECT_TRUE(c.stop);
@@ -152,8 +154,9 @@ TEST(StoppingFactory, BuildsEachTypeAndRejectsMistakes) {
                                  "val_accuracy", MetricGoal::maximize)
                 ->describe(),
             "asha(val_accuracy max, min_epochs=1, eta=3)");
-  EXPECT_EQ(make_stopping_policy(json{{"type", "median"}}, "loss", MetricGoal::minimize)->describe(),
-            "median(loss min, min_epochs=1, min_trials=3)");
+  EXPECT_EQ(
+      make_stopping_policy(json{{"type", "median"}}, "loss", MetricGoal::minimize)->describe(),
+      "median(loss min, min_epochs=1, min_trials=3)");
   EXPECT_EQ(make_stopping_policy(json{{"type", "hyperband"}, {"min_iter", 3}}, "val_accuracy",
                                  MetricGoal::maximize)
                 ->describe(),

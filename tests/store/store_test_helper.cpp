@@ -10,6 +10,7 @@
  *   helper write-metrics DB GO TRIAL_ID N  write N points through a MetricBatcher
  *   helper poll-reads   DB GO STOP         read-only: status/report queries until STOP exists
  *   helper open-fresh   DB GO              open (maybe creating) the store, enqueue one job
+ *   helper write-until-killed DB GO TRIAL_ID   write batches of 100 points until SIGKILLed
  */
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "store/metric_batcher.h"
 #include "store/store.h"
@@ -88,6 +90,16 @@ int run(int argc, char** argv) {
     } while (!std::filesystem::exists(stop));
     std::cout << polls << '\n';
     return 0;
+  }
+  if (mode == "write-until-killed" && argc == 5) {
+    sweep::Store store(db);
+    const std::int64_t trial_id = std::stoll(argv[4]);
+    std::vector<sweep::MetricPoint> batch(100);
+    for (std::int64_t step = 0;; ) {
+      for (auto& p : batch) p = {.trial_id = trial_id, .name = "loss", .step = step++,
+                                 .epoch = std::nullopt, .value = 0.5, .wall_time = 0};
+      store.log_metrics(batch);
+    }
   }
   if (mode == "open-fresh" && argc == 4) {
     sweep::Store store(db);

@@ -45,7 +45,7 @@ std::vector<BadConfig> bad_configs() {
       {"boolean expected", "data: {dataset: synthetic, augment: {flip: maybe}}\n",
        "t.yaml:1:44: key 'data.augment.flip': expected true or false, got 'maybe'"},
       {"unknown preset", "model: {preset: resnet}\n",
-       "t.yaml:1:17: key 'model.preset': unknown preset 'resnet' (one of: lenet, convnet, mlp, )"},
+       "t.yaml:1:17: key 'model.preset': unknown preset 'resnet' (did you mean 'lenet'?)"},
       {"unknown layer", "model:\n  layers:\n    - conv: {filters: 8, kernel: 3}\n    - rleu\n",
        "t.yaml:4:7: key 'model.layers.1': unknown layer type 'rleu' (did you mean 'relu'?)"},
       {"layer missing argument", "model:\n  layers:\n    - conv: {filters: 8}\n",
@@ -86,7 +86,7 @@ std::vector<BadConfig> bad_configs() {
       {"key a distribution does not take",
        kBase + "sweep:\n  method: random\n  max_trials: 2\n  parameters:\n"
                "    training.momentum: {distribution: uniform, min: 0, max: 0.5, q: 0.1}\n",
-       "t.yaml:8:67: key 'sweep.parameters.training.momentum.q': distribution uniform does not "
+       "t.yaml:8:69: key 'sweep.parameters.training.momentum.q': distribution uniform does not "
        "take 'q'"},
       {"swept value invalid (grid): reported at the value in sweep.parameters",
        kBase + "sweep:\n  parameters:\n    training.batch_size: {values: [16, 0]}\n",
@@ -101,6 +101,14 @@ std::vector<BadConfig> bad_configs() {
       {"unknown early_terminate", kBase + "sweep: {early_terminate: {type: ash}}\n",
        "t.yaml:4:33: key 'sweep.early_terminate.type': unknown early_terminate type 'ash' (did you "
        "mean 'asha'?)"},
+      {"key early_terminate type does not take",
+       kBase + "sweep: {early_terminate: {type: median, eta: 3}}\n",
+       "t.yaml:4:41: key 'sweep.early_terminate.eta': unknown key (keys of sweep.early_terminate: "
+       "type, min_epochs, grace_period, min_trials)"},
+      {"hyperband forms mixed",
+       kBase + "sweep: {early_terminate: {type: hyperband, min_iter: 1, max_iter: 9, s: 2}}\n",
+       "t.yaml:4:33: key 'sweep.early_terminate.type': hyperband takes either min_iter (and eta) "
+       "or max_iter and s (and eta), not both"},
       {"bad execution", kBase + "resources: {execution: gpus}\n",
        "t.yaml:4:24: key 'resources.execution': unknown execution 'gpus' (did you mean 'gpu'?)"},
       {"gpus twice", kBase + "resources: {gpus: [0, 0]}\n",
@@ -160,7 +168,7 @@ TEST(BadConfigs, CaffeAliasesAreAcceptedButNotTogetherWithTheCanonicalKey) {
   EXPECT_EQ(config.base.training.epochs, 3);
   const auto lines = problems("training: {base_lr: 0.05, learning_rate: 0.1}\n");
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "t.yaml:1:12: key 'training.base_lr': 'base_lr' is another name for "
+  EXPECT_EQ(lines[0], "t.yaml:1:21: key 'training.base_lr': 'base_lr' is another name for "
                       "'learning_rate': give only one of them");
 }
 

@@ -1,6 +1,7 @@
 // The `sweep` binary as a user runs it: help texts, exit codes (0 ok, 2 bad config or command
 // line), validate's summary line, dry runs. The binary's path comes from CMake (SWEEP_BINARY).
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -40,7 +41,10 @@ CliResult run_cli(const std::vector<std::string>& args) {
                    ("sweep_cli_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string command = "cd " + quote(SWEEP_SOURCE_DIR) + " && " + quote(SWEEP_BINARY);
-  for (const std::string& arg : args) command += " " + quote(arg);
+  for (const std::string& arg : args) {
+    command += ' ';
+    command += quote(arg);
+  }
   command += " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string());
   const int status = std::system(command.c_str());
   CliResult result;
@@ -110,9 +114,9 @@ TEST(Cli, DryRunPrintsOneLinePerTrialAndWritesNothing) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("sweep quickstart: 6 trials (grid 3 × 2), metric val_accuracy (maximize)"),
             std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  trial 1: training.learning_rate=0.003 training.batch_size=32\n"),
+  EXPECT_NE(r.out.find("  trial 0: training.learning_rate=0.003 training.batch_size=32\n"),
             std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  trial 6: training.learning_rate=0.03 training.batch_size=64\n"),
+  EXPECT_NE(r.out.find("  trial 5: training.learning_rate=0.03 training.batch_size=64\n"),
             std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(out_dir));
 }
@@ -126,7 +130,7 @@ TEST(Cli, EveryShippedConfigDryRuns) {
   const CliResult cifar = run_cli({"run", "configs/cifar-convnet.yaml", "--dry-run", "--set",
                                    "data.dataset=synthetic"});
   EXPECT_EQ(cifar.exit_code, 0) << cifar.err;
-  EXPECT_NE(cifar.out.find("trial 4: training.learning_rate=0.05 model.net_width=32"),
+  EXPECT_NE(cifar.out.find("trial 3: training.learning_rate=0.05 model.net_width=32"),
             std::string::npos) << cifar.out;
 }
 

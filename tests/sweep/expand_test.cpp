@@ -20,7 +20,7 @@ TEST(Expand, GridIsTheCartesianProductLastParameterFastest) {
   const double lrs[] = {0.001, 0.001, 0.01, 0.01, 0.1, 0.1};
   const int batches[] = {8, 16, 8, 16, 8, 16};
   for (std::size_t i = 0; i < trials.size(); ++i) {
-    EXPECT_EQ(trials[i].number, static_cast<int>(i + 1));
+    EXPECT_EQ(trials[i].number, static_cast<int>(i));
     EXPECT_DOUBLE_EQ(trials[i].config.training.learning_rate, lrs[i]);
     EXPECT_EQ(trials[i].config.training.batch_size, batches[i]);
     EXPECT_DOUBLE_EQ(trials[i].params["training.learning_rate"].get<double>(), lrs[i]);
@@ -132,8 +132,12 @@ TEST(Expand, ExternalCommandPlaceholdersAreFilledPerTrial) {
       "sweep:\n  metric: {name: score}\n  parameters:\n    lr: {values: [0.5, 1]}\n");
   const auto trials = expand(config);
   ASSERT_EQ(trials.size(), 2u);
-  EXPECT_EQ(trials[0].command, "prog --lr 0.5 --bs 32 --t 1 --s 1 --out {trial_dir} {x}");
-  EXPECT_EQ(trials[1].command, "prog --lr 1 --bs 32 --t 2 --s 1 --out {trial_dir} {x}");
+  EXPECT_EQ(trials[0].command, "prog --lr 0.5 --bs 32 --t 0 --s 1 --out {trial_dir} {x}");
+  EXPECT_EQ(trials[1].command, "prog --lr 1 --bs 32 --t 1 --s 1 --out {trial_dir} {x}");
+  EXPECT_EQ(trials[1].placeholders["lr"], "1");
+  EXPECT_EQ(trials[1].placeholders["training.batch_size"], "32");
+  EXPECT_EQ(trials[1].placeholders["trial"], "1");
+  EXPECT_FALSE(trials[1].placeholders.contains("trial_dir"));
   EXPECT_EQ(config.sweep.metric.goal, "maximize");
 }
 

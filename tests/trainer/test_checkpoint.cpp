@@ -17,8 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string temp_path(const std::string& name) {
-  return (fs::temp_directory_path() /
-          ("sweep_ckpt_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (fs::temp_directory_path() / ("sweep_ckpt_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 CheckpointData sample() {
@@ -103,7 +103,8 @@ TEST(Checkpoint, OverwriteReplacesTheOldFile) {
 
 TEST(Checkpoint, MissingTruncatedCorruptForeign) {
   const std::string p = temp_path("bad");
-  EXPECT_NE(error_of([&] { read_checkpoint(p); }).find(p + ": checkpoint file is missing"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_checkpoint(p); }).find(p + ": checkpoint file is missing"),
+            std::string::npos);
 
   write_checkpoint(p, sample());
   const std::vector<char> good = bytes_of(p);
@@ -114,7 +115,9 @@ TEST(Checkpoint, MissingTruncatedCorruptForeign) {
   EXPECT_NE(msg.find(p), std::string::npos) << msg;
   EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
   EXPECT_NE(msg.find("expected " + std::to_string(good.size()) + " bytes, got " +
-                     std::to_string(cut.size())), std::string::npos) << msg;
+                     std::to_string(cut.size())),
+            std::string::npos)
+      << msg;
 
   std::vector<char> flipped = good;
   flipped[good.size() / 2] ^= 0x40;

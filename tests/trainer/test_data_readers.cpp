@@ -88,7 +88,8 @@ void expect_error(F&& f, const std::vector<std::string>& parts) {
     ADD_FAILURE() << "expected sweep::Error";
   } catch (const Error& e) {
     const std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+    for (const auto& p : parts)
+      EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
   }
 }
 
@@ -195,6 +196,11 @@ TEST(CifarReader, ReadsBatchesInOrder) {
   EXPECT_EQ(train.images[3072 + 5], std::uint8_t(6));  // record 1 of batch 1, byte 5 = 5 + 1
   const Dataset test = read_cifar10_split(dir.file(""), "test");
   EXPECT_EQ(test.size(), 1);
+  // The archive unpacks into cifar-10-batches-bin/: its parent directory works too.
+  fs::create_directories(dir.file("cifar-10-batches-bin"));
+  write_raw(dir.file("cifar-10-batches-bin/test_batch.bin"), cifar_records({7, 8, 9}));
+  fs::remove(dir.file("test_batch.bin"));
+  EXPECT_EQ(read_cifar10_split(dir.file(""), "test").size(), 3);
 }
 
 TEST(CifarReader, TruncatedAndBadLabelAndMissing) {
@@ -212,7 +218,8 @@ TEST(CifarReader, TruncatedAndBadLabelAndMissing) {
 
 TEST(FashionMnist, RealFilesWhenInstalled) {
   const std::string dir = "/usr/share/datasets/fashion-mnist";
-  if (!fs::exists(dir + "/train-images-idx3-ubyte.gz") && !fs::exists(dir + "/train-images-idx3-ubyte"))
+  if (!fs::exists(dir + "/train-images-idx3-ubyte.gz") &&
+      !fs::exists(dir + "/train-images-idx3-ubyte"))
     GTEST_SKIP() << "Fashion-MNIST is not installed at " << dir
                  << " (Debian package dataset-fashion-mnist)";
   const Dataset train = read_idx_split(dir, "train", 10);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/check.h"
@@ -234,6 +235,39 @@ TEST(Network, GradientMatchesFiniteDifferencesOfTheLoss) {
     EXPECT_NEAR(grads[i], numeric, 2e-3 + 2e-2 * std::fabs(numeric)) << "parameter " << i;
   }
   EXPECT_GT(checked, 20u);
+}
+
+// Two trials in two CPU slots: each has its own backend (and arena) and runs at the same time as
+// the other; both must get exactly what a trial running alone gets.
+TEST(Network, TwoBackendsTrainingAtOnceMatchOneAlone) {
+  const int batch = 16;
+  std::mt19937_64 rng(9);
+  const auto x = to_float(random_vector(std::size_t(batch) * 784, rng));
+  std::vector<std::int32_t> labels(batch);
+  for (auto& l : labels) l = static_cast<std::int32_t>(rng() % 10);
+  auto train_three_steps = [&](int threads) {
+    CpuBackend cpu(threads);
+    Network net(cpu, preset("lenet"), Shape{1, 28, 28}, 10, batch, 5);
+    std::vector<float> dlogits(batch * 10), velocity(net.param_count(), 0.f);
+    OptimizerStep step;
+    for (int s = 0; s < 3; ++s) {
+      double stats[2] = {0, 0};
+      const float* logits = net.forward(x.data(), batch, true);
+      cpu.softmax_cross_entropy(logits, labels.data(), batch, 10, dlogits.data(), stats);
+      net.backward(dlogits.data(), batch);
+      cpu.optimizer_step(step, net.params(), net.grads(), velocity.data(), nullptr,
+                         net.param_count(), nullptr);
+    }
+    return std::vector<float>(net.params(), net.params() + net.param_count());
+  };
+  const auto alone = train_three_steps(1);
+  std::vector<float> first, second;
+  std::thread a([&] { first = train_three_steps(1); });
+  std::thread b([&] { second = train_three_steps(2); });
+  a.join();
+  b.join();
+  EXPECT_EQ(first, alone);
+  EXPECT_EQ(second, alone);  // and the thread count does not change a single bit
 }
 
 }  // namespace

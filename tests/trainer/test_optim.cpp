@@ -99,7 +99,8 @@ TEST_F(OptimTest, AdamWithBiasCorrection) {
   EXPECT_NEAR(p[1][0], p2, 1e-6);
   // t3: m = -0.0045 - 0.05 = -0.0545, v = 0.999*0.00049975 + 0.00025
   const double m3 = -0.0545, v3 = 0.999 * 0.00049975 + 0.00025;
-  const double p3 = p2 - 0.1 * (m3 / (1 - 0.729)) / (std::sqrt(v3 / (1 - std::pow(0.999, 3))) + 1e-8);
+  const double p3 =
+      p2 - 0.1 * (m3 / (1 - 0.729)) / (std::sqrt(v3 / (1 - std::pow(0.999, 3))) + 1e-8);
   EXPECT_NEAR(p[2][0], p3, 1e-6);
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "common/check.h"
@@ -64,7 +65,7 @@ TEST(Schedule, ExpIsPerEpoch) {
   sp.gamma = 0.9;
   LearningRateSchedule s(sp, 0.1);
   EXPECT_DOUBLE_EQ(s.at(0, 5, 10, 100), 0.1);
-  EXPECT_NEAR(s.at(1, 15, 10, 100), 0.09, 1e-15);   // same value all through epoch 1
+  EXPECT_NEAR(s.at(1, 15, 10, 100), 0.09, 1e-15);  // same value all through epoch 1
   EXPECT_NEAR(s.at(1, 19, 10, 100), 0.09, 1e-15);
   EXPECT_NEAR(s.at(3, 30, 10, 100), 0.0729, 1e-15);  // 0.1 * 0.9^3
 }
@@ -84,14 +85,14 @@ TEST(Schedule, CosineToMinLr) {
   sp.min_lr = 0.01;
   LearningRateSchedule s(sp, 0.11);
   EXPECT_DOUBLE_EQ(s.at(0, 0, 10, 100), 0.11);
-  EXPECT_NEAR(s.at(5, 50, 10, 100), 0.06, 1e-15);                       // halfway: the middle
+  EXPECT_NEAR(s.at(5, 50, 10, 100), 0.06, 1e-15);  // halfway: the middle
   EXPECT_NEAR(s.at(2, 25, 10, 100), 0.01 + 0.1 * (1 + std::sqrt(0.5)) / 2, 1e-15);  // cos(pi/4)
   EXPECT_NEAR(s.at(10, 100, 10, 100), 0.01, 1e-15);
 }
 
 TEST(Schedule, LinearWarmupInFrontOfAnySchedule) {
   ScheduleSpec sp = spec_of("cosine");
-  sp.warmup_epochs = 0.5;        // 5 iterations at 10 per epoch
+  sp.warmup_epochs = 0.5;  // 5 iterations at 10 per epoch
   sp.warmup_start_factor = 0.2;
   LearningRateSchedule s(sp, 1.0);
   const double cos_at = [](double i) { return (1 + std::cos(std::numbers::pi * i / 100)) / 2; }(0);
@@ -102,7 +103,7 @@ TEST(Schedule, LinearWarmupInFrontOfAnySchedule) {
   EXPECT_NEAR(s.at(0, 5, 10, 100), (1 + std::cos(std::numbers::pi * 0.05)) / 2, 1e-15);
 
   ScheduleSpec fixed = spec_of("fixed");
-  fixed.warmup_epochs = 1;       // start factor 0: from zero
+  fixed.warmup_epochs = 1;  // start factor 0: from zero
   LearningRateSchedule f(fixed, 0.1);
   EXPECT_DOUBLE_EQ(f.at(0, 0, 4, 40), 0.0);
   EXPECT_NEAR(f.at(0, 3, 4, 40), 0.075, 1e-16);
@@ -117,6 +118,9 @@ TEST(Schedule, BadSpecsAreErrors) {
   ScheduleSpec w = spec_of("fixed");
   w.warmup_start_factor = 2;
   EXPECT_THROW(LearningRateSchedule(w, 0.1), Error);
+  EXPECT_THROW(LearningRateSchedule(spec_of("fixed"), -0.1), Error);
+  EXPECT_THROW(LearningRateSchedule(spec_of("fixed"), std::numeric_limits<double>::infinity()),
+               Error);
 }
 
 }  // namespace

@@ -48,8 +48,10 @@ TEST(TrainEndToEnd, LeNetLearnsFashionMnistSubset) {
   EXPECT_GT(r.images_per_second, 0.0);
   RecordProperty("images_per_second", std::to_string(r.images_per_second));
   RecordProperty("test_accuracy", std::to_string(r.final_val_accuracy));
-  std::printf("LeNet on 6000 Fashion-MNIST images, 2 epochs: test accuracy %.4f, loss %.4f, %.0f images/s (%s)\n",
-              r.final_val_accuracy, r.final_val_loss, r.images_per_second, r.device.c_str());
+  std::printf(
+      "LeNet on 6000 Fashion-MNIST images, 2 epochs: test accuracy %.4f, loss %.4f, %.0f images/s "
+      "(%s)\n",
+      r.final_val_accuracy, r.final_val_loss, r.images_per_second, r.device.c_str());
 }
 
 }  // namespace

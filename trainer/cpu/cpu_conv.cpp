@@ -15,6 +15,7 @@
 
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/cpu/parallel.h"
+#include "trainer/cpu/reduce.h"
 
 namespace sweep::trainer {
 
@@ -26,7 +27,7 @@ bool is_pointwise(const ConvGeom& g) {
 }
 
 // col (C*R*S, OH*OW) from one sample x (C, H, W); zeros where the window hangs over the padding.
-void im2col(const ConvGeom& g, const float* x, float* col) {
+void im2col(const ConvGeom& g, const float* __restrict x, float* __restrict col) {
   const int ohw = g.out_h * g.out_w;
   for (int c = 0; c < g.c; ++c) {
     const float* xc = x + std::size_t(c) * g.h * g.w;
@@ -64,7 +65,7 @@ void im2col(const ConvGeom& g, const float* x, float* col) {
 }
 
 // dx (C, H, W) = sum of the column gradients over every window position that read it.
-void col2im(const ConvGeom& g, const float* col, float* dx) {
+void col2im(const ConvGeom& g, const float* __restrict col, float* __restrict dx) {
   const int ohw = g.out_h * g.out_w;
   std::fill(dx, dx + std::size_t(g.c) * g.h * g.w, 0.f);
   for (int c = 0; c < g.c; ++c) {
@@ -185,10 +186,7 @@ void CpuBackend::conv2d_backward(const ConvGeom& g, const float* x, const float*
         for (std::size_t k = k0; k < k1; ++k) {
           double acc = 0;
           for (int n = 0; n < g.n; ++n) {
-            const float* p = dy + n * out_sample + k * ohw;
-            float plane = 0.f;
-            for (std::size_t i = 0; i < ohw; ++i) plane += p[i];
-            acc += plane;
+            acc += cpu::lane_sum(dy + n * out_sample + k * ohw, ohw);
           }
           db[k] = static_cast<float>(acc);
         }

@@ -1,15 +1,19 @@
 /*
  * cpu_norm.cpp — batch normalisation, one channel per loop step.
  *
- * Statistics are accumulated in double over the N*HW values of a channel (a float sum over a large
- * batch loses the digits that the variance is made of) in a fixed order, so they are reproducible.
+ * Statistics are summed per plane in vectorised float lanes (reduce.h) and across the planes of a
+ * channel in double (a float sum over a large batch loses the digits the variance is made of), in
+ * a fixed order, so they are reproducible. The variance is a second pass around the mean, not
+ * E[x^2] - E[x]^2, which cancels catastrophically when the mean is large.
  * The running variance takes the UNBIASED batch variance, as PyTorch does; the normalisation itself
  * uses the biased one.
  */
+#include <algorithm>
 #include <cmath>
 
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/cpu/parallel.h"
+#include "trainer/cpu/reduce.h"
 
 namespace sweep::trainer {
 
@@ -32,18 +36,14 @@ void CpuBackend::batchnorm_forward_train(const BatchNormGeom& g, const float* x,
                            [&](std::size_t c0, std::size_t c1) {
     for (std::size_t c = c0; c < c1; ++c) {
       double sum = 0, sumsq = 0;
-      for (int n = 0; n < g.n; ++n) {
-        const float* p = x + n * stride + c * plane;
-        for (std::size_t i = 0; i < plane; ++i) sum += p[i];
-      }
+      for (int n = 0; n < g.n; ++n) sum += cpu::lane_sum(x + n * stride + c * plane, plane);
       const double mean = sum / count;
-      for (int n = 0; n < g.n; ++n) {
-        const float* p = x + n * stride + c * plane;
-        for (std::size_t i = 0; i < plane; ++i) {
-          const double d = p[i] - mean;
-          sumsq += d * d;
-        }
-      }
+      const float mean_f = static_cast<float>(mean);
+      for (int n = 0; n < g.n; ++n)
+        sumsq += cpu::lane_sum_sq_dev(x + n * stride + c * plane, plane, mean_f);
+      // Deviations were taken from the float-rounded mean; correct for the rounding exactly.
+      const double off = double(mean_f) - mean;
+      sumsq = std::max(0.0, sumsq - count * off * off);
       const double var = sumsq / count;
       const double invstd = 1.0 / std::sqrt(var + double(g.eps));
       const double unbiased = count > 1 ? sumsq / (count - 1) : var;
@@ -93,15 +93,15 @@ void CpuBackend::batchnorm_backward(const BatchNormGeom& g, const float* x, cons
                            [&](std::size_t c0, std::size_t c1) {
     for (std::size_t c = c0; c < c1; ++c) {
       const double mean = save_mean[c], invstd = save_invstd[c];
-      double sum_dy = 0, sum_dy_xhat = 0;
+      double sum_dy = 0, sum_dy_xc = 0;
       for (int n = 0; n < g.n; ++n) {
-        const float* p = x + n * stride + c * plane;
-        const float* d = dy + n * stride + c * plane;
-        for (std::size_t i = 0; i < plane; ++i) {
-          sum_dy += d[i];
-          sum_dy_xhat += d[i] * ((p[i] - mean) * invstd);
-        }
+        float part_dy, part_dy_xc;
+        cpu::lane_sum_dot(dy + n * stride + c * plane, x + n * stride + c * plane, plane,
+                          save_mean[c], part_dy, part_dy_xc);
+        sum_dy += part_dy;
+        sum_dy_xc += part_dy_xc;
       }
+      const double sum_dy_xhat = sum_dy_xc * invstd;
       dgamma[c] = static_cast<float>(sum_dy_xhat);
       dbeta[c] = static_cast<float>(sum_dy);
       // dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat))

@@ -1,8 +1,9 @@
 /*
  * cpu_optim.cpp — gradient norm, clipping scale and the optimizer update over the flat arrays.
  *
- * The update is one pass over all parameters, written so the compiler vectorises it (the optimizer
- * kind is switched outside the loop; no branch inside). Formulas are backend.h's (PyTorch
+ * The update is one pass over all parameters, one small kernel per optimizer over restrict
+ * pointers so the compiler vectorises it (SGD always; Adam and RMSprop only when the build allows
+ * -fno-math-errno, since std::sqrt may otherwise set errno). Formulas are backend.h's (PyTorch
  * torch.optim, L2 weight decay added to the gradient). sum_squares adds fixed 64K-value blocks in
  * order, so the norm, and therefore clipping, is reproducible.
  */
@@ -14,8 +15,55 @@
 namespace sweep::trainer {
 
 namespace {
+
 constexpr std::size_t kSumBlock = std::size_t{1} << 16;
 constexpr std::size_t kStepGrain = std::size_t{1} << 14;
+
+// The kernels are free functions over restrict pointers: inside a lambda GCC gives up on them.
+void sgdm_kernel(float* __restrict p, const float* __restrict grad, float* __restrict vel,
+                 std::size_t lo, std::size_t hi, float gs, float wd, float lr, float mu,
+                 bool nesterov) {
+  if (nesterov) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      const float g = grad[i] * gs + wd * p[i];
+      const float v = mu * vel[i] + g;
+      vel[i] = v;
+      p[i] -= lr * (g + mu * v);
+    }
+  } else {
+    for (std::size_t i = lo; i < hi; ++i) {
+      const float g = grad[i] * gs + wd * p[i];
+      const float v = mu * vel[i] + g;
+      vel[i] = v;
+      p[i] -= lr * v;
+    }
+  }
+}
+
+void adam_kernel(float* __restrict p, const float* __restrict grad, float* __restrict m1,
+                 float* __restrict m2, std::size_t lo, std::size_t hi, float gs, float wd,
+                 float b1, float b2, float step, float inv_sqrt_bc2, float eps) {
+  for (std::size_t i = lo; i < hi; ++i) {
+    const float g = grad[i] * gs + wd * p[i];
+    const float m = b1 * m1[i] + (1.f - b1) * g;
+    const float v = b2 * m2[i] + (1.f - b2) * g * g;
+    m1[i] = m;
+    m2[i] = v;
+    p[i] -= step * m / (std::sqrt(v) * inv_sqrt_bc2 + eps);
+  }
+}
+
+void rmsprop_kernel(float* __restrict p, const float* __restrict grad, float* __restrict sq,
+                    std::size_t lo, std::size_t hi, float gs, float wd, float lr, float alpha,
+                    float eps) {
+  for (std::size_t i = lo; i < hi; ++i) {
+    const float g = grad[i] * gs + wd * p[i];
+    const float v = alpha * sq[i] + (1.f - alpha) * g * g;
+    sq[i] = v;
+    p[i] -= lr * g / (std::sqrt(v) + eps);
+  }
+}
+
 }  // namespace
 
 void CpuBackend::sum_squares(const float* x, std::size_t n, double* out) {
@@ -44,57 +92,22 @@ void CpuBackend::optimizer_step(const OptimizerStep& s, float* params, const flo
                                 const float* grad_scale) {
   const float gs = grad_scale ? *grad_scale : 1.f;
   const float lr = s.lr, wd = s.weight_decay;
+  const float b1 = s.beta1, b2 = s.beta2;
+  const double t = double(s.t);
+  const float adam_step = static_cast<float>(double(lr) / (1.0 - std::pow(double(b1), t)));
+  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(double(b2), t)));
   run([&] { cpu::for_range(n, kStepGrain, [&](std::size_t lo, std::size_t hi) {
-    float* __restrict p = params;
-    const float* __restrict gr = grads;
-    float* __restrict s1 = state1;
-    float* __restrict s2 = state2;
     switch (s.kind) {
-      case OptimizerKind::sgdm: {
-        const float mu = s.momentum;
-        if (s.nesterov) {
-          for (std::size_t i = lo; i < hi; ++i) {
-            const float g = gr[i] * gs + wd * p[i];
-            const float v = mu * s1[i] + g;
-            s1[i] = v;
-            p[i] -= lr * (g + mu * v);
-          }
-        } else {
-          for (std::size_t i = lo; i < hi; ++i) {
-            const float g = gr[i] * gs + wd * p[i];
-            const float v = mu * s1[i] + g;
-            s1[i] = v;
-            p[i] -= lr * v;
-          }
-        }
+      case OptimizerKind::sgdm:
+        sgdm_kernel(params, grads, state1, lo, hi, gs, wd, lr, s.momentum, s.nesterov);
         break;
-      }
-      case OptimizerKind::adam: {
-        const double t = double(s.t);
-        const float b1 = s.beta1, b2 = s.beta2, eps = s.eps;
-        const float bc1 = static_cast<float>(1.0 - std::pow(double(b1), t));
-        const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(double(b2), t)));
-        const float step = lr / bc1;
-        for (std::size_t i = lo; i < hi; ++i) {
-          const float g = gr[i] * gs + wd * p[i];
-          const float m = b1 * s1[i] + (1.f - b1) * g;
-          const float v = b2 * s2[i] + (1.f - b2) * g * g;
-          s1[i] = m;
-          s2[i] = v;
-          p[i] -= step * m / (std::sqrt(v) * inv_sqrt_bc2 + eps);
-        }
+      case OptimizerKind::adam:
+        adam_kernel(params, grads, state1, state2, lo, hi, gs, wd, b1, b2, adam_step,
+                    inv_sqrt_bc2, s.eps);
         break;
-      }
-      case OptimizerKind::rmsprop: {
-        const float a = s.alpha, eps = s.eps;
-        for (std::size_t i = lo; i < hi; ++i) {
-          const float g = gr[i] * gs + wd * p[i];
-          const float v = a * s1[i] + (1.f - a) * g * g;
-          s1[i] = v;
-          p[i] -= lr * g / (std::sqrt(v) + eps);
-        }
+      case OptimizerKind::rmsprop:
+        rmsprop_kernel(params, grads, state1, lo, hi, gs, wd, lr, s.alpha, s.eps);
         break;
-      }
     }
   }); });
 }

@@ -98,13 +98,14 @@ class CudaBackend final : public Backend {
   // (learning rate, Adam's t, augmentation step, offset into the index array) from a device block
   // that each replay refreshes from `replay`'s arguments; dropout cannot be captured yet (throws).
   // Throws sweep::Error when an op would allocate or build a plan during capture.
-  void begin_capture();
-  void end_capture();
+  void begin_capture() override;
+  void end_capture() override;
   bool has_graph() const { return static_cast<bool>(graph_exec_); }
   // opt: this step's optimizer settings (lr, t); step: GatherDesc::step for this step;
   // index_delta: rows between this step's indices pointer and the one seen at capture.
-  void replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta);
-  void drop_graph();
+  bool can_capture() const override { return true; }
+  void replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta) override;
+  void drop_graph() override;
 
  private:
   void enter() const;  // cudaSetDevice(device_)

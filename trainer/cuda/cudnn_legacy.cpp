@@ -85,20 +85,21 @@ bool lossy(cudnnConvolutionBwdFilterAlgo_t a) {
 }
 
 // From results ordered best first (by measured time from Find, by prediction from the
-// heuristics): the first acceptable deterministic one, else the first acceptable one, else null.
-// Deterministic algorithms make a seeded trial reproducible and a captured step equal the eager one.
+// heuristics): the fastest acceptable one, unless a deterministic acceptable one is within 10% of
+// its time (deterministic algorithms make a seeded trial reproducible run to run; on Hopper the
+// only deterministic weight-gradient algorithm is often several times slower, so speed wins).
 template <class Perf>
 const Perf* pick(const std::vector<Perf>& perf, int returned, MathMode mode, std::size_t limit) {
-  const Perf* any = nullptr;
+  const Perf* fastest = nullptr;
   for (int i = 0; i < returned; ++i) {
     const Perf& p = perf[i];
     if (p.status != CUDNN_STATUS_SUCCESS || p.memory > limit || !math_allowed(p.mathType, mode))
       continue;
     if (mode == MathMode::fp32 && lossy(p.algo)) continue;
-    if (p.determinism == CUDNN_DETERMINISTIC) return &p;
-    if (!any) any = &p;
+    if (!fastest) fastest = &p;
+    if (p.determinism == CUDNN_DETERMINISTIC && p.time <= 1.1f * fastest->time) return &p;
   }
-  return any;
+  return fastest;
 }
 
 template <class Perf>

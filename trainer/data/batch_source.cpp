@@ -12,20 +12,27 @@
 
 namespace sweep::trainer {
 
-BatchSource::BatchSource(Backend& backend, const Dataset& data, const ChannelStats& norm,
-                         int batch, ShuffleMode shuffle, std::uint64_t seed,
-                         const AugmentSpec& augment, bool for_training)
-    : backend_(backend), size_(data.size()), batch_(batch), shuffle_(shuffle), seed_(seed),
+BatchSource::BatchSource(Backend& backend, const Dataset& data, const ChannelStats& norm, int batch,
+                         ShuffleMode shuffle, std::uint64_t seed, const AugmentSpec& augment,
+                         bool for_training)
+    : backend_(backend),
+      size_(data.size()),
+      batch_(batch),
+      shuffle_(shuffle),
+      seed_(seed),
       for_training_(for_training) {
-  if (batch < 1) throw Error("training.batch_size must be at least 1, not " + std::to_string(batch));
+  if (batch < 1)
+    throw Error("training.batch_size must be at least 1, not " + std::to_string(batch));
   if (data.c > 4) throw Error(data.source + ": at most 4 channels are supported");
   if (augment.translate < 0 || augment.crop_padding < 0)
     throw Error("data.augment: translate and crop_padding must not be negative");
   images_ = DeviceBuffer(backend, data.images.size());
   labels_ = DeviceBuffer(backend, data.labels.size());
   order_ = DeviceBuffer(backend, std::size_t(size_) * sizeof(std::int32_t));
-  if (!data.images.empty()) backend.copy_to_device(images_.as<void>(), data.images.data(), data.images.size());
-  if (!data.labels.empty()) backend.copy_to_device(labels_.as<void>(), data.labels.data(), data.labels.size());
+  if (!data.images.empty())
+    backend.copy_to_device(images_.as<void>(), data.images.data(), data.images.size());
+  if (!data.labels.empty())
+    backend.copy_to_device(labels_.as<void>(), data.labels.data(), data.labels.size());
   desc_.c = data.c;
   desc_.h = data.h;
   desc_.w = data.w;

@@ -37,8 +37,7 @@ class BatchSource {
 
   // x (b, C, H, W) normalised floats, y (b) labels, for batch `batch_index` of the current epoch.
   // `step` (the global iteration) seeds the augmentation draws. Returns b.
-  int gather(std::int64_t batch_index, std::uint64_t step, bool augment, float* x,
-             std::int32_t* y);
+  int gather(std::int64_t batch_index, std::uint64_t step, bool augment, float* x, std::int32_t* y);
 
  private:
   Backend& backend_;

@@ -38,8 +38,8 @@ Dataset read_cifar10_files(const std::vector<std::string>& files) {
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint8_t* rec = bytes.data() + i * kRecordBytes;
       if (rec[0] >= 10)
-        throw Error(path + ": label " + std::to_string(rec[0]) + " of record " +
-                    std::to_string(i) + " is out of range (expected 0..9)");
+        throw Error(path + ": label " + std::to_string(rec[0]) + " of record " + std::to_string(i) +
+                    " is out of range (expected 0..9)");
       d.labels.push_back(rec[0]);
       d.images.insert(d.images.end(), rec + 1, rec + kRecordBytes);
     }
@@ -55,7 +55,8 @@ Dataset read_cifar10_split(const std::string& dir, const std::string& split) {
     base += "/cifar-10-batches-bin";
   std::vector<std::string> files;
   if (split == "train") {
-    for (int i = 1; i <= 5; ++i) files.push_back(base + "/data_batch_" + std::to_string(i) + ".bin");
+    for (int i = 1; i <= 5; ++i)
+      files.push_back(base + "/data_batch_" + std::to_string(i) + ".bin");
   } else if (split == "test") {
     files.push_back(base + "/test_batch.bin");
   } else {

@@ -44,7 +44,8 @@ void keep_first(Dataset& d, std::int64_t n) {
 ChannelStats channel_stats(const Dataset& d) {
   ChannelStats s;
   if (d.empty()) return s;
-  if (d.c > 4) throw Error(d.source + ": " + std::to_string(d.c) + " channels; at most 4 are supported");
+  if (d.c > 4)
+    throw Error(d.source + ": " + std::to_string(d.c) + " channels; at most 4 are supported");
   const std::int64_t hw = std::int64_t(d.h) * d.w;
   for (int ch = 0; ch < d.c; ++ch) {
     double sum = 0, sum_sq = 0;

@@ -14,11 +14,11 @@
 namespace sweep::trainer {
 
 struct Dataset {
-  std::string source;                 // where it came from, for messages ("train-images-idx3-ubyte.gz")
-  int c = 1, h = 1, w = 1;            // per-image shape
+  std::string source;       // where it came from, for messages ("train-images-idx3-ubyte.gz")
+  int c = 1, h = 1, w = 1;  // per-image shape
   int classes = 0;
-  std::vector<std::uint8_t> images;   // (N, C, H, W)
-  std::vector<std::uint8_t> labels;   // (N), each < classes
+  std::vector<std::uint8_t> images;  // (N, C, H, W)
+  std::vector<std::uint8_t> labels;  // (N), each < classes
 
   std::int64_t size() const { return static_cast<std::int64_t>(labels.size()); }
   std::int64_t image_bytes() const { return std::int64_t(c) * h * w; }

@@ -10,6 +10,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -24,8 +25,9 @@ bool is_gzip(const std::vector<std::uint8_t>& raw) {
 }
 
 std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& in, const std::string& path) {
-  std::vector<std::uint8_t> out;
-  out.resize(in.size() * 4 + 1024);
+  // Start at 4x the compressed size (idx images compress 2-5x) and double when full. The
+  // trailer's size field is not used as a guess: in a truncated file it is random bytes.
+  std::vector<std::uint8_t> out(in.size() * 4 + 1024);
   z_stream zs{};
   // 16 + MAX_WBITS: expect a gzip header and trailer (not zlib's own framing).
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)

@@ -56,15 +56,14 @@ std::vector<std::uint32_t> parse_header(const std::vector<std::uint8_t>& bytes,
 
 }  // namespace
 
-Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path,
-                      int classes) {
+Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path, int classes) {
   const std::vector<std::uint8_t> img = read_file_bytes(images_path);
   const auto idims = parse_header(img, images_path, 0x00000803u, 3, "images");
   const std::vector<std::uint8_t> lab = read_file_bytes(labels_path);
   const auto ldims = parse_header(lab, labels_path, 0x00000801u, 1, "labels");
   if (idims[0] != ldims[0])
-    throw Error(images_path + " holds " + std::to_string(idims[0]) + " images but " +
-                labels_path + " holds " + std::to_string(ldims[0]) + " labels");
+    throw Error(images_path + " holds " + std::to_string(idims[0]) + " images but " + labels_path +
+                " holds " + std::to_string(ldims[0]) + " labels");
   if (idims[1] == 0 || idims[2] == 0)
     throw Error(images_path + ": images of size " + std::to_string(idims[1]) + "x" +
                 std::to_string(idims[2]));

@@ -18,8 +18,8 @@ namespace sweep::trainer {
 
 struct LoadedData {
   Dataset train;
-  Dataset validation;      // empty when data.validation is none
-  ChannelStats norm;       // mean 0 / std 1 when data.normalize is false
+  Dataset validation;             // empty when data.validation is none
+  ChannelStats norm;              // mean 0 / std 1 when data.normalize is false
   std::string validation_source;  // "test", "holdout" or "none"
 };
 

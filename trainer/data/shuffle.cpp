@@ -22,7 +22,8 @@ ShuffleMode parse_shuffle_mode(const std::string& s) {
 }
 
 std::vector<std::int32_t> shuffled_indices(std::int64_t n, std::uint64_t seed) {
-  if (n < 0 || n > INT32_MAX) throw Error("shuffle: data set size " + std::to_string(n) + " out of range");
+  if (n < 0 || n > INT32_MAX)
+    throw Error("shuffle: data set size " + std::to_string(n) + " out of range");
   std::vector<std::int32_t> idx(static_cast<std::size_t>(n));
   std::iota(idx.begin(), idx.end(), 0);
   std::mt19937_64 rng(seed);
@@ -42,13 +43,16 @@ std::vector<std::int32_t> epoch_order(std::int64_t n, ShuffleMode mode, std::uin
                                       int epoch) {
   switch (mode) {
     case ShuffleMode::never: {
-      if (n < 0 || n > INT32_MAX) throw Error("shuffle: data set size " + std::to_string(n) + " out of range");
+      if (n < 0 || n > INT32_MAX)
+        throw Error("shuffle: data set size " + std::to_string(n) + " out of range");
       std::vector<std::int32_t> idx(static_cast<std::size_t>(n));
       std::iota(idx.begin(), idx.end(), 0);
       return idx;
     }
-    case ShuffleMode::once: return shuffled_indices(n, hash2(seed, 0));
-    case ShuffleMode::every_epoch: break;
+    case ShuffleMode::once:
+      return shuffled_indices(n, hash2(seed, 0));
+    case ShuffleMode::every_epoch:
+      break;
   }
   return shuffled_indices(n, hash2(seed, std::uint64_t(epoch)));
 }

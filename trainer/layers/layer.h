@@ -17,6 +17,7 @@
 
 #include "trainer/backend.h"
 #include "trainer/network.h"
+#include "trainer/train_config.h"
 
 namespace sweep::trainer {
 
@@ -73,9 +74,8 @@ class Layer {
 // library (std::uniform_real_distribution is implementation-defined).
 float uniform_symmetric(std::mt19937_64& rng, float bound);
 
-// Reads a whole-number argument >= min_value; throws when it is missing (unless a default is
-// given), fractional or too small.
-struct LayerSpec;
+// Reads a whole-number argument of a LayerSpec that is >= min_value; throws sweep::Error when it
+// is missing (and `fallback` is null), fractional, or too small.
 int int_arg(const LayerSpec& spec, const std::string& key, int min_value, const int* fallback);
 
 }  // namespace sweep::trainer

@@ -28,7 +28,8 @@ EvalResult Evaluator::run(Network& net, float* x, bool with_confusion) {
     const int n = source_.gather(b, 0, false, x, y);
     const float* logits = net.forward(x, n, false);
     backend_.softmax_cross_entropy(logits, y, n, classes_, nullptr, stats_.as<double>());
-    if (with_confusion) backend_.argmax(logits, n, classes_, preds_.as<std::int32_t>() + b * source_.batch());
+    if (with_confusion)
+      backend_.argmax(logits, n, classes_, preds_.as<std::int32_t>() + b * source_.batch());
   }
   double sums[2];
   backend_.copy_to_host(sums, stats_.as<void>(), sizeof sums);

@@ -30,11 +30,11 @@ struct LoopState {
   // Progress: the next step is batch `batch_in_epoch` of epoch `epoch` (both 0-based).
   std::int32_t epoch = 0;
   std::int64_t batch_in_epoch = 0;
-  std::int64_t iteration = 0;            // steps done, across epochs
+  std::int64_t iteration = 0;  // steps done, across epochs
   std::int64_t optimizer_steps = 0;
   std::int32_t epochs_completed = 0;
   std::int64_t images_trained = 0;
-  double elapsed_seconds = 0;            // training time before this process (resume)
+  double elapsed_seconds = 0;  // training time before this process (resume)
 
   // Training loss not yet reported, per purpose (log line, validation, epoch).
   LossAccumulator since_log, since_validation, this_epoch, last_epoch;
@@ -44,11 +44,11 @@ struct LoopState {
   bool has_last_validation = false;
   double last_val_loss = 0, last_val_accuracy = 0;
   bool has_best = false;
-  double best_metric = 0;                // the monitored value at the best validation
+  double best_metric = 0;  // the monitored value at the best validation
   double best_val_loss = 0, best_val_accuracy = 0;
-  std::int32_t best_epoch = 0;           // 1-based epoch of the best validation
+  std::int32_t best_epoch = 0;  // 1-based epoch of the best validation
   std::int64_t best_iteration = 0;
-  std::int32_t bad_validations = 0;      // validations since the last improvement
+  std::int32_t bad_validations = 0;  // validations since the last improvement
 };
 
 }  // namespace sweep::trainer

@@ -9,9 +9,12 @@ namespace sweep::trainer {
 
 Monitor::Monitor(const std::string& metric, double min_delta, int patience)
     : name_(metric), min_delta_(min_delta), patience_(patience) {
-  if (metric == "val_loss") metric_ = Metric::val_loss;
-  else if (metric == "val_accuracy") metric_ = Metric::val_accuracy;
-  else if (metric == "train_loss") metric_ = Metric::train_loss;
+  if (metric == "val_loss")
+    metric_ = Metric::val_loss;
+  else if (metric == "val_accuracy")
+    metric_ = Metric::val_accuracy;
+  else if (metric == "train_loss")
+    metric_ = Metric::train_loss;
   else
     throw Error("training.early_stopping.monitor: '" + metric +
                 "' is not one of val_loss, val_accuracy, train_loss");
@@ -21,9 +24,12 @@ Monitor::Monitor(const std::string& metric, double min_delta, int patience)
 
 double Monitor::pick(double val_loss, double val_accuracy, double train_loss) const {
   switch (metric_) {
-    case Metric::val_loss: return val_loss;
-    case Metric::val_accuracy: return val_accuracy;
-    case Metric::train_loss: return train_loss;
+    case Metric::val_loss:
+      return val_loss;
+    case Metric::val_accuracy:
+      return val_accuracy;
+    case Metric::train_loss:
+      return train_loss;
   }
   return val_loss;
 }

@@ -3,7 +3,8 @@
  *
  * MATLAB's ValidationPatience / Keras' EarlyStopping semantics: a value improves when it beats the
  * best so far by more than min_delta; training stops once `patience` evaluations in a row have not
- * improved (patience 0 = never). The same rule picks the output network when output_network is best.
+ * improved (patience 0 = never). The same rule picks the output network when output_network is
+ * best.
  */
 #pragma once
 

@@ -31,7 +31,8 @@ Optimizer::Optimizer(Backend& backend, const TrainingSpec& spec, std::size_t par
   if (spec.nesterov && spec.momentum == 0) throw Error("training.nesterov needs momentum > 0");
   if (spec.beta1 < 0 || spec.beta1 >= 1 || spec.beta2 < 0 || spec.beta2 >= 1)
     throw Error("training.beta1 and beta2 must be in [0, 1)");
-  if (spec.rms_decay < 0 || spec.rms_decay >= 1) throw Error("training.rms_decay must be in [0, 1)");
+  if (spec.rms_decay < 0 || spec.rms_decay >= 1)
+    throw Error("training.rms_decay must be in [0, 1)");
   if (spec.epsilon < 0) throw Error("training.epsilon must be >= 0");
   if (spec.weight_decay < 0) throw Error("training.weight_decay must be >= 0");
   if (spec.gradient_clip < 0) throw Error("training.gradient_clip must be >= 0 (0 = off)");

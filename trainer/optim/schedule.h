@@ -3,11 +3,10 @@
  *
  * A pure function of (epoch, iteration), both 0-based and counting what has been completed before
  * the step being taken, so a resumed run gets exactly the rates an uninterrupted run would have.
- * Definitions (base = training.learning_rate, iter = global iteration, max_iter = total iterations):
- *   fixed      base
- *   piecewise  base * drop_factor^floor(epoch / drop_period)              (MATLAB 'piecewise')
- *   multistep  base * drop_factor^(number of milestones <= epoch)         (PyTorch MultiStepLR)
- *   inv        base * (1 + gamma * iter)^-power                          (Caffe 'inv')
+ * Definitions (base = training.learning_rate, iter = global iteration, max_iter = total
+ * iterations): fixed      base piecewise  base * drop_factor^floor(epoch / drop_period) (MATLAB
+ * 'piecewise') multistep  base * drop_factor^(number of milestones <= epoch)         (PyTorch
+ * MultiStepLR) inv        base * (1 + gamma * iter)^-power                          (Caffe 'inv')
  *   exp        base * gamma^epoch    per EPOCH, as PyTorch's ExponentialLR stepped once an epoch
  *              (not Caffe's per-iteration 'exp'; train_config.h documents the key this way)
  *   poly       base * (1 - iter / max_iter)^power                         (Caffe 'poly')
