@@ -191,6 +191,11 @@ RunResult execute(Execution& x, const std::vector<TrialRow>& to_run, bool resume
                       "at once)");
         executor.interrupt("interrupted by Ctrl-C");
       }
+      if (x.options.stop && x.options.stop->load() && !interrupt_sent) {
+        interrupt_sent = true;
+        console->note(x.options.stop_reason + ": running trials save a checkpoint and stop");
+        executor.interrupt(x.options.stop_reason);
+      }
       if (target_trial.load() >= 0 && !target_handled) {
         target_handled = true;
         result.target_reached_by = "trial " + std::to_string(target_trial.load());
@@ -248,7 +253,7 @@ RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options
 
   const fs::path run_dir = fs::path(config.output_dir) / config.name;
   const fs::path db_path =
-      options.db_path.empty() ? default_db_path(config.output_dir, config.name) : options.db_path;
+      options.db_path.empty() ? default_db_path(config.output_dir, config.name) : fs::path(options.db_path);
   Store store(db_path);
   if (auto existing = store.find_sweep(config.name))
     throw Error("a sweep named '" + config.name + "' already exists in " + db_path.string() +
@@ -292,7 +297,8 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
   const std::optional<SweepRow> found = store.find_sweep(name);
   if (!found) throw Error("no sweep named '" + name + "' in " + db_path.string());
 
-  const config::SweepConfig config = config::load_config_text(found->config_yaml, found->config_path);
+  config::SweepConfig config = config::load_config_text(found->config_yaml, found->config_path);
+  if (options.resources) config.resources = *options.resources;
   const std::vector<config::TrialPlan> plans = config::expand(config);
   for (const TrialRow& row : store.trials(found->id)) {
     const bool known = row.number >= 0 && static_cast<std::size_t>(row.number) < plans.size();

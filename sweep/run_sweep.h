@@ -18,6 +18,7 @@
  */
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -37,6 +38,11 @@ struct RunOptions {
   std::optional<bool> live;     // redraw a table in place; default: stdout is a terminal
   bool handle_sigint = true;    // install the Ctrl-C handler while the sweep runs
   bool write_report = true;     // runs/NAME/report.html at the end
+  // Set from another thread to end the sweep like Ctrl-C (running trials checkpoint and end
+  // `interrupted`, queued ones never start): the queue's worker, on `sweep cancel` or a lost
+  // lease. nullptr = none. stop_reason is what the progress output says.
+  const std::atomic<bool>* stop = nullptr;
+  std::string stop_reason = "stopped";
 };
 
 struct RunResult {
@@ -59,6 +65,8 @@ struct ResumeOptions {
   RunOptions run;
   std::string out_dir = "runs";  // where NAME/sweep.db is looked for when run.db_path is ""
   bool retry_failed = false;
+  // Run on these instead of the stored config's resources (a queue worker's own devices).
+  std::optional<config::ResourcesSpec> resources;
 };
 
 RunResult resume_sweep(const std::string& name, const ResumeOptions& options = {});

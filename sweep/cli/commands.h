@@ -21,6 +21,11 @@ constexpr int kExitUsage = 2;
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_version_command(CLI::App& app, int& exit_code);
+void add_resume_command(CLI::App& app, int& exit_code);
+// list, show, best, export: read-only queries over the store.
+void add_inspect_commands(CLI::App& app, int& exit_code);
+// submit, worker, status, wait, cancel, logs, fetch (sweep/cli/queue_commands.cpp).
+void add_queue_commands(CLI::App& app, int& exit_code);
 
 // `--set KEY=VALUE`, repeatable, on a subcommand.
 void add_set_option(CLI::App& command, std::vector<std::string>& overrides);

@@ -22,12 +22,20 @@ int main(int argc, char** argv) {
       "  sweep run configs/quickstart.yaml --dry-run\n"
       "  sweep run configs/fashion-mnist-lenet.yaml --set training.epochs=2\n"
       "  sweep validate configs/cifar-convnet.yaml --set data.dataset=synthetic\n"
+      "  sweep resume quickstart          # after Ctrl-C\n"
+      "  sweep list\n"
+      "  sweep show quickstart\n"
+      "  sweep best quickstart\n"
+      "  sweep export quickstart --format csv -o quickstart.csv\n"
       "Run 'sweep SUBCOMMAND --help' for a subcommand's options.");
 
   int exit_code = sweep::cli::kExitOk;
   sweep::cli::add_validate_command(app, exit_code);
   sweep::cli::add_run_command(app, exit_code);
+  sweep::cli::add_resume_command(app, exit_code);
+  sweep::cli::add_inspect_commands(app, exit_code);
   sweep::cli::add_version_command(app, exit_code);
+  sweep::cli::add_queue_commands(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -8,6 +8,7 @@
 #include "sweep/cli/commands.h"
 #include "sweep/config.h"
 #include "sweep/expand.h"
+#include "sweep/run_sweep.h"
 
 namespace sweep::cli {
 
@@ -55,8 +56,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
   command->add_option("--name", options->name, "Name of the sweep (default: the config's name)")
       ->type_name("NAME");
   command->footer(
-      "Exit status: 0 when every trial ran (a diverged or stopped trial is a result, not a\n"
-      "failure), 1 when the sweep could not run, 2 for a bad config.\n"
+      "Writes OUT/NAME/sweep.db, OUT/NAME/trials/NNN/{log.txt,checkpoint.bin} and\n"
+      "OUT/NAME/report.html. Ctrl-C once: running trials save a checkpoint and the sweep stops\n"
+      "(continue it with 'sweep resume NAME'); Ctrl-C twice: quit at once.\n"
+      "Exit status: 0 when every trial ran (a diverged or early-stopped trial is a result),\n"
+      "1 when a trial failed or the sweep could not run, 2 for a bad config, 130 when\n"
+      "interrupted.\n"
       "Examples:\n"
       "  sweep run configs/quickstart.yaml\n"
       "  sweep run configs/quickstart.yaml --dry-run\n"
@@ -74,14 +79,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
       exit_code = report_config_error(options->file, e.messages());
       return;
     }
-    print_plan(config, trials);
     if (options->dry_run) {
+      print_plan(config, trials);
       std::cout << "dry run: nothing was trained or written\n";
       exit_code = kExitOk;
       return;
     }
-    std::cerr << "sweep run: training is not wired yet in this build\n";
-    exit_code = kExitFailure;
+    run::RunOptions run_options;
+    run_options.db_path = options->db_path;
+    exit_code = run::run_sweep(config, run_options).exit_code();
   });
 }
 

@@ -1,0 +1,204 @@
+/*
+ * inspect_commands.cpp — `sweep list | show | best | export`: read-only views of the store.
+ *
+ * The database is opened read-only, so these never block (or are blocked by) a running sweep
+ * writing to the same file: SQLite's WAL lets readers see the last committed state.
+ */
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "store/store.h"
+#include "sweep/cli/commands.h"
+#include "sweep/expand.h"
+#include "sweep/run_sweep.h"
+
+namespace sweep::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Where {
+  std::string name;
+  std::string out_dir = "runs";
+  std::string db_path;
+  std::string format = "csv";
+  std::string output;
+};
+
+void add_where_options(CLI::App& command, Where& where, bool with_name) {
+  if (with_name) command.add_option("NAME", where.name, "The sweep's name")->required();
+  command.add_option("--out", where.out_dir, "Directory of runs (default: runs)")->type_name("DIR");
+  command.add_option("--db", where.db_path, "SQLite database (default: OUT/NAME/sweep.db)")
+      ->type_name("PATH");
+}
+
+Store open_store(const Where& where) {
+  const fs::path path =
+      where.db_path.empty() ? run::default_db_path(where.out_dir, where.name) : fs::path(where.db_path);
+  if (!fs::exists(path))
+    throw Error("no sweep database at " + path.string() +
+                (where.db_path.empty() ? " (give --out DIR or --db PATH)" : ""));
+  StoreOptions options;
+  options.read_only = true;
+  return Store(path, options);
+}
+
+SweepRow find(const Store& store, const std::string& name) {
+  if (auto sweep = store.find_sweep(name)) return *sweep;
+  throw Error("no sweep named '" + name + "' in " + store.path().string());
+}
+
+std::string params_text(const nlohmann::json& params) {
+  std::string text;
+  for (const auto& [name, value] : params.items()) {
+    if (!text.empty()) text += ' ';
+    text += name + "=" + config::format_value(nlohmann::ordered_json::parse(value.dump()));
+  }
+  return text;
+}
+
+std::string value_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", value);
+  return text;
+}
+
+std::string csv_cell(const std::string& cell) {
+  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
+  std::string quoted = "\"";
+  for (char c : cell) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+void print_sweeps(const Store& store) {
+  for (const SweepSummary& s : store.list_sweeps()) {
+    std::cout << s.sweep.name << "  " << to_string(s.sweep.state) << "  " << s.trial_count
+              << " trials";
+    for (const auto& [state, count] : s.trials_by_state) std::cout << ", " << count << " " << to_string(state);
+    std::cout << "  (" << store.path().string() << ")\n";
+  }
+}
+
+}  // namespace
+
+void add_inspect_commands(CLI::App& app, int& exit_code) {
+  auto list_args = std::make_shared<Where>();
+  CLI::App* list = app.add_subcommand("list", "List the sweeps under runs/ (or in one database)");
+  add_where_options(*list, *list_args, false);
+  list->footer("Examples:\n  sweep list\n  sweep list --out /data/runs\n  sweep list --db runs/quickstart/sweep.db");
+  list->callback([list_args, &exit_code] {
+    std::vector<fs::path> databases;
+    if (!list_args->db_path.empty()) {
+      databases.emplace_back(list_args->db_path);
+    } else if (fs::is_directory(list_args->out_dir)) {
+      for (const auto& entry : fs::directory_iterator(list_args->out_dir))
+        if (fs::exists(entry.path() / "sweep.db")) databases.push_back(entry.path() / "sweep.db");
+      std::sort(databases.begin(), databases.end());
+    }
+    if (databases.empty()) std::cout << "no sweeps under " << list_args->out_dir << "/\n";
+    for (const fs::path& path : databases) {
+      Where where;
+      where.db_path = path.string();
+      print_sweeps(open_store(where));
+    }
+    exit_code = kExitOk;
+  });
+
+  auto show_args = std::make_shared<Where>();
+  CLI::App* show = app.add_subcommand("show", "Show a sweep's trials: state, device, parameters, metric, why");
+  add_where_options(*show, *show_args, true);
+  show->footer("Example:\n  sweep show quickstart");
+  show->callback([show_args, &exit_code] {
+    const Store store = open_store(*show_args);
+    const SweepRow sweep = find(store, show_args->name);
+    std::cout << "sweep " << sweep.name << " (" << to_string(sweep.state) << "), metric "
+              << sweep.metric_name << " (" << to_string(sweep.metric_goal) << "), devices "
+              << sweep.devices << "\n";
+    std::map<std::int64_t, double> best_by_trial;
+    for (const MetricPoint& p : store.metrics(sweep.id)) {
+      if (p.name != sweep.metric_name || !std::isfinite(p.value)) continue;
+      auto [it, added] = best_by_trial.emplace(p.trial_id, p.value);
+      const bool better = sweep.metric_goal == MetricGoal::maximize ? p.value > it->second
+                                                                    : p.value < it->second;
+      if (!added && better) it->second = p.value;
+    }
+    for (const TrialRow& t : store.trials(sweep.id)) {
+      std::printf("  %3lld  %-13s %-7s %-9s %s", static_cast<long long>(t.number),
+                  std::string(to_string(t.state)).c_str(), t.device.empty() ? "-" : t.device.c_str(),
+                  best_by_trial.count(t.id) ? value_text(best_by_trial[t.id]).c_str() : "-",
+                  params_text(t.params).c_str());
+      if (!t.wait_reason.empty() && t.state == TrialState::queued)
+        std::printf("  [waiting: %s]", t.wait_reason.c_str());
+      if (!t.stop_reason.empty()) std::printf("  [%s]", t.stop_reason.c_str());
+      if (!t.error.empty()) std::printf("  [error: %s]", t.error.c_str());
+      std::printf("\n");
+    }
+    exit_code = kExitOk;
+  });
+
+  auto best_args = std::make_shared<Where>();
+  CLI::App* best = app.add_subcommand("best", "Print the best trial of a sweep and its config");
+  add_where_options(*best, *best_args, true);
+  best->footer("Example:\n  sweep best quickstart");
+  best->callback([best_args, &exit_code] {
+    const Store store = open_store(*best_args);
+    const SweepRow sweep = find(store, best_args->name);
+    const std::optional<BestTrial> winner = store.best_trial(sweep.id);
+    if (!winner) {
+      std::cout << "no trial of " << sweep.name << " reported " << sweep.metric_name << " yet\n";
+      exit_code = kExitFailure;
+      return;
+    }
+    std::cout << "trial " << winner->trial.number << ": " << sweep.metric_name << " "
+              << config::format_value(winner->value) << " at step " << winner->step << " ("
+              << to_string(winner->trial.state) << ")\n"
+              << "params: " << params_text(winner->trial.params) << "\n"
+              << "config:\n" << winner->trial.config_yaml;
+    exit_code = kExitOk;
+  });
+
+  auto export_args = std::make_shared<Where>();
+  CLI::App* exporter = app.add_subcommand("export", "Export a sweep's trials as CSV or JSON");
+  add_where_options(*exporter, *export_args, true);
+  exporter->add_option("--format", export_args->format, "csv (one row per trial) or json (everything)")
+      ->check(CLI::IsMember({"csv", "json"}));
+  exporter->add_option("-o,--output", export_args->output, "File to write (default: stdout)")
+      ->type_name("FILE");
+  exporter->footer("Examples:\n  sweep export quickstart --format csv -o quickstart.csv\n"
+                   "  sweep export quickstart --format json | python3 -m json.tool");
+  exporter->callback([export_args, &exit_code] {
+    const Store store = open_store(*export_args);
+    const SweepRow sweep = find(store, export_args->name);
+    std::string text;
+    if (export_args->format == "json") {
+      text = store.export_json(sweep.id).dump(2) + "\n";
+    } else {
+      const ExportTable table = store.export_table(sweep.id);
+      auto add_row = [&text](const std::vector<std::string>& cells) {
+        for (std::size_t i = 0; i < cells.size(); ++i) text += (i ? "," : "") + csv_cell(cells[i]);
+        text += "\n";
+      };
+      add_row(table.header);
+      for (const auto& row : table.rows) add_row(row);
+    }
+    if (export_args->output.empty()) {
+      std::cout << text;
+    } else {
+      std::ofstream file(export_args->output, std::ios::binary);
+      file << text;
+      if (!file) throw Error("cannot write " + export_args->output);
+      std::cerr << "wrote " << export_args->output << "\n";
+    }
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace sweep::cli

@@ -1,0 +1,505 @@
+/*
+ * queue_commands.cpp — the background queue on the command line: submit, worker, status, wait,
+ * cancel, logs, fetch. Every command takes --queue PATH (default $SWEEP_HOME/queue.db, else
+ * ~/.sweep/queue.db) and calls sweep/queue/queue.h; nothing here touches SQL.
+ *
+ * The decision: readers (status, wait, logs, fetch) open the queue read-only, so polling them in
+ * a loop never takes SQLite's write lock away from the workers; only submit, cancel and the
+ * worker write.
+ */
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "sweep/cli/commands.h"
+#include "sweep/config.h"
+#include "sweep/expand.h"
+#include "sweep/queue/queue.h"
+#include "sweep/queue/worker.h"
+#include "sweep/queue/worker_registry.h"
+
+namespace sweep::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using queue::Queue;
+
+constexpr int kExitCancelled = 3;
+constexpr int kExitTimeout = 124;
+
+std::filesystem::path queue_path(const std::string& given) {
+  return given.empty() ? queue::default_queue_path() : fs::path(given);
+}
+
+void add_queue_option(CLI::App& command, std::string& path) {
+  command
+      .add_option("--queue", path,
+                  "Queue database (default: $SWEEP_HOME/queue.db, else ~/.sweep/queue.db)")
+      ->type_name("PATH");
+}
+
+// The running `sweep` executable, for starting a detached worker.
+std::string self_executable() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error("cannot find the sweep executable (/proc/self/exe): " + ec.message());
+  return self.string();
+}
+
+std::int64_t parse_job_id(const std::string& text) {
+  std::size_t used = 0;
+  long long id = 0;
+  try {
+    id = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || id < 1)
+    throw CLI::ValidationError("JOB", "'" + text + "' is not a job id (sweep status lists them)");
+  return id;
+}
+
+// Columns padded to their widest cell; the last column is not padded.
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (widths.size() <= c) widths.push_back(0);
+      widths[c] = std::max(widths[c], row[c].size());
+    }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
+}
+
+std::string number_text(double value) {
+  std::ostringstream text;
+  text.precision(4);
+  text << value;
+  return text.str();
+}
+
+// "learning_rate=0.01 batch_size=64": the last part of each dotted name when unambiguous.
+std::string short_params(const nlohmann::json& params) {
+  std::set<std::string> seen;
+  bool unique = true;
+  for (const auto& [name, value] : params.items())
+    unique = unique && seen.insert(name.substr(name.rfind('.') + 1)).second;
+  std::string text;
+  for (const auto& [name, value] : params.items()) {
+    if (!text.empty()) text += ' ';
+    text += (unique ? name.substr(name.rfind('.') + 1) : name) + "=" +
+            config::format_value(nlohmann::ordered_json::parse(value.dump()));
+  }
+  return text.empty() ? "(base config)" : text;
+}
+
+std::string trial_note(const queue::TrialResult& t) {
+  if (!t.error.empty()) return t.error;
+  if (!t.stop_reason.empty()) return t.stop_reason;
+  if (t.state == TrialState::queued)
+    return t.wait_reason.empty() ? "waiting for a free slot" : t.wait_reason;
+  return "";
+}
+
+// A job whose worker died and which no live worker will pick up would wait forever.
+void warn_if_no_worker(const Queue& q, std::ostream& out) {
+  bool pending = false;
+  for (const JobRow& row : q.jobs()) pending = pending || !is_terminal(row.state);
+  if (pending && queue::alive_workers(q.paths()).empty())
+    out << "note: no worker is alive for " << q.paths().db.string()
+        << ": start one with  sweep worker --detach" << "\n";
+}
+
+// ---- submit ----------------------------------------------------------------------------------
+
+void add_submit(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string file, queue, name, out;
+    std::vector<std::string> overrides;
+    std::int64_t priority = 0;
+    int max_attempts = 3;
+    bool no_worker = false;
+    double worker_idle_exit = 60;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("submit", "Queue a sweep to run in the background; prints its job id");
+  c->add_option("FILE", o->file, "The sweep's YAML config")->required();
+  add_set_option(*c, o->overrides);
+  add_queue_option(*c, o->queue);
+  c->add_option("--priority", o->priority, "Higher runs first; equal priority: submit order")
+      ->capture_default_str();
+  c->add_option("--name", o->name, "Name of the sweep (default: the config's name)")->type_name("NAME");
+  c->add_option("--out", o->out, "Directory for runs (default: output.dir, runs)")->type_name("DIR");
+  c->add_option("--max-attempts", o->max_attempts,
+                "A trial that killed its worker this many times is failed; the sweep goes on")
+      ->capture_default_str();
+  c->add_flag("--no-worker", o->no_worker, "Do not start a worker (one runs elsewhere)");
+  c->add_option("--worker-idle-exit", o->worker_idle_exit,
+                "The started worker exits once the queue stayed empty this many seconds")
+      ->capture_default_str();
+  c->footer(
+      "Validates the config like `sweep validate`, stores the job and returns; a detached worker\n"
+      "(`sweep worker`) is started when none is alive. The sweep goes to OUT/NAME/sweep.db as\n"
+      "with `sweep run`. Exit status: 0 queued, 2 bad config, 1 any other error.\n"
+      "Examples:\n"
+      "  sweep submit configs/quickstart.yaml\n"
+      "  sweep submit configs/fashion-mnist-lenet.yaml --set training.epochs=2 --priority 5");
+  c->callback([o, &exit_code] {
+    queue::SubmitOptions options;
+    options.overrides = o->overrides;
+    options.name = o->name;
+    options.output_dir = o->out;
+    options.priority = o->priority;
+    options.max_attempts = o->max_attempts;
+    options.worker_idle_exit_s = o->worker_idle_exit;
+    if (!o->no_worker) options.worker_binary = self_executable();
+    try {
+      Queue q(queue_path(o->queue));
+      const queue::Job job = q.submit(o->file, options);
+      std::cout << job.id() << "\n";
+      if (!job.started_worker_log().empty())
+        std::cerr << "started a worker (log: " << job.started_worker_log() << ")\n";
+      exit_code = kExitOk;
+    } catch (const config::ConfigError& e) {
+      exit_code = report_config_error(o->file, e.messages());
+    }
+  });
+}
+
+// ---- worker ----------------------------------------------------------------------------------
+
+void add_worker(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string queue, devices, worker_id;
+    int cpu_slots = 0, registration_fd = -1;
+    double idle_exit = 0, lease = 10, heartbeat = 2, poll = 0.5;
+    bool detach = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("worker", "Run queued jobs (foreground, or --detach)");
+  add_queue_option(*c, o->queue);
+  c->add_flag("--detach", o->detach, "Start the worker in the background and return");
+  c->add_option("--devices", o->devices,
+                "This worker's devices: cpu, all (GPUs), or GPU indices 0,2 (default: each job's "
+                "resources)");
+  c->add_option("--cpu-slots", o->cpu_slots, "Trials at once on the CPU (default: each job's)");
+  c->add_option("--idle-exit", o->idle_exit,
+                "Exit once the queue stayed empty this many seconds (0: never)")
+      ->capture_default_str();
+  c->add_option("--lease", o->lease, "Seconds a claimed job stays ours without a heartbeat")
+      ->capture_default_str();
+  c->add_option("--heartbeat", o->heartbeat, "Seconds between heartbeats")->capture_default_str();
+  c->add_option("--poll", o->poll, "Seconds between looks at an empty queue")->capture_default_str();
+  // Set by a detaching parent only: the worker's lock, already taken, and its id.
+  c->add_option("--registration-fd", o->registration_fd)->group("");
+  c->add_option("--worker-id", o->worker_id)->group("");
+  c->footer(
+      "A worker claims one job at a time (highest priority, then oldest), renews its lease with\n"
+      "heartbeats, and runs it as `sweep run` would. Killed, its job is reclaimed by the next\n"
+      "worker after the lease and continues from the trials' checkpoints. SIGTERM or Ctrl-C:\n"
+      "running trials checkpoint and the job goes back to the queue.\n"
+      "Examples:\n"
+      "  sweep worker                       # foreground (systemd), until Ctrl-C\n"
+      "  sweep worker --detach --idle-exit 600\n"
+      "  sweep worker --devices 0 & sweep worker --devices 1 &   # one worker per GPU");
+  c->callback([o, &exit_code] {
+    if (o->detach) {
+      queue::DetachedWorkerOptions detached;
+      detached.sweep_binary = self_executable();
+      detached.only_if_none_alive = false;
+      auto add = [&](const char* flag, const std::string& value) {
+        detached.worker_args.push_back(flag);
+        detached.worker_args.push_back(value);
+      };
+      if (!o->devices.empty()) add("--devices", o->devices);
+      if (o->cpu_slots > 0) add("--cpu-slots", std::to_string(o->cpu_slots));
+      add("--idle-exit", number_text(o->idle_exit));
+      add("--lease", number_text(o->lease));
+      add("--heartbeat", number_text(o->heartbeat));
+      add("--poll", number_text(o->poll));
+      const queue::QueuePaths paths(queue_path(o->queue));
+      Store check(paths.db);  // a foreign or corrupt file fails here, not in the background
+      const std::string id = queue::start_detached_worker(paths, detached);
+      std::cout << "worker " << id << " started (log: " << paths.worker_log(id).string() << ")\n";
+      exit_code = kExitOk;
+      return;
+    }
+    queue::WorkerOptions options;
+    options.queue_db = queue_path(o->queue);
+    options.devices = o->devices;
+    options.cpu_slots = o->cpu_slots;
+    options.idle_exit_s = o->idle_exit;
+    options.poll_s = o->poll;
+    options.timing.lease_s = o->lease;
+    options.timing.interval_s = o->heartbeat;
+    options.registration_fd = o->registration_fd;
+    options.worker_id = o->worker_id;
+    exit_code = queue::run_worker(options);
+  });
+}
+
+// ---- status ----------------------------------------------------------------------------------
+
+void print_job_status(const Queue& q, std::int64_t id) {
+  const queue::Job job = q.job(id);
+  const queue::JobResults results = job.fetch();
+  const JobRow& row = results.job;
+  std::cout << "job " << row.id << ": " << (results.sweep_name.empty() ? "?" : results.sweep_name)
+            << ", " << to_string(row.state) << ", attempt " << row.attempts << " of "
+            << row.max_attempts;
+  if (!row.lease_owner.empty()) std::cout << ", worker " << row.lease_owner;
+  std::cout << "\n";
+  if (!row.error.empty()) std::cout << "error: " << row.error << "\n";
+  if (!results.db_path.empty()) std::cout << "database: " << results.db_path.string() << "\n";
+  if (!results.started) {
+    std::cout << (row.state == JobState::queued ? "waiting for a worker to claim it\n"
+                                                : "no trial has started\n");
+    return;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"TRIAL", "STATE", "DEVICE", "PARAMS", "BEST " + results.metric_name, "ATTEMPTS", "NOTE"}};
+  for (const queue::TrialResult& t : results.trials)
+    rows.push_back({std::to_string(t.number), std::string(to_string(t.state)),
+                    t.device.empty() ? "-" : t.device, short_params(t.params),
+                    t.best ? number_text(*t.best) : "-", std::to_string(t.attempts),
+                    trial_note(t)});
+  print_table(std::cout, rows);
+}
+
+void add_status(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string queue, job;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("status", "Show queued jobs, or one job's trials");
+  c->add_option("JOB", o->job, "A job id: show its trials, their states and why they wait");
+  add_queue_option(*c, o->queue);
+  c->footer(
+      "Examples:\n"
+      "  sweep status        # every job: id, name, state, progress, worker\n"
+      "  sweep status 3      # job 3's trials");
+  c->callback([o, &exit_code] {
+    const fs::path path = queue_path(o->queue);
+    if (!fs::exists(path)) {
+      std::cout << "no jobs (" << path.string() << " does not exist yet)\n";
+      exit_code = kExitOk;
+      return;
+    }
+    Queue q(path, {.read_only = true});
+    if (!o->job.empty()) {
+      print_job_status(q, parse_job_id(o->job));
+      exit_code = kExitOk;
+      return;
+    }
+    std::vector<std::vector<std::string>> rows = {{"JOB", "NAME", "STATE", "PROGRESS", "WORKER"}};
+    for (const queue::JobProgress& p : q.progress())
+      rows.push_back({std::to_string(p.job.id), p.name.empty() ? "?" : p.name,
+                      std::string(to_string(p.job.state)), p.summary(),
+                      p.job.lease_owner.empty() ? "-" : p.job.lease_owner});
+    if (rows.size() == 1) {
+      std::cout << "no jobs in " << path.string() << "\n";
+    } else {
+      print_table(std::cout, rows);
+      warn_if_no_worker(q, std::cout);
+    }
+    exit_code = kExitOk;
+  });
+}
+
+// ---- wait / cancel ---------------------------------------------------------------------------
+
+void add_wait(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string queue, job;
+    double timeout = 0;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("wait", "Block until a job ends");
+  c->add_option("JOB", o->job, "The job id")->required();
+  add_queue_option(*c, o->queue);
+  c->add_option("--timeout", o->timeout, "Give up after this many seconds (0: never)");
+  c->footer(
+      "Exit status: 0 done, 1 failed, 3 cancelled, 124 timed out.\n"
+      "Examples:\n"
+      "  sweep wait 3\n"
+      "  sweep wait 3 --timeout 600 && sweep fetch 3");
+  c->callback([o, &exit_code] {
+    Queue q(queue_path(o->queue), {.read_only = true});
+    const queue::Job job = q.job(parse_job_id(o->job));
+    if (!is_terminal(job.state())) warn_if_no_worker(q, std::cerr);
+    std::optional<std::chrono::duration<double>> timeout;
+    if (o->timeout > 0) timeout = std::chrono::duration<double>(o->timeout);
+    const std::optional<JobState> state = job.wait(timeout);
+    if (!state) {
+      std::cerr << "job " << job.id() << " is still " << to_string(job.state()) << " after "
+                << o->timeout << " s\n";
+      exit_code = kExitTimeout;
+      return;
+    }
+    std::cout << "job " << job.id() << " " << to_string(*state) << "\n";
+    const JobRow row = job.row();
+    if (!row.error.empty()) std::cerr << "job " << job.id() << ": " << row.error << "\n";
+    exit_code = *state == JobState::done ? kExitOk
+                : *state == JobState::cancelled ? kExitCancelled
+                                                : kExitFailure;
+  });
+}
+
+void add_cancel(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string queue, job;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("cancel", "Cancel a queued or running job");
+  c->add_option("JOB", o->job, "The job id")->required();
+  add_queue_option(*c, o->queue);
+  c->footer(
+      "A queued job is cancelled at once. A running one: its worker sees it at its next\n"
+      "heartbeat; running trials stop at their next iteration and keep their checkpoint.\n"
+      "Exit status: 0 cancelled, 1 the job had already ended.\n"
+      "Example:\n"
+      "  sweep cancel 3");
+  c->callback([o, &exit_code] {
+    Queue q(queue_path(o->queue));
+    const queue::Job job = q.job(parse_job_id(o->job));
+    const JobState before = job.state();
+    if (job.cancel()) {
+      std::cout << "job " << job.id() << " cancelled"
+                << (before == JobState::running ? ": its worker stops the running trials at their "
+                                                  "next iteration"
+                                                : "")
+                << "\n";
+      exit_code = kExitOk;
+    } else {
+      std::cerr << "job " << job.id() << " had already ended (" << to_string(job.state()) << ")\n";
+      exit_code = kExitFailure;
+    }
+  });
+}
+
+// ---- logs ------------------------------------------------------------------------------------
+
+void add_logs(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string queue, job;
+    bool follow = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("logs", "Print a job's log (what its worker's run printed)");
+  c->add_option("JOB", o->job, "The job id")->required();
+  add_queue_option(*c, o->queue);
+  c->add_flag("-f,--follow", o->follow, "Keep printing new lines until the job ends");
+  c->footer(
+      "Every attempt of the job appends to one log (its progress, each trial's end, why it\n"
+      "stopped). Each trial's own log is OUT/NAME/trials/NNN/log.txt.\n"
+      "Examples:\n"
+      "  sweep logs 3\n"
+      "  sweep logs 3 -f");
+  c->callback([o, &exit_code] {
+    Queue q(queue_path(o->queue), {.read_only = true});
+    const queue::Job job = q.job(parse_job_id(o->job));
+    const fs::path log = q.paths().job_log(job.id());
+    std::streamoff printed = 0;
+    auto print_new = [&] {
+      std::ifstream in(log, std::ios::binary);
+      if (!in) return;
+      in.seekg(printed);
+      std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      printed += static_cast<std::streamoff>(chunk.size());
+      std::cout << chunk << std::flush;
+    };
+    if (!o->follow) {
+      if (!fs::exists(log)) {
+        std::cerr << "job " << job.id() << " has no log yet (" << to_string(job.state()) << ")\n";
+        exit_code = is_terminal(job.state()) ? kExitFailure : kExitOk;
+        return;
+      }
+      print_new();
+      exit_code = kExitOk;
+      return;
+    }
+    for (;;) {
+      const bool ended = is_terminal(job.state());  // read before the file: nothing is missed
+      print_new();
+      if (ended) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    exit_code = kExitOk;
+  });
+}
+
+// ---- fetch -----------------------------------------------------------------------------------
+
+void add_fetch(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string queue, job;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("fetch", "Print a job's results: every trial and the best");
+  c->add_option("JOB", o->job, "The job id")->required();
+  add_queue_option(*c, o->queue);
+  c->add_flag("--json", o->json, "One JSON object: job, sweep, trials");
+  c->footer(
+      "Works at any time (partial results while the job runs).\n"
+      "Examples:\n"
+      "  sweep fetch 3\n"
+      "  sweep fetch 3 --json | jq '.trials[] | select(.state == \"completed\")'");
+  c->callback([o, &exit_code] {
+    Queue q(queue_path(o->queue), {.read_only = true});
+    const queue::JobResults results = q.job(parse_job_id(o->job)).fetch();
+    if (o->json) {
+      std::cout << results.to_json().dump(2) << "\n";
+      exit_code = kExitOk;
+      return;
+    }
+    std::cout << "job " << results.job.id << " (" << to_string(results.job.state) << "): sweep "
+              << results.sweep_name << "\n";
+    if (!results.started) {
+      std::cout << "no results yet: no trial has started\n";
+      exit_code = kExitOk;
+      return;
+    }
+    std::vector<std::vector<std::string>> rows = {
+        {"TRIAL", "STATE", "PARAMS", "BEST " + results.metric_name}};
+    for (const queue::TrialResult& t : results.trials)
+      rows.push_back({std::to_string(t.number), std::string(to_string(t.state)),
+                      short_params(t.params), t.best ? number_text(*t.best) : "-"});
+    print_table(std::cout, rows);
+    if (results.best)
+      std::cout << "best: trial " << results.best->trial.number << ", " << results.metric_name
+                << " " << number_text(results.best->value) << " ("
+                << short_params(results.best->trial.params) << ")\n";
+    std::cout << "database: " << results.db_path.string() << "\n";
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace
+
+void add_queue_commands(CLI::App& app, int& exit_code) {
+  add_submit(app, exit_code);
+  add_worker(app, exit_code);
+  add_status(app, exit_code);
+  add_wait(app, exit_code);
+  add_cancel(app, exit_code);
+  add_logs(app, exit_code);
+  add_fetch(app, exit_code);
+}
+
+}  // namespace sweep::cli

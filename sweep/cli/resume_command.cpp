@@ -1,0 +1,47 @@
+/*
+ * resume_command.cpp — `sweep resume NAME`: continue an interrupted (or crashed) sweep.
+ */
+#include <memory>
+
+#include "sweep/cli/commands.h"
+#include "sweep/run_sweep.h"
+
+namespace sweep::cli {
+
+namespace {
+struct ResumeArgs {
+  std::string name;
+  std::string out_dir = "runs";
+  std::string db_path;
+  bool retry_failed = false;
+};
+}  // namespace
+
+void add_resume_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ResumeArgs>();
+  CLI::App* command = app.add_subcommand(
+      "resume", "Continue a sweep: unfinished trials run (from their checkpoints), finished ones never again");
+  command->add_option("NAME", args->name, "The sweep's name")->required();
+  command->add_option("--out", args->out_dir, "Directory of runs (default: runs)")->type_name("DIR");
+  command->add_option("--db", args->db_path, "SQLite database (default: OUT/NAME/sweep.db)")
+      ->type_name("PATH");
+  command->add_flag("--retry-failed", args->retry_failed,
+                    "Also run the trials that failed again (diverged ones stay: the same seed "
+                    "would diverge again)");
+  command->footer(
+      "Completed, early-stopped, diverged and cancelled trials are kept as they are; interrupted\n"
+      "ones continue from trials/NNN/checkpoint.bin.\n"
+      "Examples:\n"
+      "  sweep resume quickstart\n"
+      "  sweep resume fashion-mnist-lenet --retry-failed\n"
+      "  sweep resume my-sweep --out /data/runs");
+  command->callback([args, &exit_code] {
+    run::ResumeOptions options;
+    options.out_dir = args->out_dir;
+    options.run.db_path = args->db_path;
+    options.retry_failed = args->retry_failed;
+    exit_code = run::resume_sweep(args->name, options).exit_code();
+  });
+}
+
+}  // namespace sweep::cli

@@ -1,0 +1,42 @@
+/*
+ * crash_recovery.cpp — marks crash-looping trials failed with a message that says so; a trial
+ * under the limit is left `running` for resume_sweep to requeue (it keeps its checkpoint path).
+ */
+#include "sweep/queue/crash_recovery.h"
+
+#include "common/check.h"
+#include "store/store.h"
+
+namespace sweep::queue {
+
+RecoveryReport recover_crashed_trials(const std::filesystem::path& sweep_db,
+                                      const std::string& sweep_name,
+                                      std::int64_t trial_attempt_limit, std::ostream& log) {
+  RecoveryReport report;
+  Store store(sweep_db);
+  const auto sweep = store.find_sweep(sweep_name);
+  if (!sweep) throw Error("no sweep named '" + sweep_name + "' in " + sweep_db.string());
+  for (const TrialRow& trial : store.trials(sweep->id)) {
+    if (trial.state != TrialState::running) continue;
+    if (trial.attempts >= trial_attempt_limit) {
+      const std::string error = "killed its worker " + std::to_string(trial.attempts) + " times";
+      TrialUpdate update;
+      update.error = error;
+      store.set_trial_state(trial.id, TrialState::failed, update);
+      store.add_event(sweep->id, trial.id, "failed",
+                      "trial " + std::to_string(trial.number) + " failed: " + error);
+      log << "trial " << trial.number << ": " << error << ": failed, the sweep goes on without it"
+          << std::endl;
+      ++report.failed;
+    } else {
+      log << "trial " << trial.number << " was running when the worker died (attempt "
+          << trial.attempts << " of " << trial_attempt_limit << "): it continues from "
+          << (trial.checkpoint_path.empty() ? std::string("the start") : trial.checkpoint_path)
+          << std::endl;
+      ++report.resumed;
+    }
+  }
+  return report;
+}
+
+}  // namespace sweep::queue

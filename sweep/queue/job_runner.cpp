@@ -1,0 +1,189 @@
+/*
+ * job_runner.cpp — claim → (recover) → run_sweep / resume_sweep → finish, with a heartbeat thread
+ * beside the run.
+ *
+ * Whether to resume is decided by the job's attempts, not by the sweep's existence alone: on the
+ * first claim an existing sweep of the same name belongs to someone else, and run_sweep refuses
+ * it with `sweep run`'s own message; on a later claim it is this job's own, left by a worker that
+ * died (or was stopped), and it is continued in place.
+ */
+#include "sweep/queue/job_runner.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "sweep/config.h"
+#include "sweep/queue/crash_recovery.h"
+#include "sweep/queue/submitted_job.h"
+#include "sweep/run_sweep.h"
+
+namespace sweep::queue {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string now_text() {
+  const std::time_t now = std::time(nullptr);
+  char text[64];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+  return text;
+}
+
+// Restores the worker's working directory when the job is over.
+class WorkingDirectory {
+ public:
+  explicit WorkingDirectory(const fs::path& dir) : previous_(fs::current_path()) {
+    if (!fs::is_directory(dir))
+      throw Error("the directory the job was submitted from, " + dir.string() +
+                  ", no longer exists");
+    fs::current_path(dir);
+  }
+  ~WorkingDirectory() {
+    std::error_code ec;
+    fs::current_path(previous_, ec);
+  }
+  WorkingDirectory(const WorkingDirectory&) = delete;
+  WorkingDirectory& operator=(const WorkingDirectory&) = delete;
+
+ private:
+  fs::path previous_;
+};
+
+bool sweep_exists(const fs::path& db, const std::string& name) {
+  if (!fs::exists(db)) return false;
+  Store store(db);
+  return store.find_sweep(name).has_value();
+}
+
+struct RunEnd {
+  std::optional<int> exit_code;  // set when the run returned
+  std::string error;             // why it failed, for the job row
+};
+
+RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostream& log,
+                     std::atomic<bool>& stop) {
+  RunEnd end;
+  try {
+    SubmittedJob submitted;
+    if (auto line = read_job_line(job.config_yaml)) {
+      submitted = *line;
+    } else {  // enqueued by other code: run where the worker runs, names from the config
+      submitted.working_dir = fs::current_path().string();
+    }
+    WorkingDirectory cwd(submitted.working_dir);
+    config::SweepConfig config = config::load_config_text(job.config_yaml, job.config_path);
+    if (submitted.name.empty()) submitted.name = config.name;
+    if (submitted.output_dir.empty()) submitted.output_dir = config.output_dir;
+    apply_worker_devices(config.resources, context.worker.devices, context.worker.cpu_slots);
+
+    run::RunOptions options;
+    options.out = &log;
+    options.live = false;
+    options.handle_sigint = false;
+    options.stop = &stop;
+    options.stop_reason = "job " + std::to_string(job.id) + " stopped by its worker";
+
+    const fs::path db = submitted.sweep_db();
+    run::RunResult result;
+    if (job.attempts > 1 && sweep_exists(db, config.name)) {
+      log << "continuing sweep " << config.name << " in " << db.string() << std::endl;
+      recover_crashed_trials(db, config.name, job.max_attempts - 1, log);
+      run::ResumeOptions resume;
+      resume.run = options;
+      resume.out_dir = config.output_dir;
+      resume.resources = config.resources;
+      result = run::resume_sweep(config.name, resume);
+    } else {
+      result = run::run_sweep(config, options);
+    }
+    end.exit_code = result.exit_code();
+    if (*end.exit_code == 1) {
+      const auto failed = result.states.find(TrialState::failed);
+      const int count = failed == result.states.end() ? 0 : failed->second;
+      end.error = std::to_string(count) + (count == 1 ? " trial" : " trials") +
+                  " failed (sweep status " + std::to_string(job.id) + " says why)";
+    } else if (*end.exit_code != 0) {
+      end.error = "the sweep was interrupted";
+    }
+  } catch (const config::ConfigError& e) {
+    std::string text;
+    for (const std::string& line : e.messages()) text += (text.empty() ? "" : "\n") + line;
+    end.error = "bad config: " + text;
+  } catch (const std::exception& e) {
+    end.error = e.what();
+  }
+  if (!end.error.empty()) log << "job " << job.id << ": " << end.error << std::endl;
+  return end;
+}
+
+void mark_sweep_cancelled(const JobRow& job) {
+  try {
+    const auto submitted = read_job_line(job.config_yaml);
+    if (!submitted || !fs::exists(submitted->sweep_db())) return;
+    Store store(submitted->sweep_db());
+    if (auto sweep = store.find_sweep(submitted->name))
+      store.set_sweep_state(sweep->id, SweepState::cancelled);
+  } catch (const std::exception&) {
+    // The job is cancelled either way; the sweep's own state is only a label.
+  }
+}
+
+}  // namespace
+
+StopCause run_claimed_job(const JobRunContext& context, const JobRow& job) {
+  const fs::path log_path = context.paths.job_log(job.id);
+  fs::create_directories(log_path.parent_path());
+  std::ofstream log(log_path, std::ios::app);
+  log.setf(std::ios::unitbuf);  // `sweep logs -f` shows each line as it is written
+  log << "== " << now_text() << ": job " << job.id << ", attempt " << job.attempts << " of "
+      << job.max_attempts << ", on worker " << context.owner << std::endl;
+
+  std::atomic<bool> stop{false};
+  RunEnd end;
+  StopCause cause;
+  {
+    Heartbeat heartbeat(context.queue, job.id, context.owner, context.worker.timing, stop,
+                        context.shutting_down, log_path);
+    end = run_job_sweep(context, job, log, stop);
+    cause = heartbeat.cause();
+  }
+
+  try {
+    switch (cause) {
+      case StopCause::cancelled:
+        mark_sweep_cancelled(job);
+        log << "== job " << job.id << " cancelled: running trials kept their checkpoints"
+            << std::endl;
+        break;
+      case StopCause::lease_lost:
+        log << "== job " << job.id << ": this worker lost it; another worker continues it"
+            << std::endl;
+        break;
+      case StopCause::worker_stopping:
+        // Hand the job back now rather than when the lease runs out: an expired lease is what
+        // reclaim_expired_jobs looks for (the claim counted an attempt; the store has no release).
+        if (context.queue.heartbeat_job(job.id, context.owner, std::chrono::duration<double>(-1)))
+          context.queue.reclaim_expired_jobs();
+        log << "== job " << job.id << " handed back to the queue: the worker is shutting down"
+            << std::endl;
+        break;
+      case StopCause::none: {
+        const bool ok = end.exit_code && *end.exit_code == 0;
+        const bool recorded = context.queue.finish_job(
+            job.id, context.owner, ok ? JobState::done : JobState::failed,
+            end.exit_code ? std::optional<std::int64_t>(*end.exit_code) : std::optional<std::int64_t>(1),
+            end.error);
+        log << "== " << now_text() << ": job " << job.id << " " << (ok ? "done" : "failed")
+            << (recorded ? "" : " (not recorded: the job was taken from this worker meanwhile)")
+            << std::endl;
+        break;
+      }
+    }
+  } catch (const std::exception& e) {
+    log << "== job " << job.id << ": recording its end failed: " << e.what() << std::endl;
+  }
+  return cause;
+}
+
+}  // namespace sweep::queue

@@ -1,0 +1,256 @@
+/*
+ * queue.cpp — submit (validate, name check, enqueue, make sure a worker runs), and the read side:
+ * a job's state, progress and results, read from the queue database and, for progress and
+ * results, from the job's own sweep database (opened read-only, so a reader never blocks the
+ * worker writing it).
+ */
+#include "sweep/queue/queue.h"
+
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+#include "common/check.h"
+#include "sweep/queue/worker_registry.h"
+
+namespace sweep::queue {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string format_number(double value) {
+  std::ostringstream text;
+  text.precision(4);
+  text << value;
+  return text.str();
+}
+
+std::optional<Store> open_sweep_db(const fs::path& db) {
+  std::error_code ec;
+  if (!fs::exists(db, ec)) return std::nullopt;
+  try {
+    return Store(db, StoreOptions{.read_only = true});
+  } catch (const Error&) {
+    // The worker is creating it this very moment (no tables yet): not started, as far as we know.
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+// ---- SubmittedJob's sweep from a JobRow -------------------------------------------------------
+
+JobSweep job_sweep(const JobRow& job) {
+  const auto submitted = read_job_line(job.config_yaml);
+  if (!submitted)
+    throw Error("job " + std::to_string(job.id) +
+                " was not submitted by sweep submit: its sweep's place is unknown");
+  return {submitted->sweep_db(), submitted->name};
+}
+
+// ---- progress ---------------------------------------------------------------------------------
+
+std::string JobProgress::summary() const {
+  if (trials_total == 0) return "-";
+  std::string text = std::to_string(trials_finished) + "/" + std::to_string(trials_total) + " trials";
+  if (trials_running > 0) text += " (" + std::to_string(trials_running) + " running)";
+  if (best) text += ", best " + metric_name + " " + format_number(*best);
+  return text;
+}
+
+JobProgress progress_of(const JobRow& row) {
+  JobProgress progress;
+  progress.job = row;
+  const auto submitted = read_job_line(row.config_yaml);
+  if (!submitted) return progress;
+  progress.name = submitted->name;
+  auto store = open_sweep_db(submitted->sweep_db());
+  if (!store) return progress;
+  const auto sweep = store->find_sweep(submitted->name);
+  if (!sweep) return progress;
+  progress.metric_name = sweep->metric_name;
+  for (const TrialRow& trial : store->trials(sweep->id)) {
+    ++progress.trials_total;
+    if (is_terminal(trial.state)) ++progress.trials_finished;
+    if (trial.state == TrialState::running) ++progress.trials_running;
+  }
+  if (auto best = store->best_trial(sweep->id)) progress.best = best->value;
+  return progress;
+}
+
+// ---- Job ----------------------------------------------------------------------------------------
+
+JobRow Job::row() const {
+  auto found = store_->job(id_);
+  if (!found) throw Error("job " + std::to_string(id_) + " is no longer in " + store_->path().string());
+  return *found;
+}
+
+JobState Job::state() const { return row().state; }
+
+std::optional<JobState> Job::wait(std::optional<std::chrono::duration<double>> timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            timeout.value_or(std::chrono::duration<double>(0)));
+  for (;;) {
+    const JobState now = state();
+    if (is_terminal(now)) return now;
+    if (timeout && std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+bool Job::cancel() const { return store_->cancel_job(id_); }
+
+std::optional<SubmittedJob> Job::submitted() const { return read_job_line(row().config_yaml); }
+
+JobProgress Job::progress() const { return progress_of(row()); }
+
+JobResults Job::fetch() const {
+  JobResults results;
+  results.job = row();
+  const auto submitted = read_job_line(results.job.config_yaml);
+  if (!submitted) return results;
+  results.sweep_name = submitted->name;
+  results.db_path = submitted->sweep_db();
+  auto store = open_sweep_db(results.db_path);
+  if (!store) return results;
+  const auto sweep = store->find_sweep(submitted->name);
+  if (!sweep) return results;
+  results.started = true;
+  results.metric_name = sweep->metric_name;
+  results.metric_goal = sweep->metric_goal;
+  const nlohmann::json exported = store->export_json(sweep->id);
+  std::map<std::int64_t, double> best_by_number;
+  for (const auto& trial : exported.at("trials")) {
+    const auto& best = trial.at("best");
+    if (best.contains(sweep->metric_name) && best.at(sweep->metric_name).is_number())
+      best_by_number[trial.at("number").get<std::int64_t>()] =
+          best.at(sweep->metric_name).get<double>();
+  }
+  for (const TrialRow& row : store->trials(sweep->id)) {
+    TrialResult trial;
+    trial.number = row.number;
+    trial.state = row.state;
+    trial.params = row.params;
+    if (auto it = best_by_number.find(row.number); it != best_by_number.end()) trial.best = it->second;
+    trial.device = row.device;
+    trial.wait_reason = row.wait_reason;
+    trial.stop_reason = row.stop_reason;
+    trial.error = row.error;
+    trial.attempts = row.attempts;
+    results.trials.push_back(std::move(trial));
+  }
+  results.best = store->best_trial(sweep->id);
+  return results;
+}
+
+nlohmann::json JobResults::to_json() const {
+  nlohmann::json trials_json = nlohmann::json::array();
+  for (const TrialResult& t : trials) {
+    nlohmann::json best_json = nullptr;
+    if (t.best && std::isfinite(*t.best)) best_json = *t.best;
+    trials_json.push_back({{"number", t.number},
+                           {"state", to_string(t.state)},
+                           {"params", t.params},
+                           {"best", best_json},
+                           {"device", t.device},
+                           {"attempts", t.attempts},
+                           {"wait_reason", t.wait_reason},
+                           {"stop_reason", t.stop_reason},
+                           {"error", t.error}});
+  }
+  nlohmann::json best_json = nullptr;
+  if (best) best_json = {{"trial", best->trial.number}, {"value", best->value}, {"step", best->step}};
+  return {{"job",
+           {{"id", job.id},
+            {"state", to_string(job.state)},
+            {"attempts", job.attempts},
+            {"worker", job.lease_owner},
+            {"error", job.error},
+            {"exit_code", job.exit_code ? nlohmann::json(*job.exit_code) : nlohmann::json(nullptr)}}},
+          {"sweep",
+           {{"name", sweep_name},
+            {"database", db_path.string()},
+            {"started", started},
+            {"metric", {{"name", metric_name}, {"goal", to_string(metric_goal)}}},
+            {"best", best_json}}},
+          {"trials", trials_json}};
+}
+
+// ---- Queue --------------------------------------------------------------------------------------
+
+Queue::Queue(const fs::path& path, QueueOptions options) : paths_(path) {
+  if (options.read_only && !fs::exists(paths_.db))
+    throw Error("no queue database at " + paths_.db.string() +
+                ": nothing was submitted there yet (sweep submit FILE creates it)");
+  store_ = std::make_shared<Store>(paths_.db, StoreOptions{.read_only = options.read_only});
+}
+
+Job Queue::job(std::int64_t id) const {
+  if (!store_->job(id))
+    throw Error("no job " + std::to_string(id) + " in " + paths_.db.string() +
+                " (sweep status lists them)");
+  return Job(store_, id);
+}
+
+std::vector<JobRow> Queue::jobs() const { return store_->jobs(); }
+
+std::vector<JobProgress> Queue::progress() const {
+  std::vector<JobProgress> all;
+  for (const JobRow& row : store_->jobs()) all.push_back(progress_of(row));
+  return all;
+}
+
+Job Queue::submit(const std::string& config_path, const SubmitOptions& options) {
+  std::vector<std::string> overrides = options.overrides;
+  if (!options.name.empty()) overrides.push_back("name=" + options.name);
+  if (!options.output_dir.empty()) overrides.push_back("output.dir=" + options.output_dir);
+  return submit(config::load_config(config_path, overrides), options);
+}
+
+Job Queue::submit(const config::SweepConfig& config, const SubmitOptions& options) {
+  if (options.max_attempts < 1)
+    throw Error("max_attempts must be at least 1, not " + std::to_string(options.max_attempts));
+  SubmittedJob submitted;
+  submitted.working_dir =
+      fs::absolute(options.working_dir.empty() ? fs::current_path() : fs::path(options.working_dir))
+          .lexically_normal()
+          .string();
+  submitted.name = config.name;
+  submitted.output_dir = config.output_dir;
+  submitted.overrides = config.overrides;
+  const fs::path sweep_db = submitted.sweep_db().lexically_normal();
+
+  if (auto existing = open_sweep_db(sweep_db); existing && existing->find_sweep(config.name))
+    throw Error("a sweep named '" + config.name + "' already exists in " + sweep_db.string() +
+                ": continue it with  sweep resume " + config.name +
+                ", or submit with --name OTHER");
+  for (const JobRow& row : store_->jobs()) {
+    if (is_terminal(row.state)) continue;
+    const auto other = read_job_line(row.config_yaml);
+    if (other && other->sweep_db().lexically_normal() == sweep_db)
+      throw Error("job " + std::to_string(row.id) + " (" + std::string(to_string(row.state)) +
+                  ") already runs a sweep named '" + config.name + "' into " +
+                  sweep_db.string() + ": submit with --name OTHER");
+  }
+
+  JobSpec spec;
+  spec.config_path = config.path.empty() ? "" : fs::absolute(config.path).lexically_normal().string();
+  spec.config_yaml = attach_job_line(config::effective_yaml(config), submitted);
+  spec.priority = options.priority;
+  spec.max_attempts = options.max_attempts + 1;
+  Job job(store_, store_->enqueue_job(spec));
+
+  if (!options.worker_binary.empty()) {
+    DetachedWorkerOptions worker;
+    worker.sweep_binary = options.worker_binary;
+    worker.worker_args = {"--idle-exit", format_number(options.worker_idle_exit_s)};
+    const std::string started = start_detached_worker(paths_, worker);
+    job.worker_note_ = started.empty() ? "" : paths_.worker_log(started).string();
+  }
+  return job;
+}
+
+}  // namespace sweep::queue

@@ -1,0 +1,178 @@
+/*
+ * worker.cpp — the claim loop, signals, idle exit.
+ *
+ * Idle exit happens under the spawn lock, after one last look at the queue and with the worker's
+ * registration dropped before the lock is released: a `sweep submit` that enqueues meanwhile
+ * either has its job claimed here or finds no live worker and starts one. Nothing is ever left
+ * queued with nobody to run it.
+ */
+#include "sweep/queue/worker.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "common/check.h"
+#include "sweep/queue/job_runner.h"
+#include "sweep/queue/worker_registry.h"
+
+namespace sweep::queue {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> g_signals{0};
+
+extern "C" void on_stop_signal(int signal_number) {
+  // Second signal: the user wants out now; the default action ends the process.
+  if (g_signals.fetch_add(1) >= 1) {
+    std::signal(signal_number, SIG_DFL);
+    std::raise(signal_number);
+  }
+}
+
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    SWEEP_CHECK_SYS(::sigaction(SIGTERM, &action, &previous_term_));
+    SWEEP_CHECK_SYS(::sigaction(SIGINT, &action, &previous_int_));
+  }
+  ~StopSignals() {
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  static bool received() { return g_signals.load() > 0; }
+
+ private:
+  struct sigaction previous_term_ {};
+  struct sigaction previous_int_ {};
+};
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+int parse_index(const std::string& text, const std::string& whole) {
+  std::size_t used = 0;
+  int value = -1;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value < 0)
+    throw Error("--devices '" + whole + "': '" + text +
+                "' is not a GPU index (give cpu, all, or indices like 0,2 or cuda:0,cuda:2)");
+  return value;
+}
+
+}  // namespace
+
+void apply_worker_devices(config::ResourcesSpec& resources, const std::string& devices,
+                          int cpu_slots) {
+  if (cpu_slots < 0) throw Error("--cpu-slots must be at least 1, not " + std::to_string(cpu_slots));
+  if (cpu_slots > 0) resources.cpu_slots = cpu_slots;
+  if (devices.empty()) return;
+  if (devices == "cpu") {
+    resources.execution = "cpu";
+    return;
+  }
+  resources.execution = "gpu";
+  resources.gpus.clear();
+  resources.all_gpus = devices == "all" || devices == "gpu";
+  if (resources.all_gpus) return;
+  std::size_t start = 0;
+  while (start <= devices.size()) {
+    const std::size_t comma = std::min(devices.find(',', start), devices.size());
+    std::string item = devices.substr(start, comma - start);
+    if (item.rfind("cuda:", 0) == 0) item = item.substr(5);
+    resources.gpus.push_back(parse_index(item, devices));
+    start = comma + 1;
+  }
+}
+
+int run_worker(const WorkerOptions& options) {
+  std::ostream& log = options.log ? *options.log : std::cout;
+  if (options.timing.lease_s <= 0 || options.timing.interval_s <= 0 ||
+      options.timing.interval_s >= options.timing.lease_s)
+    throw Error("the heartbeat interval (" + std::to_string(options.timing.interval_s) +
+                " s) must be positive and shorter than the lease (" +
+                std::to_string(options.timing.lease_s) + " s)");
+  {  // a bad --devices is an error now, not on every job
+    config::ResourcesSpec probe;
+    apply_worker_devices(probe, options.devices, options.cpu_slots);
+  }
+  const QueuePaths paths(options.queue_db);
+  Store queue(paths.db);
+  StopSignals signals;
+  WorkerRegistration registration =
+      options.registration_fd >= 0
+          ? WorkerRegistration(paths, options.registration_fd, options.worker_id)
+          : WorkerRegistration(paths);
+  const std::string owner =
+      host_name() + ":" + std::to_string(::getpid()) + ":" + random_hex(6);
+  registration.describe({{"owner", owner},
+                         {"pid", ::getpid()},
+                         {"devices", options.devices.empty() ? "per job" : options.devices},
+                         {"cpu_slots", options.cpu_slots},
+                         {"started_at", utc_now()},
+                         {"log", paths.worker_log(registration.id()).string()}});
+  log << "worker " << owner << " on " << paths.db.string() << ": lease "
+      << options.timing.lease_s << " s, heartbeat every " << options.timing.interval_s << " s"
+      << (options.idle_exit_s > 0 ? ", exits after " + std::to_string(options.idle_exit_s) +
+                                        " s idle"
+                                  : std::string())
+      << std::endl;
+
+  const JobRunContext context{queue, paths, options, owner, [] { return StopSignals::received(); }};
+  using Clock = std::chrono::steady_clock;
+  auto idle_since = Clock::now();
+  auto last_reclaim = Clock::time_point{};
+  const auto reclaim_every = std::chrono::duration<double>(options.timing.interval_s);
+
+  while (!StopSignals::received()) {
+    if (Clock::now() - last_reclaim >= reclaim_every) {
+      last_reclaim = Clock::now();
+      for (std::int64_t id : queue.reclaim_expired_jobs())
+        log << "reclaimed job " << id << ": its worker's lease expired" << std::endl;
+    }
+    std::optional<JobRow> job =
+        queue.claim_next_job(owner, std::chrono::duration<double>(options.timing.lease_s));
+    if (!job && options.idle_exit_s > 0 &&
+        Clock::now() - idle_since >= std::chrono::duration<double>(options.idle_exit_s)) {
+      SpawnLock spawn(paths);
+      job = queue.claim_next_job(owner, std::chrono::duration<double>(options.timing.lease_s));
+      if (!job) {
+        registration.release();
+        log << "the queue stayed empty for " << options.idle_exit_s << " s: exiting" << std::endl;
+        return 0;
+      }
+    }
+    if (job) {
+      log << "job " << job->id << ": claimed (attempt " << job->attempts << "), log "
+          << paths.job_log(job->id).string() << std::endl;
+      const StopCause cause = run_claimed_job(context, *job);
+      const auto row = queue.job(job->id);
+      log << "job " << job->id << ": " << (row ? to_string(row->state) : "gone")
+          << (cause == StopCause::none ? "" : std::string(" (") + std::string(describe(cause)) + ")")
+          << std::endl;
+      idle_since = Clock::now();
+      continue;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(options.poll_s));
+  }
+  log << "signal received: exiting" << std::endl;
+  return 0;
+}
+
+}  // namespace sweep::queue

@@ -1,0 +1,66 @@
+/*
+ * queue_test_util.h — driving the real `sweep` binary from tests: each test gets a fresh
+ * directory (its queue database, runs/, configs), runs commands there to completion or in the
+ * background, and reads the sweep databases through the store.
+ *
+ * Workers in tests use short leases and heartbeats (flags), so a killed worker's job is
+ * reclaimed within seconds; every background process a test starts is killed by the fixture.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+namespace sweep::queue::testing {
+
+struct CommandResult {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string out, err;
+  double seconds = 0;
+};
+
+// A tiny sweep on synthetic data (MLP, CPU, one trial at a time): `trials` learning rates,
+// `epochs` epochs each, a checkpoint after every epoch. `train_size` sets how long an epoch takes.
+std::string tiny_config(const std::string& name, int trials, int epochs, int train_size = 512);
+
+class QueueDir {
+ public:
+  QueueDir();
+  ~QueueDir();  // kills every background process it started, removes the directory
+  QueueDir(const QueueDir&) = delete;
+  QueueDir& operator=(const QueueDir&) = delete;
+
+  const std::filesystem::path& path() const { return dir_; }
+  std::filesystem::path queue_db() const { return dir_ / "home" / "queue.db"; }
+  std::string write(const std::string& file, const std::string& text) const;
+
+  // `sweep ARGS --queue DB` in this directory, to completion.
+  CommandResult sweep(std::vector<std::string> args) const;
+  // The same without --queue (for commands that must fail before it matters, or carry it).
+  CommandResult sweep_raw(const std::vector<std::string>& args) const;
+  // `sweep worker --queue DB ARGS` in the background; returns its pid.
+  pid_t start_worker(std::vector<std::string> args);
+  // SIGKILL and reap.
+  void kill_hard(pid_t pid);
+  // Waits for a background process to exit by itself; its exit status, or -1 on timeout.
+  int wait_exit(pid_t pid, std::chrono::seconds timeout);
+
+ private:
+  std::filesystem::path dir_;
+  std::vector<pid_t> children_;
+};
+
+// Polls `done` every 50 ms until it is true or `timeout` passes; returns the last result.
+bool eventually(const std::function<bool()>& done, std::chrono::duration<double> timeout);
+
+// The job id submit printed (its whole stdout is the id and a newline).
+std::int64_t job_id_of(const CommandResult& submit);
+
+}  // namespace sweep::queue::testing

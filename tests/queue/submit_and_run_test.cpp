@@ -1,0 +1,212 @@
+// Submit → a detached worker → done, through the real binary; priority order; bad configs; the
+// C++ API on the same queue; and several submitters at once while `sweep status` is polled.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "queue_test_util.h"
+#include "sweep/queue/queue.h"
+#include "sweep/queue/worker_registry.h"
+
+namespace sweep::queue::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(QueueSubmit, ReturnsAtOnceAndTheStartedWorkerRunsTheJobToDone) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("tiny", 2, 1));
+  const CommandResult submit = dir.sweep({"submit", "tiny.yaml", "--worker-idle-exit", "1"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  // The goal is under a second; the bound leaves room for a loaded CI machine.
+  EXPECT_LT(submit.seconds, 3.0);
+  const std::int64_t id = job_id_of(submit);
+  EXPECT_NE(submit.err.find("started a worker"), std::string::npos) << submit.err;
+
+  const CommandResult wait = dir.sweep({"wait", std::to_string(id), "--timeout", "60"});
+  EXPECT_EQ(wait.exit_code, 0) << wait.out << wait.err;
+  EXPECT_EQ(wait.out, "job " + std::to_string(id) + " done\n");
+
+  // Where `sweep run` would have put it, with every trial completed.
+  const fs::path db = dir.path() / "runs" / "tiny" / "sweep.db";
+  ASSERT_TRUE(fs::exists(db));
+  Store store(db, {.read_only = true});
+  const auto sweep = store.find_sweep("tiny");
+  ASSERT_TRUE(sweep);
+  EXPECT_EQ(sweep->state, SweepState::completed);
+  const auto trials = store.trials(sweep->id);
+  ASSERT_EQ(trials.size(), 2u);
+  for (const TrialRow& t : trials) EXPECT_EQ(t.state, TrialState::completed) << t.error;
+  EXPECT_TRUE(fs::exists(dir.path() / "runs" / "tiny" / "report.html"));
+
+  const CommandResult status = dir.sweep({"status"});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("tiny"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("done"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("2/2 trials, best val_accuracy"), std::string::npos) << status.out;
+
+  const CommandResult one = dir.sweep({"status", std::to_string(id)});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("learning_rate=0.02"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("completed"), std::string::npos) << one.out;
+
+  const CommandResult fetch = dir.sweep({"fetch", std::to_string(id), "--json"});
+  ASSERT_EQ(fetch.exit_code, 0) << fetch.err;
+  const auto json = nlohmann::json::parse(fetch.out);
+  EXPECT_EQ(json["job"]["state"], "done");
+  ASSERT_EQ(json["trials"].size(), 2u);
+  EXPECT_EQ(json["trials"][1]["state"], "completed");
+  EXPECT_TRUE(json["trials"][1]["best"].is_number());
+  EXPECT_TRUE(json["sweep"]["best"].is_object());
+
+  const CommandResult table = dir.sweep({"fetch", std::to_string(id)});
+  EXPECT_NE(table.out.find("best: trial"), std::string::npos) << table.out;
+
+  const CommandResult logs = dir.sweep({"logs", std::to_string(id)});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_NE(logs.out.find("job " + std::to_string(id) + " done"), std::string::npos) << logs.out;
+
+  // The worker started by submit goes away by itself once the queue stays empty.
+  EXPECT_TRUE(eventually([&] { return alive_workers(QueuePaths(dir.queue_db())).empty(); },
+                         std::chrono::seconds(15)));
+}
+
+TEST(QueueSubmit, ABadConfigIsRejectedLikeValidateAndNothingIsQueued) {
+  QueueDir dir;
+  dir.write("bad.yaml", "data: {dataset: synthetic}\ntraining: {learning_rate: -1}\n");
+  const CommandResult submit = dir.sweep({"submit", "bad.yaml", "--no-worker"});
+  EXPECT_EQ(submit.exit_code, 2);
+  EXPECT_NE(submit.err.find("bad.yaml:2:"), std::string::npos) << submit.err;
+  EXPECT_NE(submit.err.find("learning_rate"), std::string::npos) << submit.err;
+  EXPECT_NE(dir.sweep({"status"}).out.find("no jobs"), std::string::npos);
+}
+
+TEST(QueueSubmit, ASweepNameInUseIsRefusedWithAHint) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("same", 1, 1));
+  ASSERT_EQ(dir.sweep({"submit", "tiny.yaml", "--no-worker"}).exit_code, 0);
+  const CommandResult again = dir.sweep({"submit", "tiny.yaml", "--no-worker"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("--name"), std::string::npos) << again.err;
+  EXPECT_EQ(dir.sweep({"submit", "tiny.yaml", "--no-worker", "--name", "other"}).exit_code, 0);
+}
+
+TEST(QueueWorker, RunsJobsByPriorityThenSubmitOrder) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("p", 1, 1, 128));
+  std::vector<std::int64_t> ids;
+  for (const auto& [name, priority] :
+       std::vector<std::pair<std::string, std::string>>{{"low", "0"}, {"high", "5"}, {"low2", "0"}})
+    ids.push_back(job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker", "--name", name,
+                                       "--priority", priority})));
+  const pid_t worker = dir.start_worker({"--idle-exit", "0.5", "--poll", "0.1"});
+  EXPECT_EQ(dir.wait_exit(worker, std::chrono::seconds(60)), 0);
+  Queue queue(dir.queue_db(), {.read_only = true});
+  std::vector<std::pair<double, std::int64_t>> started;
+  for (const JobRow& row : queue.jobs()) {
+    EXPECT_EQ(row.state, JobState::done) << row.error;
+    ASSERT_TRUE(row.started_at);
+    started.emplace_back(*row.started_at, row.id);
+  }
+  std::sort(started.begin(), started.end());
+  ASSERT_EQ(started.size(), 3u);
+  EXPECT_EQ(started[0].second, ids[1]);
+  EXPECT_EQ(started[1].second, ids[0]);
+  EXPECT_EQ(started[2].second, ids[2]);
+}
+
+TEST(QueueApi, SubmitWaitFetchFromCpp) {
+  QueueDir dir;
+  const std::string config = dir.write("api.yaml", tiny_config("api", 2, 1, 128));
+  Queue queue(dir.queue_db());
+  SubmitOptions options;
+  options.working_dir = dir.path().string();
+  options.overrides = {"training.epochs=2"};
+  options.worker_binary = SWEEP_BIN;
+  options.worker_idle_exit_s = 1;
+  const Job job = queue.submit(config, options);
+  EXPECT_FALSE(is_terminal(job.state()));
+  EXPECT_EQ(job.wait(std::chrono::seconds(60)), JobState::done);
+  const JobResults results = job.fetch();
+  EXPECT_TRUE(results.started);
+  EXPECT_EQ(results.db_path, dir.path() / "runs" / "api" / "sweep.db");
+  ASSERT_EQ(results.trials.size(), 2u);
+  ASSERT_TRUE(results.best);
+  // The override reached the worker: each trial trained 2 epochs.
+  Store store(results.db_path, {.read_only = true});
+  for (const TrialRow& t : store.trials(store.find_sweep("api")->id))
+    EXPECT_EQ(t.summary.value("epochs_completed", 0), 2);
+  EXPECT_FALSE(job.cancel());  // already ended
+  EXPECT_TRUE(eventually([&] { return alive_workers(queue.paths()).empty(); },
+                         std::chrono::seconds(15)));
+}
+
+TEST(QueueConcurrency, EightSubmittersAtOnceGetEightJobsAndStatusNeverFails) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("many", 1, 1, 128));
+  std::vector<pid_t> submitters;
+  std::vector<std::string> outs;
+  for (int i = 0; i < 8; ++i) {
+    const std::string out = (dir.path() / ("submit" + std::to_string(i) + ".out")).string();
+    outs.push_back(out);
+    const std::string name = "many" + std::to_string(i);
+    const std::string queue_db = dir.queue_db().string();
+    const std::string cwd = dir.path().string();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::chdir(cwd.c_str()) != 0 || !std::freopen(out.c_str(), "w", stdout)) ::_exit(126);
+      ::execl(SWEEP_BIN, SWEEP_BIN, "submit", "tiny.yaml", "--name", name.c_str(), "--queue",
+              queue_db.c_str(), "--worker-idle-exit", "1", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    submitters.push_back(pid);
+  }
+  for (pid_t pid : submitters) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::set<std::int64_t> ids;
+  for (const std::string& out : outs) {
+    std::ifstream in(out);
+    std::int64_t id = 0;
+    in >> id;
+    ids.insert(id);
+  }
+  EXPECT_EQ(ids.size(), 8u);
+  EXPECT_FALSE(ids.count(0));
+
+  // One worker for all of them: the spawn lock let exactly one submitter start it.
+  int worker_logs = 0;
+  for (const auto& entry : fs::directory_iterator(dir.queue_db().parent_path() / "workers"))
+    worker_logs += entry.path().extension() == ".log";
+  EXPECT_EQ(worker_logs, 1);
+
+  // Readers while the worker writes: never "database is locked", never a failure.
+  Queue queue(dir.queue_db(), {.read_only = true});
+  int polls = 0;
+  const bool all_done = eventually(
+      [&] {
+        const CommandResult status = dir.sweep({"status"});
+        const CommandResult one = dir.sweep({"status", std::to_string(*ids.rbegin())});
+        ++polls;
+        EXPECT_EQ(status.exit_code, 0) << status.err;
+        EXPECT_EQ(one.exit_code, 0) << one.err;
+        EXPECT_EQ(status.err.find("locked"), std::string::npos) << status.err;
+        EXPECT_EQ(one.err.find("locked"), std::string::npos) << one.err;
+        for (const JobRow& row : queue.jobs())
+          if (row.state != JobState::done) return false;
+        return true;
+      },
+      std::chrono::seconds(90));
+  EXPECT_TRUE(all_done);
+  EXPECT_GT(polls, 1);
+  for (const JobRow& row : queue.jobs()) EXPECT_EQ(row.attempts, 1) << "job " << row.id;
+}
+
+}  // namespace
+}  // namespace sweep::queue::testing
