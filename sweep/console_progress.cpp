@@ -37,8 +37,11 @@ std::string duration_text(double seconds) {
 
 std::string bar(double fraction, int width) {
   const int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
-  return "[" + std::string(static_cast<std::size_t>(filled), '#') +
-         std::string(static_cast<std::size_t>(width - filled), '.') + "]";
+  std::string text(1, '[');
+  text.append(static_cast<std::size_t>(filled), '#');
+  text.append(static_cast<std::size_t>(width - filled), '.');
+  text.push_back(']');
+  return text;
 }
 
 }  // namespace

@@ -39,7 +39,8 @@ std::vector<LayerSpec> preset_specs(const ModelSpec& m, int classes) {
          spec("relu"),
          spec("dense", {{"units", classes}})};
   } else if (m.preset == "convnet") {
-    if (m.net_width < 1) throw Error("model.net_width must be at least 1, got " + std::to_string(m.net_width));
+    if (m.net_width < 1)
+      throw Error("model.net_width must be at least 1, got " + std::to_string(m.net_width));
     if (m.block_depth < 1)
       throw Error("model.block_depth must be at least 1, got " + std::to_string(m.block_depth));
     for (int b = 0; b < 3; ++b) {
@@ -132,9 +133,12 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& s) {
     o.bias = bool_arg(s, "bias", true);
     const auto pad_text = s.str.find("padding");
     if (pad_text != s.str.end()) {
-      if (pad_text->second == "same") o.same = true;
-      else if (pad_text->second == "valid") o.padding = 0;
-      else throw Error("padding must be a number, 'same' or 'valid', not '" + pad_text->second + "'");
+      if (pad_text->second == "same")
+        o.same = true;
+      else if (pad_text->second == "valid")
+        o.padding = 0;
+      else
+        throw Error("padding must be a number, 'same' or 'valid', not '" + pad_text->second + "'");
     } else {
       o.padding = int_arg(s, "padding", 0, &zero);
     }
@@ -160,7 +164,8 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& s) {
     return std::make_unique<Dense>(int_arg(s, "units", 1, nullptr), bool_arg(s, "bias", true));
   if (s.type == "dropout") {
     const double rate = real_arg(s, "rate", 0, true);
-    if (!(rate >= 0 && rate < 1)) throw Error("rate must be in [0, 1), got " + std::to_string(rate));
+    if (!(rate >= 0 && rate < 1))
+      throw Error("rate must be in [0, 1), got " + std::to_string(rate));
     return std::make_unique<Dropout>(static_cast<float>(rate));
   }
   return std::make_unique<Flatten>();  // the only type left in known_arguments()

@@ -53,16 +53,15 @@ template <class A, class B>
     }
   }
   if (!failures) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << failures << " of " << n << " values differ (tol " << tol << ", eps " << eps << "):"
-         << bad.str();
+  return ::testing::AssertionFailure() << failures << " of " << n << " values differ (tol " << tol
+                                       << ", eps " << eps << "):" << bad.str();
 }
 template <class A, class B>
 ::testing::AssertionResult all_close(const std::vector<A>& actual, const std::vector<B>& expected,
                                      double tol, double eps) {
   if (actual.size() != expected.size())
-    return ::testing::AssertionFailure() << "sizes differ: " << actual.size() << " vs "
-                                         << expected.size();
+    return ::testing::AssertionFailure()
+           << "sizes differ: " << actual.size() << " vs " << expected.size();
   return all_close(actual.data(), expected.data(), actual.size(), tol, eps);
 }
 

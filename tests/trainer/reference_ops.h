@@ -155,8 +155,7 @@ void relu_backward(const T* y, const T* dy, T* dx, std::size_t n) {
 // ---- batch norm (training statistics; running stats with the unbiased variance)
 template <class T>
 void batchnorm_forward_train(const BatchNormGeom& g, const T* x, const T* gamma, const T* beta,
-                             T* running_mean, T* running_var, T* save_mean, T* save_invstd,
-                             T* y) {
+                             T* running_mean, T* running_var, T* save_mean, T* save_invstd, T* y) {
   const double m = double(g.n) * g.hw;
   for (int c = 0; c < g.c; ++c) {
     double mean = 0, var = 0;
@@ -179,7 +178,8 @@ void batchnorm_forward_train(const BatchNormGeom& g, const T* x, const T* gamma,
     if (save_mean) save_mean[c] = T(mean);
     if (save_invstd) save_invstd[c] = T(invstd);
     if (running_mean)
-      running_mean[c] = T((1 - double(g.momentum)) * double(running_mean[c]) + double(g.momentum) * mean);
+      running_mean[c] =
+          T((1 - double(g.momentum)) * double(running_mean[c]) + double(g.momentum) * mean);
     if (running_var)
       running_var[c] =
           T((1 - double(g.momentum)) * double(running_var[c]) + double(g.momentum) * unbiased);

@@ -40,7 +40,8 @@ TEST_P(CpuConv, ForwardAndBackwardMatchReference) {
   const ConvGeom g = GetParam().g;
   const bool bias = GetParam().bias;
   std::mt19937_64 rng(7 + g.n * 31 + g.k);
-  const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w, ws = std::size_t(g.k) * g.c * g.r * g.s;
+  const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w,
+                    ws = std::size_t(g.k) * g.c * g.r * g.s;
   const std::size_t ys = std::size_t(g.n) * g.k * g.out_h * g.out_w;
   const auto x = float_rounded(random_vector(xs, rng));
   const auto w = float_rounded(random_vector(ws, rng));
@@ -64,8 +65,10 @@ TEST_P(CpuConv, ForwardAndBackwardMatchReference) {
   EXPECT_TRUE(all_close(y, y_ref, tol, eps));
   EXPECT_TRUE(all_close(dx, dx_ref, tol, eps));
   EXPECT_TRUE(all_close(dw, dw_ref, tol * g.n, eps));
-  if (bias) EXPECT_TRUE(all_close(db, db_ref, tol * g.n, eps));
-  else EXPECT_EQ(db[0], -7.f);  // untouched when null
+  if (bias)
+    EXPECT_TRUE(all_close(db, db_ref, tol * g.n, eps));
+  else
+    EXPECT_EQ(db[0], -7.f);  // untouched when null
 
   // dx = null (first layer) leaves the weight gradient unchanged.
   std::vector<float> dw2(ws);
@@ -106,8 +109,8 @@ TEST_P(CpuDense, ForwardAndBackwardMatchReference) {
   std::vector<double> y_ref(std::size_t(n) * out), dx_ref(std::size_t(n) * in),
       dw_ref(std::size_t(out) * in), db_ref(out);
   ref::dense_forward(x.data(), w.data(), bias ? b.data() : nullptr, y_ref.data(), n, in, out);
-  ref::dense_backward(x.data(), w.data(), dy.data(), dx_ref.data(), dw_ref.data(), db_ref.data(),
-                      n, in, out);
+  ref::dense_backward(x.data(), w.data(), dy.data(), dx_ref.data(), dw_ref.data(), db_ref.data(), n,
+                      in, out);
 
   CpuBackend cpu(2);
   const auto xf = to_float(x), wf = to_float(w), bf = to_float(b), dyf = to_float(dy);
@@ -122,8 +125,10 @@ TEST_P(CpuDense, ForwardAndBackwardMatchReference) {
 
 INSTANTIATE_TEST_SUITE_P(DenseShapes, CpuDense,
                          ::testing::Values(DenseCase{1, 1, 1, true}, DenseCase{1, 7, 3, true},
-                                           DenseCase{5, 13, 9, false}, DenseCase{64, 800, 500, true},
-                                           DenseCase{33, 17, 1, true}, DenseCase{700, 30, 10, true}));
+                                           DenseCase{5, 13, 9, false},
+                                           DenseCase{64, 800, 500, true},
+                                           DenseCase{33, 17, 1, true},
+                                           DenseCase{700, 30, 10, true}));
 
 TEST(CpuBackend, ResultsDoNotDependOnThreadCount) {
   const ConvGeom g = conv_geom(24, 3, 11, 11, 8, 3, 3, 1, 1);

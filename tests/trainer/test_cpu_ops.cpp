@@ -26,7 +26,17 @@ using testing::to_float;
 constexpr float kGarbage = 1234.5f;
 
 PoolGeom pool_geom(int n, int c, int h, int w, int k, int stride, int pad) {
-  return PoolGeom{n, c, h, w, k, k, stride, stride, pad, pad, (h + 2 * pad - k) / stride + 1,
+  return PoolGeom{n,
+                  c,
+                  h,
+                  w,
+                  k,
+                  k,
+                  stride,
+                  stride,
+                  pad,
+                  pad,
+                  (h + 2 * pad - k) / stride + 1,
                   (w + 2 * pad - k) / stride + 1};
 }
 
@@ -101,16 +111,17 @@ TEST_P(CpuBatchNorm, TrainInferBackwardMatchReference) {
   const auto gamma = float_rounded(random_vector(c, rng, 0.5, 1.5));
   const auto beta = float_rounded(random_vector(c, rng));
   const auto dy = float_rounded(random_vector(xs, rng));
-  auto rm_ref = float_rounded(random_vector(c, rng)), rv_ref = float_rounded(random_vector(c, rng, 0.5, 2));
+  auto rm_ref = float_rounded(random_vector(c, rng)),
+       rv_ref = float_rounded(random_vector(c, rng, 0.5, 2));
   std::vector<double> y_ref(xs), mean_ref(c), inv_ref(c), dx_ref(xs), dg_ref(c), db_ref(c),
       yi_ref(xs);
   auto rmf = to_float(rm_ref), rvf = to_float(rv_ref);
-  ref::batchnorm_forward_train(g, x.data(), gamma.data(), beta.data(), rm_ref.data(),
-                               rv_ref.data(), mean_ref.data(), inv_ref.data(), y_ref.data());
+  ref::batchnorm_forward_train(g, x.data(), gamma.data(), beta.data(), rm_ref.data(), rv_ref.data(),
+                               mean_ref.data(), inv_ref.data(), y_ref.data());
   ref::batchnorm_backward(g, x.data(), dy.data(), gamma.data(), mean_ref.data(), inv_ref.data(),
                           dx_ref.data(), dg_ref.data(), db_ref.data());
-  ref::batchnorm_forward_infer(g, x.data(), gamma.data(), beta.data(), rm_ref.data(),
-                               rv_ref.data(), yi_ref.data());
+  ref::batchnorm_forward_infer(g, x.data(), gamma.data(), beta.data(), rm_ref.data(), rv_ref.data(),
+                               yi_ref.data());
 
   CpuBackend cpu(2);
   const auto xf = to_float(x), gf = to_float(gamma), bf = to_float(beta), dyf = to_float(dy);
@@ -135,8 +146,7 @@ TEST_P(CpuBatchNorm, TrainInferBackwardMatchReference) {
 
 INSTANTIATE_TEST_SUITE_P(BnShapes, CpuBatchNorm,
                          ::testing::Values(BnCase{4, 3, 25}, BnCase{2, 5, 7}, BnCase{1, 4, 9},
-                                           BnCase{16, 10, 1}, BnCase{2, 3, 1},
-                                           BnCase{64, 8, 64}));
+                                           BnCase{16, 10, 1}, BnCase{2, 3, 1}, BnCase{64, 8, 64}));
 
 TEST(CpuOps, DropoutMatchesReferenceAndKeepsTheRightFraction) {
   std::mt19937_64 rng(2);
@@ -171,8 +181,8 @@ TEST(CpuOps, SoftmaxCrossEntropyMatchesReferenceAndIsStable) {
   for (int i = 0; i < n; ++i) labels[i] = static_cast<std::int32_t>(rng() % classes);
   std::vector<double> d_ref(logits.size());
   double correct_ref = 0;
-  const double loss_ref =
-      ref::softmax_cross_entropy(logits.data(), labels.data(), n, classes, d_ref.data(), &correct_ref);
+  const double loss_ref = ref::softmax_cross_entropy(logits.data(), labels.data(), n, classes,
+                                                     d_ref.data(), &correct_ref);
 
   CpuBackend cpu(2);
   const auto lf = to_float(logits);
@@ -195,7 +205,7 @@ TEST(CpuOps, SoftmaxCrossEntropyMatchesReferenceAndIsStable) {
 }
 
 TEST(CpuOps, ArgmaxTakesTheFirstMaximum) {
-  const std::vector<float> logits = {1, 3, 3, 0,   -1, -2, -1, -5,   0, 0, 0, 7};
+  const std::vector<float> logits = {1, 3, 3, 0, -1, -2, -1, -5, 0, 0, 0, 7};
   std::vector<std::int32_t> pred(3, -1);
   CpuBackend cpu(1);
   cpu.argmax(logits.data(), 3, 4, pred.data());
@@ -283,8 +293,15 @@ TEST_P(CpuGather, MatchesReference) {
   for (auto& v : labels) v = static_cast<std::uint8_t>(rng() % 10);
   std::vector<std::int32_t> indices(batch);
   for (auto& v : indices) v = static_cast<std::int32_t>(rng() % rows);
-  GatherDesc d{batch, channels, h, w, images.data(), labels.data(), indices.data(),
-               {0.1f, 0.2f, 0.3f, 0.4f}, {0.5f, 0.25f, 1.f, 2.f}};
+  GatherDesc d{batch,
+               channels,
+               h,
+               w,
+               images.data(),
+               labels.data(),
+               indices.data(),
+               {0.1f, 0.2f, 0.3f, 0.4f},
+               {0.5f, 0.25f, 1.f, 2.f}};
   d.flip = flip;
   d.max_shift = shift;
   d.seed = 99;

@@ -44,8 +44,10 @@ float half_to_float(std::uint16_t h) {
     return sign ? -v : v;
   }
   std::uint32_t bits;
-  if (exponent == 31) bits = sign | 0x7f800000u | (mantissa << 13);
-  else bits = sign | (std::uint32_t(exponent - 15 + 127) << 23) | (mantissa << 13);
+  if (exponent == 31)
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  else
+    bits = sign | (std::uint32_t(exponent - 15 + 127) << 23) | (mantissa << 13);
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
@@ -140,7 +142,8 @@ TEST_P(Golden, MatchesPyTorch) {
   for (std::size_t i = 0; i < offsets.size(); ++i) {
     const GoldTensor& g = gold.at("grad" + std::to_string(i));
     std::vector<float> ours;
-    for (std::size_t j = 0; j < numel(g); j += g.stride) ours.push_back(net.grads()[offsets[i] + j]);
+    for (std::size_t j = 0; j < numel(g); j += g.stride)
+      ours.push_back(net.grads()[offsets[i] + j]);
     EXPECT_TRUE(all_close(ours, g.values, c.grad_tol, 1e-3)) << "gradient of parameter " << i;
   }
   std::size_t state_at = 0;

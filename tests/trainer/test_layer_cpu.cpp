@@ -60,7 +60,8 @@ TEST(LayerCpu, Conv2dLayoutIsWeightThenBias) {
   const auto p = to_double(b.params);
   std::vector<double> y_ref(dy.size()), dx_ref(x.size()), dw_ref(4 * 27), db_ref(4);
   ref::conv2d_forward(g, x.data(), p.data(), p.data() + 108, y_ref.data());
-  ref::conv2d_backward(g, x.data(), p.data(), dy.data(), dx_ref.data(), dw_ref.data(), db_ref.data());
+  ref::conv2d_backward(g, x.data(), p.data(), dy.data(), dx_ref.data(), dw_ref.data(),
+                       db_ref.data());
   const auto xf = to_float(x), dyf = to_float(dy);
   std::vector<float> y(dy.size()), dx(x.size());
   conv.forward(xf.data(), y.data(), 2, true);
@@ -229,8 +230,10 @@ TEST(LayerCpu, DropoutTrainsWithAMaskAndIsIdentityAtInference) {
   drop.forward(x.data(), y.data(), 4, true);
   int zeros = 0;
   for (int i = 0; i < 40; ++i) {
-    if (y[i] == 0.f) ++zeros;
-    else EXPECT_FLOAT_EQ(y[i], 2.f * x[i]);
+    if (y[i] == 0.f)
+      ++zeros;
+    else
+      EXPECT_FLOAT_EQ(y[i], 2.f * x[i]);
   }
   EXPECT_GT(zeros, 5);
   EXPECT_LT(zeros, 35);

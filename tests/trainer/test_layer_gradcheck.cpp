@@ -23,7 +23,18 @@ using testing::random_vector;
 using testing::weighted_sum;
 
 ConvGeom conv_geom(int n, int c, int h, int w, int k, int r, int stride, int pad) {
-  return ConvGeom{n, c, h, w, k, r, r, stride, stride, pad, pad, (h + 2 * pad - r) / stride + 1,
+  return ConvGeom{n,
+                  c,
+                  h,
+                  w,
+                  k,
+                  r,
+                  r,
+                  stride,
+                  stride,
+                  pad,
+                  pad,
+                  (h + 2 * pad - r) / stride + 1,
                   (w + 2 * pad - r) / stride + 1};
 }
 
@@ -57,7 +68,8 @@ INSTANTIATE_TEST_SUITE_P(Geometries, ConvGradient,
 TEST(LayerGradient, Dense) {
   const int n = 3, in = 5, out = 4;
   std::mt19937_64 rng(1);
-  auto x = random_vector(n * in, rng), w = random_vector(out * in, rng), b = random_vector(out, rng);
+  auto x = random_vector(n * in, rng), w = random_vector(out * in, rng),
+       b = random_vector(out, rng);
   const auto r = random_vector(n * out, rng);
   std::vector<double> y(r.size());
   auto loss = [&] {
@@ -76,7 +88,17 @@ class PoolGradient : public ::testing::TestWithParam<std::tuple<PoolMode, int, i
 TEST_P(PoolGradient, Input) {
   const auto [mode, k, stride, pad] = GetParam();
   const int h = 7, w = 6;
-  const PoolGeom g{2, 2, h, w, k, k, stride, stride, pad, pad, (h + 2 * pad - k) / stride + 1,
+  const PoolGeom g{2,
+                   2,
+                   h,
+                   w,
+                   k,
+                   k,
+                   stride,
+                   stride,
+                   pad,
+                   pad,
+                   (h + 2 * pad - k) / stride + 1,
                    (w + 2 * pad - k) / stride + 1};
   std::mt19937_64 rng(3);
   auto x = random_vector(std::size_t(g.n) * g.c * h * w, rng);  // distinct values: no ties

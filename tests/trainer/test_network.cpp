@@ -77,7 +77,8 @@ TEST(Network, ConvnetFollowsTheMatlabExample) {
   Network net(cpu, m, Shape{3, 16, 16}, 10, 4, 1);
   // 3 blocks x 2 x [conv, bn, relu] + 2 maxpools + gap + dense
   EXPECT_EQ(net.layers().size(), 3u * 2 * 3 + 2 + 2);
-  const std::size_t convs = 4 * 3 * 9 + 4 * 4 * 9 + 8 * 4 * 9 + 8 * 8 * 9 + 16 * 8 * 9 + 16 * 16 * 9;
+  const std::size_t convs =
+      4 * 3 * 9 + 4 * 4 * 9 + 8 * 4 * 9 + 8 * 8 * 9 + 16 * 8 * 9 + 16 * 16 * 9;
   const std::size_t bns = 2 * (4 + 4 + 8 + 8 + 16 + 16);
   EXPECT_EQ(net.param_count(), convs + bns + 16 * 10 + 10);
   EXPECT_EQ(net.state_count(), bns);
@@ -104,27 +105,36 @@ TEST(Network, CustomListGetsAFinalDenseAndFlattensImplicitly) {
 }
 
 TEST(Network, ErrorsNameTheLayerAndTheProblem) {
-  EXPECT_NE(error_of(preset("lenet"), Shape{1, 8, 8}).find("model layer 3 of 8 (conv): kernel 5x5 is "
-                                                          "larger than its input 2x2"),
+  EXPECT_NE(error_of(preset("lenet"), Shape{1, 8, 8})
+                .find("model layer 3 of 8 (conv): kernel 5x5 is "
+                      "larger than its input 2x2"),
             std::string::npos)
       << error_of(preset("lenet"), Shape{1, 8, 8});
-  EXPECT_NE(error_of(custom({layer("convolution")}), Shape{1, 8, 8}).find("layer 1 of 2 (convolution): unknown layer type"),
+  EXPECT_NE(error_of(custom({layer("convolution")}), Shape{1, 8, 8})
+                .find("layer 1 of 2 (convolution): unknown layer type"),
             std::string::npos);
-  EXPECT_NE(error_of(custom({layer("conv", {{"kernel", 3}})}), Shape{1, 8, 8}).find("missing required argument 'filters'"),
+  EXPECT_NE(error_of(custom({layer("conv", {{"kernel", 3}})}), Shape{1, 8, 8})
+                .find("missing required argument 'filters'"),
             std::string::npos);
-  EXPECT_NE(error_of(custom({layer("conv", {{"filter", 3}, {"filters", 2}, {"kernel", 3}})}), Shape{1, 8, 8})
+  EXPECT_NE(error_of(custom({layer("conv", {{"filter", 3}, {"filters", 2}, {"kernel", 3}})}),
+                     Shape{1, 8, 8})
                 .find("unknown argument 'filter'"),
             std::string::npos);
-  EXPECT_NE(error_of(custom({layer("conv", {{"filters", 2}, {"kernel", 4}}, {{"padding", "same"}})}), Shape{1, 8, 8})
-                .find("odd kernel"),
-            std::string::npos);
-  EXPECT_NE(error_of(custom({layer("maxpool", {{"size", 4}}), layer("maxpool", {{"size", 4}})}), Shape{1, 6, 6})
+  EXPECT_NE(
+      error_of(custom({layer("conv", {{"filters", 2}, {"kernel", 4}}, {{"padding", "same"}})}),
+               Shape{1, 8, 8})
+          .find("odd kernel"),
+      std::string::npos);
+  EXPECT_NE(error_of(custom({layer("maxpool", {{"size", 4}}), layer("maxpool", {{"size", 4}})}),
+                     Shape{1, 6, 6})
                 .find("layer 2 of 3 (maxpool): window 4x4 is larger than its input 1x1"),
             std::string::npos);
-  EXPECT_NE(error_of(custom({layer("dense", {{"units", 2.5}})}), Shape{1, 2, 2}).find("whole number"),
-            std::string::npos);
-  EXPECT_NE(error_of(custom({layer("dropout")}), Shape{1, 2, 2}).find("missing required argument 'rate'"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(custom({layer("dense", {{"units", 2.5}})}), Shape{1, 2, 2}).find("whole number"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(custom({layer("dropout")}), Shape{1, 2, 2}).find("missing required argument 'rate'"),
+      std::string::npos);
   EXPECT_NE(error_of(preset("resnet"), Shape{1, 2, 2}).find("unknown model.preset 'resnet'"),
             std::string::npos);
   EXPECT_NE(error_of(custom({}), Shape{1, 2, 2}).find("model has no layers"), std::string::npos);
@@ -152,7 +162,8 @@ TEST(Network, SeedDecidesTheInitialWeightsAndLayoutIsWeightThenBias) {
   // conv1 weight (20, 1, 5, 5) bound 1/5, then its bias with the same bound; dense 800->500 bound
   // 1/sqrt(800) starts at offset 520 + 25050.
   for (std::size_t i = 0; i < 520; ++i) EXPECT_LE(std::fabs(pa[i]), 0.2f);
-  for (std::size_t i = 25570; i < 25570 + 400500; ++i) ASSERT_LE(std::fabs(pa[i]), 1.f / std::sqrt(800.f));
+  for (std::size_t i = 25570; i < 25570 + 400500; ++i)
+    ASSERT_LE(std::fabs(pa[i]), 1.f / std::sqrt(800.f));
 }
 
 TEST(Network, BatchNormFirstAndFlattenFirstBackwardWork) {
@@ -200,10 +211,11 @@ TEST(Network, DropoutMasksChangeWithTheStepAndVanishAtInference) {
 // computed by forward, for a sample of parameters of a small convnet with batch norm.
 TEST(Network, GradientMatchesFiniteDifferencesOfTheLoss) {
   CpuBackend cpu(1);
-  ModelSpec m = custom({layer("conv", {{"filters", 3}, {"kernel", 3}, {"stride", 2}, {"padding", 1}}),
-                        layer("batchnorm"), layer("relu"), layer("avgpool", {{"size", 2}}),
-                        layer("conv", {{"filters", 4}, {"kernel", 1}}), layer("maxpool", {{"size", 2}}),
-                        layer("dense", {{"units", 5}})});
+  ModelSpec m =
+      custom({layer("conv", {{"filters", 3}, {"kernel", 3}, {"stride", 2}, {"padding", 1}}),
+              layer("batchnorm"), layer("relu"), layer("avgpool", {{"size", 2}}),
+              layer("conv", {{"filters", 4}, {"kernel", 1}}), layer("maxpool", {{"size", 2}}),
+              layer("dense", {{"units", 5}})});
   const int batch = 3, classes = 4;
   Network net(cpu, m, Shape{2, 9, 9}, classes, batch, 3);
   std::mt19937_64 rng(4);
@@ -214,9 +226,10 @@ TEST(Network, GradientMatchesFiniteDifferencesOfTheLoss) {
     const std::vector<float> state(net.state(), net.state() + net.state_count());
     double stats[2] = {0, 0};
     const float* logits = net.forward(x.data(), batch, true);
-    cpu.softmax_cross_entropy(logits, labels.data(), batch, classes, keep_grad ? dlogits.data() : nullptr,
-                              stats);
-    std::copy(state.begin(), state.end(), net.state());  // running stats do not affect training loss
+    cpu.softmax_cross_entropy(logits, labels.data(), batch, classes,
+                              keep_grad ? dlogits.data() : nullptr, stats);
+    std::copy(state.begin(), state.end(),
+              net.state());  // running stats do not affect training loss
     return stats[0] / batch;
   };
   loss(true);

@@ -3,18 +3,19 @@
  *
  * Dense products are split across at most one task per thread along a dimension that needs no
  * reduction (batch rows for y and dx, output rows for dw), each slice one single-threaded sgemm, so
- * the result does not depend on how many threads ran it, and a small product stays one call. Memory is 64-byte aligned (AVX-512 loads) and zeroed.
+ * the result does not depend on how many threads ran it, and a small product stays one call. Memory
+ * is 64-byte aligned (AVX-512 loads) and zeroed.
  */
 #include "trainer/cpu/cpu_backend.h"
 
 #include <cblas.h>
+#include <tbb/info.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include "common/check.h"
 #include "trainer/cpu/parallel.h"
@@ -27,10 +28,11 @@ using cpu::kElementwiseGrain;
 
 namespace {
 
+// 0 means every core this process may run on: TBB's default honours the affinity mask (taskset,
+// a container's cpuset), where std::thread::hardware_concurrency counts every core of the host.
 int resolve_threads(int threads) {
   if (threads > 0) return threads;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw ? static_cast<int>(hw) : 1;
+  return std::max(1, tbb::info::default_concurrency());
 }
 
 std::size_t available_host_bytes() {
@@ -78,9 +80,10 @@ void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) {
 }
 
 void CpuBackend::fill(float* x, std::size_t n, float value) {
-  run([&] { for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
-    std::fill(x + b, x + e, value);
-  }); });
+  run([&] {
+    for_range(n, kElementwiseGrain,
+              [&](std::size_t b, std::size_t e) { std::fill(x + b, x + e, value); });
+  });
 }
 
 float* CpuBackend::thread_scratch(std::size_t per_slot) {
@@ -100,39 +103,47 @@ double* CpuBackend::double_scratch(std::size_t n) {
 // ---------------------------------------------------------------- elementwise
 
 void CpuBackend::relu_forward(const float* x, float* y, std::size_t n) {
-  run([&] { for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
-  }); });
+  run([&] {
+    for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
+    });
+  });
 }
 
 void CpuBackend::relu_backward(const float* y, const float* dy, float* dx, std::size_t n) {
-  run([&] { for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
-    // A bit mask instead of a select: y's sign is random, so a branch mispredicts half the time,
-    // and a select with a conditional load does not vectorise. dy & mask keeps the select's
-    // meaning exactly (a NaN dy where y <= 0 still gives 0).
-    for (std::size_t i = b; i < e; ++i) {
-      const std::uint32_t keep = 0u - static_cast<std::uint32_t>(y[i] > 0.f);
-      dx[i] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(dy[i]) & keep);
-    }
-  }); });
+  run([&] {
+    for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
+      // A bit mask instead of a select: y's sign is random, so a branch mispredicts half the time,
+      // and a select with a conditional load does not vectorise. dy & mask keeps the select's
+      // meaning exactly (a NaN dy where y <= 0 still gives 0).
+      for (std::size_t i = b; i < e; ++i) {
+        const std::uint32_t keep = 0u - static_cast<std::uint32_t>(y[i] > 0.f);
+        dx[i] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(dy[i]) & keep);
+      }
+    });
+  });
 }
 
 void CpuBackend::dropout_forward(const float* x, float* y, float* mask, std::size_t n, float p,
                                  std::uint64_t seed, std::uint64_t counter) {
   const float keep_scale = p < 1.f ? 1.f / (1.f - p) : 0.f;
-  run([&] { for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i) {
-      const float m = uniform01(hash2(seed, counter + i)) < p ? 0.f : keep_scale;
-      mask[i] = m;
-      y[i] = x[i] * m;
-    }
-  }); });
+  run([&] {
+    for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) {
+        const float m = uniform01(hash2(seed, counter + i)) < p ? 0.f : keep_scale;
+        mask[i] = m;
+        y[i] = x[i] * m;
+      }
+    });
+  });
 }
 
 void CpuBackend::mul(const float* a, const float* b, float* y, std::size_t n) {
-  run([&] { for_range(n, kElementwiseGrain, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t i = lo; i < hi; ++i) y[i] = a[i] * b[i];
-  }); });
+  run([&] {
+    for_range(n, kElementwiseGrain, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) y[i] = a[i] * b[i];
+    });
+  });
 }
 
 // ---------------------------------------------------------------- dense
@@ -140,19 +151,21 @@ void CpuBackend::mul(const float* a, const float* b, float* y, std::size_t n) {
 void CpuBackend::dense_forward(const float* x, const float* w, const float* b, float* y, int n,
                                int in, int out) {
   const std::size_t tasks = cpu::task_count(std::size_t(n) * in * out, kMinGemmWork, threads_);
-  run([&] { cpu::for_slices(tasks, [&](std::size_t t) {
-    const std::size_t r0 = cpu::slice_begin(n, tasks, t), r1 = cpu::slice_begin(n, tasks, t + 1);
-    if (r0 == r1) return;
-    float* yr = y + r0 * out;
-    const int m = static_cast<int>(r1 - r0);
-    float beta = 0.f;
-    if (b) {
-      for (int i = 0; i < m; ++i) std::memcpy(yr + std::size_t(i) * out, b, sizeof(float) * out);
-      beta = 1.f;
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, out, in, 1.f, x + r0 * in, in, w, in,
-                beta, yr, out);
-  }); });
+  run([&] {
+    cpu::for_slices(tasks, [&](std::size_t t) {
+      const std::size_t r0 = cpu::slice_begin(n, tasks, t), r1 = cpu::slice_begin(n, tasks, t + 1);
+      if (r0 == r1) return;
+      float* yr = y + r0 * out;
+      const int m = static_cast<int>(r1 - r0);
+      float beta = 0.f;
+      if (b) {
+        for (int i = 0; i < m; ++i) std::memcpy(yr + std::size_t(i) * out, b, sizeof(float) * out);
+        beta = 1.f;
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, out, in, 1.f, x + r0 * in, in, w, in,
+                  beta, yr, out);
+    });
+  });
 }
 
 void CpuBackend::dense_backward(const float* x, const float* w, const float* dy, float* dx,
@@ -161,29 +174,31 @@ void CpuBackend::dense_backward(const float* x, const float* w, const float* dy,
   // dx rows (samples) and dw rows (output units) are independent: slice them, no reduction.
   const std::size_t dx_tasks = dx ? cpu::task_count(work, kMinGemmWork, threads_) : 0;
   const std::size_t dw_tasks = cpu::task_count(work, kMinGemmWork, threads_);
-  run([&] { cpu::for_slices(dx_tasks + dw_tasks, [&](std::size_t t) {
-    if (t < dx_tasks) {
-      const std::size_t r0 = cpu::slice_begin(n, dx_tasks, t);
-      const std::size_t r1 = cpu::slice_begin(n, dx_tasks, t + 1);
-      if (r1 > r0)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r1 - r0), in,
-                    out, 1.f, dy + r0 * out, out, w, in, 0.f, dx + r0 * in, in);
-      return;
-    }
-    t -= dx_tasks;
-    const std::size_t o0 = cpu::slice_begin(out, dw_tasks, t);
-    const std::size_t o1 = cpu::slice_begin(out, dw_tasks, t + 1);
-    if (o1 == o0) return;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o1 - o0), in, n, 1.f,
-                dy + o0, out, x, in, 0.f, dw + o0 * in, in);
-    if (db) {
-      for (std::size_t o = o0; o < o1; ++o) db[o] = 0.f;
-      for (int i = 0; i < n; ++i) {
-        const float* row = dy + std::size_t(i) * out;
-        for (std::size_t o = o0; o < o1; ++o) db[o] += row[o];
+  run([&] {
+    cpu::for_slices(dx_tasks + dw_tasks, [&](std::size_t t) {
+      if (t < dx_tasks) {
+        const std::size_t r0 = cpu::slice_begin(n, dx_tasks, t);
+        const std::size_t r1 = cpu::slice_begin(n, dx_tasks, t + 1);
+        if (r1 > r0)
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r1 - r0), in, out,
+                      1.f, dy + r0 * out, out, w, in, 0.f, dx + r0 * in, in);
+        return;
       }
-    }
-  }); });
+      t -= dx_tasks;
+      const std::size_t o0 = cpu::slice_begin(out, dw_tasks, t);
+      const std::size_t o1 = cpu::slice_begin(out, dw_tasks, t + 1);
+      if (o1 == o0) return;
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(o1 - o0), in, n, 1.f,
+                  dy + o0, out, x, in, 0.f, dw + o0 * in, in);
+      if (db) {
+        for (std::size_t o = o0; o < o1; ++o) db[o] = 0.f;
+        for (int i = 0; i < n; ++i) {
+          const float* row = dy + std::size_t(i) * out;
+          for (std::size_t o = o0; o < o1; ++o) db[o] += row[o];
+        }
+      }
+    });
+  });
 }
 
 }  // namespace sweep::trainer

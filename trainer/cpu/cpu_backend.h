@@ -6,7 +6,10 @@
  * backend's own task_arena. So a backend built with `threads = k` really uses k cores, two trials
  * in two CPU slots do not oversubscribe, and nothing nests OpenBLAS threads inside TBB threads.
  * Reductions split the work into a fixed number of slices that do not depend on the thread count
- * and combine them in a fixed order, so results are bitwise reproducible run to run.
+ * and combine them in a fixed order, so results are bitwise reproducible run to run (and the same
+ * for any thread count). Thread safety: one backend per trial; a backend's ops must not be called
+ * from two threads at once (they share its cached scratch), while separate backends run freely in
+ * parallel.
  */
 #pragma once
 

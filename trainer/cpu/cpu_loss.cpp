@@ -35,24 +35,26 @@ void CpuBackend::softmax_cross_entropy(const float* logits, const std::int32_t* 
   double* per_sample = double_scratch(2 * std::size_t(n));  // loss, correct
   const float inv_n = 1.f / static_cast<float>(n);
   const std::size_t grain = std::max<std::size_t>(1, 4096 / std::max(classes, 1));
-  run([&] { cpu::for_range(std::size_t(n), grain, [&](std::size_t i0, std::size_t i1) {
-    for (std::size_t i = i0; i < i1; ++i) {
-      const float* row = logits + i * classes;
-      const int best = first_argmax(row, classes);
-      const double top = row[best];
-      double sum = 0;
-      for (int j = 0; j < classes; ++j) sum += std::exp(double(row[j]) - top);
-      const double lse = top + std::log(sum);
-      per_sample[2 * i] = lse - row[labels[i]];
-      per_sample[2 * i + 1] = best == labels[i] ? 1.0 : 0.0;
-      if (dlogits) {
-        float* d = dlogits + i * classes;
-        for (int j = 0; j < classes; ++j)
-          d[j] = static_cast<float>(std::exp(double(row[j]) - lse)) * inv_n;
-        d[labels[i]] -= inv_n;
+  run([&] {
+    cpu::for_range(std::size_t(n), grain, [&](std::size_t i0, std::size_t i1) {
+      for (std::size_t i = i0; i < i1; ++i) {
+        const float* row = logits + i * classes;
+        const int best = first_argmax(row, classes);
+        const double top = row[best];
+        double sum = 0;
+        for (int j = 0; j < classes; ++j) sum += std::exp(double(row[j]) - top);
+        const double lse = top + std::log(sum);
+        per_sample[2 * i] = lse - row[labels[i]];
+        per_sample[2 * i + 1] = best == labels[i] ? 1.0 : 0.0;
+        if (dlogits) {
+          float* d = dlogits + i * classes;
+          for (int j = 0; j < classes; ++j)
+            d[j] = static_cast<float>(std::exp(double(row[j]) - lse)) * inv_n;
+          d[labels[i]] -= inv_n;
+        }
       }
-    }
-  }); });
+    });
+  });
   double loss = 0, correct = 0;
   for (int i = 0; i < n; ++i) {
     loss += per_sample[2 * i];
@@ -63,9 +65,11 @@ void CpuBackend::softmax_cross_entropy(const float* logits, const std::int32_t* 
 }
 
 void CpuBackend::argmax(const float* logits, int n, int classes, std::int32_t* pred) {
-  run([&] { cpu::for_range(std::size_t(n), 1024, [&](std::size_t i0, std::size_t i1) {
-    for (std::size_t i = i0; i < i1; ++i) pred[i] = first_argmax(logits + i * classes, classes);
-  }); });
+  run([&] {
+    cpu::for_range(std::size_t(n), 1024, [&](std::size_t i0, std::size_t i1) {
+      for (std::size_t i = i0; i < i1; ++i) pred[i] = first_argmax(logits + i * classes, classes);
+    });
+  });
 }
 
 }  // namespace sweep::trainer

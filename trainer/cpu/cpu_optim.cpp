@@ -41,8 +41,8 @@ void sgdm_kernel(float* __restrict p, const float* __restrict grad, float* __res
 }
 
 void adam_kernel(float* __restrict p, const float* __restrict grad, float* __restrict m1,
-                 float* __restrict m2, std::size_t lo, std::size_t hi, float gs, float wd,
-                 float b1, float b2, float step, float inv_sqrt_bc2, float eps) {
+                 float* __restrict m2, std::size_t lo, std::size_t hi, float gs, float wd, float b1,
+                 float b2, float step, float inv_sqrt_bc2, float eps) {
   for (std::size_t i = lo; i < hi; ++i) {
     const float g = grad[i] * gs + wd * p[i];
     const float m = b1 * m1[i] + (1.f - b1) * g;
@@ -69,14 +69,16 @@ void rmsprop_kernel(float* __restrict p, const float* __restrict grad, float* __
 void CpuBackend::sum_squares(const float* x, std::size_t n, double* out) {
   const std::size_t blocks = (n + kSumBlock - 1) / kSumBlock;
   double* partial = double_scratch(blocks);
-  run([&] { cpu::for_range(blocks, 1, [&](std::size_t b0, std::size_t b1) {
-    for (std::size_t b = b0; b < b1; ++b) {
-      const std::size_t lo = b * kSumBlock, hi = std::min(n, lo + kSumBlock);
-      double acc = 0;
-      for (std::size_t i = lo; i < hi; ++i) acc += double(x[i]) * double(x[i]);
-      partial[b] = acc;
-    }
-  }); });
+  run([&] {
+    cpu::for_range(blocks, 1, [&](std::size_t b0, std::size_t b1) {
+      for (std::size_t b = b0; b < b1; ++b) {
+        const std::size_t lo = b * kSumBlock, hi = std::min(n, lo + kSumBlock);
+        double acc = 0;
+        for (std::size_t i = lo; i < hi; ++i) acc += double(x[i]) * double(x[i]);
+        partial[b] = acc;
+      }
+    });
+  });
   double total = 0;
   for (std::size_t b = 0; b < blocks; ++b) total += partial[b];
   *out += total;
@@ -96,20 +98,22 @@ void CpuBackend::optimizer_step(const OptimizerStep& s, float* params, const flo
   const double t = double(s.t);
   const float adam_step = static_cast<float>(double(lr) / (1.0 - std::pow(double(b1), t)));
   const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(double(b2), t)));
-  run([&] { cpu::for_range(n, kStepGrain, [&](std::size_t lo, std::size_t hi) {
-    switch (s.kind) {
-      case OptimizerKind::sgdm:
-        sgdm_kernel(params, grads, state1, lo, hi, gs, wd, lr, s.momentum, s.nesterov);
-        break;
-      case OptimizerKind::adam:
-        adam_kernel(params, grads, state1, state2, lo, hi, gs, wd, b1, b2, adam_step,
-                    inv_sqrt_bc2, s.eps);
-        break;
-      case OptimizerKind::rmsprop:
-        rmsprop_kernel(params, grads, state1, lo, hi, gs, wd, lr, s.alpha, s.eps);
-        break;
-    }
-  }); });
+  run([&] {
+    cpu::for_range(n, kStepGrain, [&](std::size_t lo, std::size_t hi) {
+      switch (s.kind) {
+        case OptimizerKind::sgdm:
+          sgdm_kernel(params, grads, state1, lo, hi, gs, wd, lr, s.momentum, s.nesterov);
+          break;
+        case OptimizerKind::adam:
+          adam_kernel(params, grads, state1, state2, lo, hi, gs, wd, b1, b2, adam_step,
+                      inv_sqrt_bc2, s.eps);
+          break;
+        case OptimizerKind::rmsprop:
+          rmsprop_kernel(params, grads, state1, lo, hi, gs, wd, lr, s.alpha, s.eps);
+          break;
+      }
+    });
+  });
 }
 
 }  // namespace sweep::trainer

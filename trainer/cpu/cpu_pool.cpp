@@ -37,7 +37,8 @@ void max_2x2_forward(const PoolGeom& g, const float* xp, float* yp) {
     const float* r1 = r0 + g.w;
     float* out = yp + std::size_t(oh) * g.out_w;
     for (int ow = 0; ow < g.out_w; ++ow)
-      out[ow] = std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
+      out[ow] =
+          std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
   }
 }
 
@@ -75,33 +76,35 @@ void CpuBackend::pool_forward(const PoolGeom& g, PoolMode mode, const float* x, 
   const std::size_t out_plane = std::size_t(g.out_h) * g.out_w;
   const float inv_area = 1.f / static_cast<float>(g.kh * g.kw);
   const bool fast = is_2x2_stride2(g);
-  run([&] { cpu::for_range(planes, planes_per_task(g), [&](std::size_t p0, std::size_t p1) {
-    for (std::size_t p = p0; p < p1; ++p) {
-      const float* xp = x + p * in_plane;
-      float* yp = y + p * out_plane;
-      if (mode == PoolMode::max && fast) {
-        max_2x2_forward(g, xp, yp);
-        continue;
-      }
-      for (int oh = 0; oh < g.out_h; ++oh) {
-        for (int ow = 0; ow < g.out_w; ++ow) {
-          const Window win = window(g, oh, ow);
-          float out;
-          if (mode == PoolMode::max) {
-            out = -std::numeric_limits<float>::infinity();
-            for (int ih = win.h0; ih < win.h1; ++ih)
-              for (int iw = win.w0; iw < win.w1; ++iw) out = std::max(out, xp[ih * g.w + iw]);
-          } else {
-            float sum = 0.f;
-            for (int ih = win.h0; ih < win.h1; ++ih)
-              for (int iw = win.w0; iw < win.w1; ++iw) sum += xp[ih * g.w + iw];
-            out = sum * inv_area;
+  run([&] {
+    cpu::for_range(planes, planes_per_task(g), [&](std::size_t p0, std::size_t p1) {
+      for (std::size_t p = p0; p < p1; ++p) {
+        const float* xp = x + p * in_plane;
+        float* yp = y + p * out_plane;
+        if (mode == PoolMode::max && fast) {
+          max_2x2_forward(g, xp, yp);
+          continue;
+        }
+        for (int oh = 0; oh < g.out_h; ++oh) {
+          for (int ow = 0; ow < g.out_w; ++ow) {
+            const Window win = window(g, oh, ow);
+            float out;
+            if (mode == PoolMode::max) {
+              out = -std::numeric_limits<float>::infinity();
+              for (int ih = win.h0; ih < win.h1; ++ih)
+                for (int iw = win.w0; iw < win.w1; ++iw) out = std::max(out, xp[ih * g.w + iw]);
+            } else {
+              float sum = 0.f;
+              for (int ih = win.h0; ih < win.h1; ++ih)
+                for (int iw = win.w0; iw < win.w1; ++iw) sum += xp[ih * g.w + iw];
+              out = sum * inv_area;
+            }
+            yp[oh * g.out_w + ow] = out;
           }
-          yp[oh * g.out_w + ow] = out;
         }
       }
-    }
-  }); });
+    });
+  });
 }
 
 void CpuBackend::pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
@@ -110,42 +113,44 @@ void CpuBackend::pool_backward(const PoolGeom& g, PoolMode mode, const float* x,
   const std::size_t out_plane = std::size_t(g.out_h) * g.out_w;
   const float inv_area = 1.f / static_cast<float>(g.kh * g.kw);
   const bool fast = is_2x2_stride2(g);
-  run([&] { cpu::for_range(planes, planes_per_task(g), [&](std::size_t p0, std::size_t p1) {
-    for (std::size_t p = p0; p < p1; ++p) {
-      const float* xp = x + p * in_plane;
-      const float* yp = y + p * out_plane;
-      const float* dyp = dy + p * out_plane;
-      float* dxp = dx + p * in_plane;
-      if (mode == PoolMode::max && fast) {
-        // Every input of an even-sized plane is written; a trailing odd row/column is not.
-        if (g.h % 2 || g.w % 2) std::fill(dxp, dxp + in_plane, 0.f);
-        max_2x2_backward(g, xp, yp, dyp, dxp);
-        continue;
-      }
-      std::fill(dxp, dxp + in_plane, 0.f);
-      for (int oh = 0; oh < g.out_h; ++oh) {
-        for (int ow = 0; ow < g.out_w; ++ow) {
-          const Window win = window(g, oh, ow);
-          const float grad = dyp[oh * g.out_w + ow];
-          if (mode == PoolMode::max) {
-            const float best = yp[oh * g.out_w + ow];
-            bool routed = false;
-            for (int ih = win.h0; ih < win.h1 && !routed; ++ih)
-              for (int iw = win.w0; iw < win.w1; ++iw)
-                if (xp[ih * g.w + iw] == best) {
-                  dxp[ih * g.w + iw] += grad;
-                  routed = true;
-                  break;
-                }
-          } else {
-            const float share = grad * inv_area;
-            for (int ih = win.h0; ih < win.h1; ++ih)
-              for (int iw = win.w0; iw < win.w1; ++iw) dxp[ih * g.w + iw] += share;
+  run([&] {
+    cpu::for_range(planes, planes_per_task(g), [&](std::size_t p0, std::size_t p1) {
+      for (std::size_t p = p0; p < p1; ++p) {
+        const float* xp = x + p * in_plane;
+        const float* yp = y + p * out_plane;
+        const float* dyp = dy + p * out_plane;
+        float* dxp = dx + p * in_plane;
+        if (mode == PoolMode::max && fast) {
+          // Every input of an even-sized plane is written; a trailing odd row/column is not.
+          if (g.h % 2 || g.w % 2) std::fill(dxp, dxp + in_plane, 0.f);
+          max_2x2_backward(g, xp, yp, dyp, dxp);
+          continue;
+        }
+        std::fill(dxp, dxp + in_plane, 0.f);
+        for (int oh = 0; oh < g.out_h; ++oh) {
+          for (int ow = 0; ow < g.out_w; ++ow) {
+            const Window win = window(g, oh, ow);
+            const float grad = dyp[oh * g.out_w + ow];
+            if (mode == PoolMode::max) {
+              const float best = yp[oh * g.out_w + ow];
+              bool routed = false;
+              for (int ih = win.h0; ih < win.h1 && !routed; ++ih)
+                for (int iw = win.w0; iw < win.w1; ++iw)
+                  if (xp[ih * g.w + iw] == best) {
+                    dxp[ih * g.w + iw] += grad;
+                    routed = true;
+                    break;
+                  }
+            } else {
+              const float share = grad * inv_area;
+              for (int ih = win.h0; ih < win.h1; ++ih)
+                for (int iw = win.w0; iw < win.w1; ++iw) dxp[ih * g.w + iw] += share;
+            }
           }
         }
       }
-    }
-  }); });
+    });
+  });
 }
 
 }  // namespace sweep::trainer

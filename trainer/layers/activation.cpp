@@ -38,15 +38,19 @@ void Dropout::bind(Backend& backend, float* params, float* grads, float* state, 
 void Dropout::forward(const float* x, float* y, int batch, bool training) {
   const std::size_t n = std::size_t(batch) * in_.numel();
   last_training_ = training && rate_ > 0.f;
-  if (last_training_) backend_->dropout_forward(x, y, mask_.f(), n, rate_, seed_, counter_);
-  else backend_->copy(y, x, n * sizeof(float));
+  if (last_training_)
+    backend_->dropout_forward(x, y, mask_.f(), n, rate_, seed_, counter_);
+  else
+    backend_->copy(y, x, n * sizeof(float));
 }
 
 void Dropout::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   if (!dx) return;
   const std::size_t n = std::size_t(batch) * in_.numel();
-  if (last_training_) backend_->mul(dy, mask_.f(), dx, n);
-  else backend_->copy(dx, dy, n * sizeof(float));
+  if (last_training_)
+    backend_->mul(dy, mask_.f(), dx, n);
+  else
+    backend_->copy(dx, dy, n * sizeof(float));
 }
 
 }  // namespace sweep::trainer

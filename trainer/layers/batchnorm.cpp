@@ -52,8 +52,8 @@ void BatchNorm::forward(const float* x, float* y, int batch, bool training) {
 }
 
 void BatchNorm::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
-  backend_->batchnorm_backward(geometry(batch), x, dy, params_, saved_.f(), saved_.f() + in_.c,
-                               dx, grads_, grads_ + in_.c);
+  backend_->batchnorm_backward(geometry(batch), x, dy, params_, saved_.f(), saved_.f() + in_.c, dx,
+                               grads_, grads_ + in_.c);
 }
 
 }  // namespace sweep::trainer

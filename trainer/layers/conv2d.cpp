@@ -14,11 +14,13 @@
 namespace sweep::trainer {
 
 std::string Conv2d::describe() const {
-  std::string d = "conv " + std::to_string(opt_.filters) + "@" + std::to_string(opt_.kernel) +
-                  "x" + std::to_string(opt_.kernel);
+  std::string d = "conv " + std::to_string(opt_.filters) + "@" + std::to_string(opt_.kernel) + "x" +
+                  std::to_string(opt_.kernel);
   if (opt_.stride != 1) d += " stride " + std::to_string(opt_.stride);
-  if (opt_.same) d += " same";
-  else if (opt_.padding) d += " pad " + std::to_string(opt_.padding);
+  if (opt_.same)
+    d += " same";
+  else if (opt_.padding)
+    d += " pad " + std::to_string(opt_.padding);
   if (!opt_.bias) d += " no-bias";
   return d;
 }
@@ -58,8 +60,18 @@ void Conv2d::init(std::mt19937_64& rng, float* host_params, float* host_state) c
 }
 
 ConvGeom Conv2d::geometry(int batch) const {
-  return ConvGeom{batch,        in_.c,   in_.h,   in_.w,  opt_.filters, opt_.kernel, opt_.kernel,
-                  opt_.stride,  opt_.stride, pad_, pad_,  out_.h,       out_.w};
+  ConvGeom g{};
+  g.n = batch;
+  g.c = in_.c;
+  g.h = in_.h;
+  g.w = in_.w;
+  g.k = opt_.filters;
+  g.r = g.s = opt_.kernel;
+  g.stride_h = g.stride_w = opt_.stride;
+  g.pad_h = g.pad_w = pad_;
+  g.out_h = out_.h;
+  g.out_w = out_.w;
+  return g;
 }
 
 void Conv2d::forward(const float* x, float* y, int batch, bool training) {

@@ -27,8 +27,8 @@ class Layer {
   Layer(const Layer&) = delete;
   Layer& operator=(const Layer&) = delete;
 
-  virtual std::string type() const = 0;   // conv, batchnorm, relu, ... (the LayerSpec type)
-  virtual std::string describe() const;   // type and arguments, for summary(): "conv 20@5x5 s1"
+  virtual std::string type() const = 0;  // conv, batchnorm, relu, ... (the LayerSpec type)
+  virtual std::string describe() const;  // type and arguments, for summary(): "conv 20@5x5 s1"
 
   // Works out the output shape for input `in` (per sample) and how many parameters and state
   // values this layer needs. Throws sweep::Error when the shape is impossible.

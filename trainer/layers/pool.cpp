@@ -30,8 +30,8 @@ Shape Pool2d::setup(Shape in) {
 }
 
 PoolGeom Pool2d::geometry(int batch) const {
-  return PoolGeom{batch, in_.c, in_.h, in_.w, size_, size_, stride_, stride_, pad_, pad_,
-                  out_.h, out_.w};
+  return PoolGeom{batch,   in_.c,   in_.h, in_.w, size_,  size_,
+                  stride_, stride_, pad_,  pad_,  out_.h, out_.w};
 }
 
 void Pool2d::forward(const float* x, float* y, int batch, bool training) {

@@ -1,0 +1,220 @@
+// The queue's promises under failure: a worker killed with SIGKILL mid-trial (its job is
+// reclaimed and continued, completed trials are not rerun, the interrupted one resumes from its
+// checkpoint, no metric point is lost or doubled), a trial that keeps killing its worker, cancel
+// while queued and while running, and a queue file that is not a queue.
+#include <signal.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "queue_test_util.h"
+#include "sweep/queue/queue.h"
+
+namespace sweep::queue::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kFastLease = {"--lease", "1.5", "--heartbeat", "0.25", "--poll",
+                                             "0.1"};
+
+std::vector<std::string> worker_args(std::vector<std::string> extra) {
+  std::vector<std::string> args = kFastLease;
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::optional<Store> open_if_there(const fs::path& db) {
+  if (!fs::exists(db)) return std::nullopt;
+  try {
+    return Store(db, {.read_only = true});
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// Polls the sweep database until trial 0 completed and another trial runs with a checkpoint
+// written (at least one epoch done): the moment to kill its worker.
+bool wait_for_running_checkpoint(const fs::path& db, const std::string& name,
+                                 std::int64_t& running_number) {
+  return eventually(
+      [&] {
+        auto store = open_if_there(db);
+        if (!store) return false;
+        const auto sweep = store->find_sweep(name);
+        if (!sweep) return false;
+        bool first_done = false;
+        for (const TrialRow& t : store->trials(sweep->id)) {
+          if (t.number == 0) first_done = t.state == TrialState::completed;
+          if (first_done && t.state == TrialState::running && !t.checkpoint_path.empty() &&
+              fs::exists(t.checkpoint_path)) {
+            running_number = t.number;
+            return true;
+          }
+        }
+        return false;
+      },
+      std::chrono::seconds(60));
+}
+
+TEST(QueueCrash, AKilledWorkersJobIsReclaimedAndContinuesFromCheckpoints) {
+  QueueDir dir;
+  // 3 trials of 4 epochs; each epoch long enough that the kill lands inside a trial.
+  dir.write("crash.yaml", tiny_config("crash", 3, 4, 2048));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "crash.yaml", "--no-worker"}));
+  const fs::path db = dir.path() / "runs" / "crash" / "sweep.db";
+
+  const pid_t first = dir.start_worker(worker_args({}));
+  std::int64_t victim = -1;
+  ASSERT_TRUE(wait_for_running_checkpoint(db, "crash", victim));
+  dir.kill_hard(first);
+
+  std::map<std::int64_t, TrialRow> before;
+  {
+    Store store(db, {.read_only = true});
+    for (const TrialRow& t : store.trials(store.find_sweep("crash")->id)) before[t.number] = t;
+  }
+  ASSERT_EQ(before.at(victim).state, TrialState::running);  // the dead worker left it so
+
+  const pid_t second = dir.start_worker(worker_args({"--idle-exit", "0.5"}));
+  const CommandResult wait = dir.sweep({"wait", std::to_string(id), "--timeout", "90"});
+  EXPECT_EQ(wait.exit_code, 0) << wait.out << wait.err;
+  EXPECT_EQ(dir.wait_exit(second, std::chrono::seconds(30)), 0);
+
+  Queue queue(dir.queue_db(), {.read_only = true});
+  const JobRow job = queue.job(id).row();
+  EXPECT_EQ(job.state, JobState::done) << job.error;
+  EXPECT_EQ(job.attempts, 2);
+
+  Store store(db, {.read_only = true});
+  const auto sweep = store.find_sweep("crash");
+  for (const TrialRow& t : store.trials(sweep->id)) {
+    EXPECT_EQ(t.state, TrialState::completed) << "trial " << t.number << ": " << t.error;
+    EXPECT_EQ(t.summary.value("epochs_completed", 0), 4) << "trial " << t.number;
+    const TrialRow& old = before.at(t.number);
+    if (old.state == TrialState::completed) {  // never rerun
+      EXPECT_EQ(t.attempts, 1) << "trial " << t.number;
+      EXPECT_EQ(t.started_at, old.started_at) << "trial " << t.number;
+      EXPECT_EQ(t.finished_at, old.finished_at) << "trial " << t.number;
+    }
+    // One validation point per epoch, each exactly once; train_loss steps strictly increase.
+    std::map<std::string, std::vector<std::int64_t>> steps;
+    for (const MetricPoint& p : store.trial_metrics(t.id)) steps[p.name].push_back(p.step);
+    EXPECT_EQ(steps["val_accuracy"].size(), 4u) << "trial " << t.number;
+    for (const auto& [name, list] : steps)
+      EXPECT_EQ(std::set<std::int64_t>(list.begin(), list.end()).size(), list.size()) << name;
+  }
+  const TrialRow resumed = *store.trial_by_number(sweep->id, victim);
+  EXPECT_EQ(resumed.attempts, 2);
+  std::ifstream trial_log(resumed.log_path);
+  const std::string trial_text((std::istreambuf_iterator<char>(trial_log)),
+                               std::istreambuf_iterator<char>());
+  EXPECT_NE(trial_text.find("resuming from"), std::string::npos) << trial_text;
+
+  const CommandResult logs = dir.sweep({"logs", std::to_string(id)});
+  EXPECT_NE(logs.out.find("attempt 2"), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("continues from"), std::string::npos) << logs.out;
+}
+
+TEST(QueueCrash, ATrialThatKeepsKillingItsWorkerIsFailedAndTheRestRuns) {
+  QueueDir dir;
+  dir.write("loop.yaml", tiny_config("loop", 2, 3, 2048));
+  const std::int64_t id =
+      job_id_of(dir.sweep({"submit", "loop.yaml", "--no-worker", "--max-attempts", "1"}));
+  const fs::path db = dir.path() / "runs" / "loop" / "sweep.db";
+
+  const pid_t first = dir.start_worker(worker_args({}));
+  std::int64_t victim = -1;
+  ASSERT_TRUE(wait_for_running_checkpoint(db, "loop", victim));
+  dir.kill_hard(first);
+  dir.start_worker(worker_args({"--idle-exit", "0.5"}));
+
+  // A failed trial makes the job fail, as it makes `sweep run` exit 1.
+  const CommandResult wait = dir.sweep({"wait", std::to_string(id), "--timeout", "90"});
+  EXPECT_EQ(wait.exit_code, 1) << wait.out << wait.err;
+  Store store(db, {.read_only = true});
+  const TrialRow trial = *store.trial_by_number(store.find_sweep("loop")->id, victim);
+  EXPECT_EQ(trial.state, TrialState::failed);
+  EXPECT_EQ(trial.error, "killed its worker 1 times");
+  const CommandResult status = dir.sweep({"status", std::to_string(id)});
+  EXPECT_NE(status.out.find("killed its worker"), std::string::npos) << status.out;
+}
+
+TEST(QueueCancel, AQueuedJobIsCancelledAtOnce) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("tiny", 1, 1));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker"}));
+  const CommandResult cancel = dir.sweep({"cancel", std::to_string(id)});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_EQ(dir.sweep({"wait", std::to_string(id), "--timeout", "5"}).exit_code, 3);
+  EXPECT_NE(dir.sweep({"status"}).out.find("cancelled"), std::string::npos);
+  const CommandResult again = dir.sweep({"cancel", std::to_string(id)});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("already ended"), std::string::npos) << again.err;
+  // A worker started now finds nothing to run.
+  const pid_t worker = dir.start_worker(worker_args({"--idle-exit", "0.3"}));
+  EXPECT_EQ(dir.wait_exit(worker, std::chrono::seconds(20)), 0);
+  EXPECT_FALSE(fs::exists(dir.path() / "runs" / "tiny"));
+  // A job id that does not exist is an error, not a hang.
+  EXPECT_NE(dir.sweep({"wait", "999", "--timeout", "1"}).exit_code, 0);
+}
+
+TEST(QueueCancel, ARunningJobStopsItsTrialsWhichKeepTheirCheckpoint) {
+  QueueDir dir;
+  dir.write("long.yaml", tiny_config("long", 2, 20, 2048));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "long.yaml", "--no-worker"}));
+  const fs::path db = dir.path() / "runs" / "long" / "sweep.db";
+  const pid_t worker = dir.start_worker(worker_args({"--idle-exit", "0.5"}));
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto store = open_if_there(db);
+        if (!store || !store->find_sweep("long")) return false;
+        const auto t = store->trial_by_number(store->find_sweep("long")->id, 0);
+        return t && t->state == TrialState::running && fs::exists(t->checkpoint_path);
+      },
+      std::chrono::seconds(60)));
+  EXPECT_EQ(dir.sweep({"cancel", std::to_string(id)}).exit_code, 0);
+  EXPECT_EQ(dir.sweep({"wait", std::to_string(id), "--timeout", "30"}).exit_code, 3);
+  EXPECT_EQ(dir.wait_exit(worker, std::chrono::seconds(30)), 0);  // the worker went on, then idled
+
+  Store store(db, {.read_only = true});
+  const auto sweep = store.find_sweep("long");
+  EXPECT_EQ(sweep->state, SweepState::cancelled);
+  const TrialRow first = *store.trial_by_number(sweep->id, 0);
+  EXPECT_EQ(first.state, TrialState::interrupted);
+  EXPECT_TRUE(fs::exists(first.checkpoint_path));
+  EXPECT_LT(first.summary.value("epochs_completed", 20), 20);
+  EXPECT_NE(store.trial_by_number(sweep->id, 1)->state, TrialState::completed);
+}
+
+TEST(QueueFiles, ACorruptOrForeignQueueFileIsAClearError) {
+  QueueDir dir;
+  const fs::path junk = dir.path() / "junk.db";
+  std::ofstream(junk) << std::string(4096, 'x');
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"status"}, {"submit", "x.yaml"}, {"cancel", "1"}}) {
+    std::vector<std::string> full = args;
+    full.insert(full.end(), {"--queue", junk.string()});
+    dir.write("x.yaml", tiny_config("x", 1, 1));
+    const CommandResult r = dir.sweep_raw(full);
+    EXPECT_EQ(r.exit_code, 1) << args[0];
+    EXPECT_NE(r.err.find(junk.string()), std::string::npos) << args[0] << ": " << r.err;
+  }
+  // Another program's SQLite database.
+  const fs::path foreign = dir.path() / "foreign.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(foreign.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE invoices (id INTEGER)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const CommandResult r = dir.sweep_raw({"status", "--queue", foreign.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not a sweep store"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sweep::queue::testing
