@@ -32,6 +32,7 @@ DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda
                 (cuda_built ? std::string("no GPU is visible")
                             : std::string("this sweep was built without the CUDA backend")) +
                 "; use execution: cpu or auto");
+  plan.executor.devices.clear();
   std::vector<int> indices = r.gpus;
   if (r.all_gpus) {
     indices.clear();

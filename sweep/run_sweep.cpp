@@ -168,18 +168,28 @@ RunResult execute(Execution& x, const std::vector<TrialRow>& to_run, bool resume
   {
     scheduler::Executor executor(devices.executor, {store_sink, console}, policy);
     std::vector<scheduler::TrialFuture> futures;
+    std::vector<std::int64_t> trial_ids;
+    for (const auto& spec : specs) trial_ids.push_back(spec.id);
     for (std::size_t i = 0; i < specs.size(); ++i) {
       scheduler::TrialCallbacks callbacks;
       if (metric.target) {
-        const std::int64_t number = specs[i].number;
-        callbacks.on_metric = [&target_trial, &metric, number](const scheduler::MetricPoint& p) {
+        // Cancel at once, from the reporting trial's thread (the executor allows it), so no
+        // other trial starts after the target was reached.
+        const std::int64_t number = specs[i].number, id = specs[i].id;
+        callbacks.on_metric = [&target_trial, &metric, &executor, &trial_ids, number,
+                               id](const scheduler::MetricPoint& p) {
           if (p.name != metric.name || !std::isfinite(p.value)) return;
-          const bool reached = metric.maximize() ? p.value >= *metric.target : p.value <= *metric.target;
+          const bool reached =
+              metric.maximize() ? p.value >= *metric.target : p.value <= *metric.target;
           std::int64_t none = -1;
-          if (reached) target_trial.compare_exchange_strong(none, number);
+          if (!reached || !target_trial.compare_exchange_strong(none, number)) return;
+          for (std::int64_t other : trial_ids)
+            if (other != id) executor.cancel(other);
         };
       }
       futures.push_back(executor.submit(specs[i], fns[i], callbacks));
+      // Submitted after an earlier trial reached the target: cancel it too.
+      if (target_trial.load() >= 0) futures.back().cancel();
     }
     bool interrupt_sent = false, target_handled = false;
     std::size_t done = 0;
@@ -200,9 +210,7 @@ RunResult execute(Execution& x, const std::vector<TrialRow>& to_run, bool resume
         target_handled = true;
         result.target_reached_by = "trial " + std::to_string(target_trial.load());
         console->note("target " + metric.name + " reached by " + result.target_reached_by +
-                      ": cancelling the other trials");
-        for (const auto& future : futures)
-          if (future.spec().number != target_trial.load()) future.cancel();
+                      ": the other trials are cancelled");
       }
       console->redraw();
     }

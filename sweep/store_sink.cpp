@@ -29,7 +29,6 @@ void StoreSink::on_started(const scheduler::TrialSpec& spec, const scheduler::De
   TrialUpdate update;
   if (auto it = paths_.find(spec.id); it != paths_.end()) {
     update.log_path = it->second.log_path;
-    if (!it->second.checkpoint_path.empty()) update.checkpoint_path = it->second.checkpoint_path;
     std::filesystem::create_directories(it->second.trial_dir);
     const bool resumed = !it->second.checkpoint_path.empty() &&
                          std::filesystem::exists(it->second.checkpoint_path);

@@ -28,6 +28,11 @@ std::vector<std::string> worker_args(std::vector<std::string> extra) {
   return args;
 }
 
+// The sweep stores paths as `sweep run` wrote them: relative to the directory it ran in.
+fs::path in_dir(const fs::path& dir, const std::string& path) {
+  return fs::path(path).is_absolute() ? fs::path(path) : dir / path;
+}
+
 std::optional<Store> open_if_there(const fs::path& db) {
   if (!fs::exists(db)) return std::nullopt;
   try {
@@ -39,7 +44,7 @@ std::optional<Store> open_if_there(const fs::path& db) {
 
 // Polls the sweep database until trial 0 completed and another trial runs with a checkpoint
 // written (at least one epoch done): the moment to kill its worker.
-bool wait_for_running_checkpoint(const fs::path& db, const std::string& name,
+bool wait_for_running_checkpoint(const fs::path& dir, const fs::path& db, const std::string& name,
                                  std::int64_t& running_number) {
   return eventually(
       [&] {
@@ -51,7 +56,7 @@ bool wait_for_running_checkpoint(const fs::path& db, const std::string& name,
         for (const TrialRow& t : store->trials(sweep->id)) {
           if (t.number == 0) first_done = t.state == TrialState::completed;
           if (first_done && t.state == TrialState::running && !t.checkpoint_path.empty() &&
-              fs::exists(t.checkpoint_path)) {
+              fs::exists(in_dir(dir, t.checkpoint_path))) {
             running_number = t.number;
             return true;
           }
@@ -64,13 +69,13 @@ bool wait_for_running_checkpoint(const fs::path& db, const std::string& name,
 TEST(QueueCrash, AKilledWorkersJobIsReclaimedAndContinuesFromCheckpoints) {
   QueueDir dir;
   // 3 trials of 4 epochs; each epoch long enough that the kill lands inside a trial.
-  dir.write("crash.yaml", tiny_config("crash", 3, 4, 2048));
+  dir.write("crash.yaml", tiny_config("crash", 3, 4, 16384, 256));
   const std::int64_t id = job_id_of(dir.sweep({"submit", "crash.yaml", "--no-worker"}));
   const fs::path db = dir.path() / "runs" / "crash" / "sweep.db";
 
   const pid_t first = dir.start_worker(worker_args({}));
   std::int64_t victim = -1;
-  ASSERT_TRUE(wait_for_running_checkpoint(db, "crash", victim));
+  ASSERT_TRUE(wait_for_running_checkpoint(dir.path(), db, "crash", victim));
   dir.kill_hard(first);
 
   std::map<std::int64_t, TrialRow> before;
@@ -110,7 +115,7 @@ TEST(QueueCrash, AKilledWorkersJobIsReclaimedAndContinuesFromCheckpoints) {
   }
   const TrialRow resumed = *store.trial_by_number(sweep->id, victim);
   EXPECT_EQ(resumed.attempts, 2);
-  std::ifstream trial_log(resumed.log_path);
+  std::ifstream trial_log(in_dir(dir.path(), resumed.log_path));
   const std::string trial_text((std::istreambuf_iterator<char>(trial_log)),
                                std::istreambuf_iterator<char>());
   EXPECT_NE(trial_text.find("resuming from"), std::string::npos) << trial_text;
@@ -122,14 +127,14 @@ TEST(QueueCrash, AKilledWorkersJobIsReclaimedAndContinuesFromCheckpoints) {
 
 TEST(QueueCrash, ATrialThatKeepsKillingItsWorkerIsFailedAndTheRestRuns) {
   QueueDir dir;
-  dir.write("loop.yaml", tiny_config("loop", 2, 3, 2048));
+  dir.write("loop.yaml", tiny_config("loop", 2, 3, 16384, 256));
   const std::int64_t id =
       job_id_of(dir.sweep({"submit", "loop.yaml", "--no-worker", "--max-attempts", "1"}));
   const fs::path db = dir.path() / "runs" / "loop" / "sweep.db";
 
   const pid_t first = dir.start_worker(worker_args({}));
   std::int64_t victim = -1;
-  ASSERT_TRUE(wait_for_running_checkpoint(db, "loop", victim));
+  ASSERT_TRUE(wait_for_running_checkpoint(dir.path(), db, "loop", victim));
   dir.kill_hard(first);
   dir.start_worker(worker_args({"--idle-exit", "0.5"}));
 
@@ -165,7 +170,7 @@ TEST(QueueCancel, AQueuedJobIsCancelledAtOnce) {
 
 TEST(QueueCancel, ARunningJobStopsItsTrialsWhichKeepTheirCheckpoint) {
   QueueDir dir;
-  dir.write("long.yaml", tiny_config("long", 2, 20, 2048));
+  dir.write("long.yaml", tiny_config("long", 2, 20, 16384, 256));
   const std::int64_t id = job_id_of(dir.sweep({"submit", "long.yaml", "--no-worker"}));
   const fs::path db = dir.path() / "runs" / "long" / "sweep.db";
   const pid_t worker = dir.start_worker(worker_args({"--idle-exit", "0.5"}));
@@ -174,7 +179,8 @@ TEST(QueueCancel, ARunningJobStopsItsTrialsWhichKeepTheirCheckpoint) {
         auto store = open_if_there(db);
         if (!store || !store->find_sweep("long")) return false;
         const auto t = store->trial_by_number(store->find_sweep("long")->id, 0);
-        return t && t->state == TrialState::running && fs::exists(t->checkpoint_path);
+        return t && t->state == TrialState::running &&
+               fs::exists(in_dir(dir.path(), t->checkpoint_path));
       },
       std::chrono::seconds(60)));
   EXPECT_EQ(dir.sweep({"cancel", std::to_string(id)}).exit_code, 0);
@@ -186,7 +192,7 @@ TEST(QueueCancel, ARunningJobStopsItsTrialsWhichKeepTheirCheckpoint) {
   EXPECT_EQ(sweep->state, SweepState::cancelled);
   const TrialRow first = *store.trial_by_number(sweep->id, 0);
   EXPECT_EQ(first.state, TrialState::interrupted);
-  EXPECT_TRUE(fs::exists(first.checkpoint_path));
+  EXPECT_TRUE(fs::exists(in_dir(dir.path(), first.checkpoint_path)));
   EXPECT_LT(first.summary.value("epochs_completed", 20), 20);
   EXPECT_NE(store.trial_by_number(sweep->id, 1)->state, TrialState::completed);
 }

@@ -60,7 +60,8 @@ int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 
 
 }  // namespace
 
-std::string tiny_config(const std::string& name, int trials, int epochs, int train_size) {
+std::string tiny_config(const std::string& name, int trials, int epochs, int train_size,
+                        int hidden) {
   std::ostringstream rates;
   for (int i = 0; i < trials; ++i) rates << (i ? ", " : "") << 0.02 + 0.01 * i;
   std::ostringstream text;
@@ -68,7 +69,7 @@ std::string tiny_config(const std::string& name, int trials, int epochs, int tra
        << "data:\n"
        << "  dataset: synthetic\n"
        << "  synthetic: {train_size: " << train_size << ", test_size: 128, seed: 3}\n"
-       << "model: {preset: mlp, hidden: [16]}\n"
+       << "model: {preset: mlp, hidden: [" << hidden << "]}\n"
        << "training:\n"
        << "  optimizer: sgdm\n"
        << "  batch_size: 32\n"

@@ -1,0 +1,157 @@
+// `sweep run` then Ctrl-C then `sweep resume`, as a user does it: the child process gets a real
+// SIGINT while a trial trains; the running trial must checkpoint and end `interrupted`, the sweep
+// must be resumable, and after `sweep resume` every trial is completed with no trial trained
+// twice (those completed before the interrupt are not started again: attempts stay 1).
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "store/store.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+pid_t spawn_sweep(const std::vector<std::string>& args, const fs::path& log) {
+  std::vector<std::string> argv_text = {SWEEP_BINARY};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, SWEEP_BINARY, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(rc, 0);
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+sweep::Store open_read_only(const fs::path& db) {
+  sweep::StoreOptions options;
+  options.read_only = true;
+  return sweep::Store(db, options);
+}
+
+TEST(InterruptResume, CtrlCCheckpointsAndResumeFinishesWithoutRetraining) {
+  const fs::path dir = fs::temp_directory_path() / ("sweep_sigint_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // One trial at a time on one thread: trials 0 and 1 train one short epoch, trials 2 and 3 about
+  // two seconds each, so the Ctrl-C lands while trial 2 trains and trial 3 has not started.
+  const fs::path config = dir / "slow.yaml";
+  std::ofstream(config) << "name: slow\n"
+                           "data: {dataset: synthetic, synthetic: {train_size: 2000, test_size: 200}}\n"
+                           "model: {preset: mlp, hidden: [128]}\n"
+                           "training: {batch_size: 32, log_every: 5}\n"
+                           "sweep:\n  parameters:\n"
+                           "    training.epochs: {values: [1, 25]}\n"
+                           "    training.learning_rate: {values: [0.01, 0.02]}\n"
+                           "resources: {cpu_slots: 1, cpu_threads: 1}\n"
+                           "output: {dir: " << dir.string() << "}\n";
+  const fs::path db = dir / "slow" / "sweep.db";
+
+  const pid_t pid = spawn_sweep({"run", config.string()}, dir / "run.log");
+  // Wait until trial 0 completed and a later trial has reported metrics, then press Ctrl-C.
+  bool sent = false;
+  std::optional<sweep::Store> watcher;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!sent && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!fs::exists(db)) continue;
+    try {
+      if (!watcher) watcher.emplace(open_read_only(db));
+      const sweep::Store& store = *watcher;
+      const auto sweep = store.find_sweep("slow");
+      if (!sweep) continue;
+      bool one_completed = false, one_training = false;
+      for (const auto& t : store.trials(sweep->id)) {
+        one_completed = one_completed || t.state == sweep::TrialState::completed;
+        one_training = one_training || (t.state == sweep::TrialState::running && t.number > 0 &&
+                                        !store.trial_metrics(t.id).empty());
+      }
+      if (one_completed && one_training) {
+        ASSERT_EQ(::kill(pid, SIGINT), 0);
+        sent = true;
+      }
+    } catch (const sweep::Error&) {
+      // The database is being created; try again.
+    }
+  }
+  watcher.reset();
+  ASSERT_TRUE(sent) << slurp(dir / "run.log");
+  EXPECT_EQ(wait_exit(pid), 130) << slurp(dir / "run.log");
+  const std::string run_log = slurp(dir / "run.log");
+  EXPECT_NE(run_log.find("sweep resume slow"), std::string::npos) << run_log;
+
+  std::vector<std::int64_t> completed_before, interrupted_running;
+  {
+    const sweep::Store store = open_read_only(db);
+    const auto sweep = store.find_sweep("slow");
+    ASSERT_TRUE(sweep.has_value());
+    EXPECT_EQ(sweep->state, sweep::SweepState::interrupted);
+    for (const auto& t : store.trials(sweep->id)) {
+      if (t.state == sweep::TrialState::completed) completed_before.push_back(t.number);
+      if (t.state == sweep::TrialState::interrupted && t.attempts == 1) {
+        interrupted_running.push_back(t.number);
+        EXPECT_TRUE(fs::exists(t.checkpoint_path)) << "trial " << t.number << " has no checkpoint";
+      }
+    }
+  }
+  ASSERT_FALSE(completed_before.empty());
+  // One trial was training when Ctrl-C came (none only if it had just finished its last step).
+  ASSERT_LE(interrupted_running.size(), 1u) << run_log;
+
+  const pid_t resumed = spawn_sweep({"resume", "slow", "--out", dir.string()}, dir / "resume.log");
+  EXPECT_EQ(wait_exit(resumed), 0) << slurp(dir / "resume.log");
+
+  const sweep::Store store = open_read_only(db);
+  const auto sweep = store.find_sweep("slow");
+  EXPECT_EQ(sweep->state, sweep::SweepState::completed);
+  for (const auto& t : store.trials(sweep->id)) {
+    EXPECT_EQ(t.state, sweep::TrialState::completed) << "trial " << t.number;
+    const bool was_done = std::find(completed_before.begin(), completed_before.end(), t.number) !=
+                          completed_before.end();
+    const bool was_running = std::find(interrupted_running.begin(), interrupted_running.end(),
+                                       t.number) != interrupted_running.end();
+    // Completed trials are never started again; the interrupted one is started a second time,
+    // from its checkpoint; those that never started are started once.
+    EXPECT_EQ(t.attempts, was_running ? 2 : 1) << "trial " << t.number;
+    if (was_done) {
+      EXPECT_FALSE(t.summary.empty());
+    }
+  }
+  bool resumed_event = false;
+  for (const auto& e : store.events(sweep->id))
+    resumed_event = resumed_event || (e.kind == "resumed" && e.trial_id.has_value());
+  EXPECT_EQ(resumed_event, !interrupted_running.empty()) << "no trial continued from its checkpoint";
+  fs::remove_all(dir);
+}
+
+}  // namespace
