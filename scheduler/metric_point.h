@@ -18,6 +18,9 @@ struct MetricPoint {
   std::int64_t step = 0;   // monotone within a trial
   std::int64_t epoch = 0;  // 1-based; 0 = not tied to an epoch (stopping rules ignore it)
   double wall_time = 0;    // seconds since the Unix epoch, UTC; 0 = fill in at report()
+  // Where in training the point lies, in (fractional) epochs, for charts only: a mid-epoch
+  // train_loss point has epoch 0 (the rules ignore it) but a position such as 2.37. 0 = unknown.
+  double epoch_position = 0;
 };
 
 // Seconds since the Unix epoch (UTC), with sub-second precision.

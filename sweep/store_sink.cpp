@@ -47,7 +47,10 @@ void StoreSink::on_metric(const scheduler::TrialSpec& spec, const scheduler::Met
   row.trial_id = spec.id;
   row.name = point.name;
   row.step = point.step;
-  if (point.epoch > 0) row.epoch = static_cast<double>(point.epoch);
+  if (point.epoch > 0)
+    row.epoch = static_cast<double>(point.epoch);
+  else if (point.epoch_position > 0)
+    row.epoch = point.epoch_position;
   row.value = point.value;
   row.wall_time = point.wall_time;
   batcher_.add(row);

@@ -29,7 +29,18 @@ class ReportingCallback : public trainer::TrainCallback {
       : context_(context), epochs_(epochs) {}
 
   bool on_iteration(const trainer::IterationInfo& info) override {
-    if (info.has_loss) context_.report("train_loss", info.train_loss, info.iteration, 0);
+    iterations_per_epoch_ = info.iterations_per_epoch;
+    if (info.has_loss) {
+      scheduler::MetricPoint point;
+      point.name = "train_loss";
+      point.value = info.train_loss;
+      point.step = info.iteration;
+      point.epoch_position = info.iterations_per_epoch > 0
+                                 ? static_cast<double>(info.iteration) /
+                                       static_cast<double>(info.iterations_per_epoch)
+                                 : 0.0;
+      context_.report(point);
+    }
     if (info.total_iterations > 0)
       context_.set_progress(static_cast<double>(info.iteration) /
                                 static_cast<double>(info.total_iterations),
@@ -39,12 +50,25 @@ class ReportingCallback : public trainer::TrainCallback {
 
   bool on_validation(const trainer::ValidationInfo& v) override {
     const std::int64_t epoch = v.epoch_end ? v.epoch : 0;
-    context_.report("train_loss", v.train_loss, v.iteration, epoch);
-    context_.report("train_accuracy", v.train_accuracy, v.iteration, epoch);
-    context_.report("learning_rate", v.learning_rate, v.iteration, epoch);
-    context_.report("images_per_sec", v.images_per_second, v.iteration, epoch);
-    context_.report("val_loss", v.val_loss, v.iteration, epoch);
-    context_.report("val_accuracy", v.val_accuracy, v.iteration, epoch);
+    const double position = iterations_per_epoch_ > 0
+                                ? static_cast<double>(v.iteration) /
+                                      static_cast<double>(iterations_per_epoch_)
+                                : static_cast<double>(epoch);
+    const auto report = [&](const char* name, double value) {
+      scheduler::MetricPoint point;
+      point.name = name;
+      point.value = value;
+      point.step = v.iteration;
+      point.epoch = epoch;
+      point.epoch_position = position;
+      context_.report(point);
+    };
+    report("train_loss", v.train_loss);
+    report("train_accuracy", v.train_accuracy);
+    report("learning_rate", v.learning_rate);
+    report("images_per_sec", v.images_per_second);
+    report("val_loss", v.val_loss);
+    report("val_accuracy", v.val_accuracy);
     context_.log("epoch " + std::to_string(v.epoch) + (v.epoch_end ? "" : " (mid-epoch)") +
                  " iteration " + std::to_string(v.iteration) + ": train_loss " +
                  fixed(v.train_loss, 4) + " val_loss " + fixed(v.val_loss, 4) +
@@ -62,6 +86,7 @@ class ReportingCallback : public trainer::TrainCallback {
 
   scheduler::TrialContext& context_;
   int epochs_;
+  std::int64_t iterations_per_epoch_ = 0;
 };
 
 }  // namespace

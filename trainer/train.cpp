@@ -9,6 +9,10 @@
  * single image (see batch_source.h). Everything random is a function of training.seed, the epoch
  * and the global iteration, so the same seed on the same machine gives the same weights, and a
  * resumed run continues bit for bit.
+ *
+ * On a backend that can capture (CUDA), a model without dropout trains its full batches through
+ * one recorded step (a CUDA graph) replayed with each step's values; the first full batch of a
+ * process, partial batches, validation and read-backs stay eager (see run_full_batch).
  */
 #include "trainer/train.h"
 
@@ -22,9 +26,11 @@
 #include "trainer/checkpoint.h"
 #include "trainer/data/batch_source.h"
 #include "trainer/data/load_data.h"
+#include "trainer/layers/layer.h"
 #include "trainer/loop/evaluator.h"
 #include "trainer/loop/loop_state.h"
 #include "trainer/loop/monitor.h"
+#include "trainer/loop/step_graph.h"
 #include "trainer/network.h"
 #include "trainer/optim/optimizer.h"
 #include "trainer/optim/schedule.h"
@@ -62,6 +68,13 @@ void check_training_spec(const TrainingSpec& t) {
   if (t.checkpoint.every_epochs < 0) throw Error("training.checkpoint.every_epochs must be >= 0");
 }
 
+// Dropout draws a new mask from a counter each step, which a replayed graph cannot vary.
+bool has_dropout(const Network& net) {
+  for (const auto& layer : net.layers())
+    if (layer->type() == "dropout") return true;
+  return false;
+}
+
 // One training run. Members live as long as the run; train() builds one and calls run().
 class Run {
  public:
@@ -97,6 +110,7 @@ class Run {
         DeviceBuffer(*backend_, 3 * sizeof(double));  // loss sum, correct, weights' sum of squares
     zero_stats();
     net_.set_dropout_seed(t_.seed);
+    if (backend_->can_capture() && !has_dropout(net_)) graph_.allow();
     keep_best_ = t_.output_network == "best" && (!monitor_.needs_validation() || eval_);
     if (keep_best_) {
       best_params_ = DeviceBuffer(*backend_, net_.param_count() * sizeof(float));
@@ -129,14 +143,14 @@ class Run {
   std::optional<RunState> step() {
     if (control_.interrupt && control_.interrupt->load()) return interrupt();
     const double lr = schedule_.at(st_.epoch, st_.iteration, ipe_, total_iters_);
-    const int b = train_src_.gather(st_.batch_in_epoch, std::uint64_t(st_.iteration), true, x_.f(),
-                                    y_.as<std::int32_t>());
-    net_.set_step(std::uint64_t(st_.iteration));
-    const float* logits = net_.forward(x_.f(), b, true);
-    backend_->softmax_cross_entropy(logits, y_.as<std::int32_t>(), b, net_.classes(), dlogits_.f(),
-                                    stats_.as<double>());
-    net_.backward(dlogits_.f(), b);
-    opt_.step(net_.params(), net_.grads(), lr);
+    const OptimizerStep opt = opt_.next_step(lr);
+    const int b = train_src_.batch_size_at(st_.batch_in_epoch);
+    if (b == t_.batch_size && graph_.wants_graph()) {
+      run_full_batch(opt);
+    } else {
+      run_eager(opt);
+      if (b == t_.batch_size) graph_.saw_full_batch();
+    }
     ++st_.batch_in_epoch;
     ++st_.iteration;
     st_.images_trained += b;
@@ -182,6 +196,40 @@ class Run {
         st_.epochs_completed % t_.checkpoint.every_epochs == 0)
       save_checkpoint(control_.checkpoint_path);
     return std::nullopt;
+  }
+
+  // The step's device work, launched op by op: gather, forward, loss, backward, update.
+  void run_eager(const OptimizerStep& opt) {
+    const int b = train_src_.gather(st_.batch_in_epoch, std::uint64_t(st_.iteration), true, x_.f(),
+                                    y_.as<std::int32_t>());
+    net_.set_step(std::uint64_t(st_.iteration));
+    const float* logits = net_.forward(x_.f(), b, true);
+    backend_->softmax_cross_entropy(logits, y_.as<std::int32_t>(), b, net_.classes(), dlogits_.f(),
+                                    stats_.as<double>());
+    net_.backward(dlogits_.f(), b);
+    opt_.launch(opt, net_.params(), net_.grads());
+  }
+
+  // A full batch once an eager one has been seen: the step is recorded once (the recorded ops do
+  // not run), then every full batch replays it with this step's lr, t, augmentation step and
+  // offset into the epoch's index array (re-uploaded each epoch into the same buffer). If the
+  // recording throws, the graph is dropped and the run stays eager; the step then runs eagerly.
+  void run_full_batch(const OptimizerStep& opt) {
+    if (!graph_.captured()) {
+      try {
+        backend_->begin_capture();
+        run_eager(opt);
+        backend_->end_capture();
+        graph_.captured_at(st_.batch_in_epoch);
+      } catch (const std::exception&) {
+        backend_->drop_graph();
+        graph_.failed();
+        run_eager(opt);
+        return;
+      }
+    }
+    backend_->replay(opt, std::uint64_t(st_.iteration),
+                     (st_.batch_in_epoch - graph_.captured_batch()) * t_.batch_size);
   }
 
   // Validation (when there is a validation set) and the monitor's bookkeeping.
@@ -395,6 +443,7 @@ class Run {
   DeviceBuffer x_, y_, dlogits_, stats_, best_params_, best_state_;
   bool keep_best_ = false;
 
+  StepGraph graph_;
   LoopState st_;
   std::int64_t pending_images_ = 0;  // trained since the last drain_stats
   bool weights_finite_ = true;       // as of the last drain_stats

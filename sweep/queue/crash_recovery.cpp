@@ -4,6 +4,8 @@
  */
 #include "sweep/queue/crash_recovery.h"
 
+#include <cstdio>
+
 #include "common/check.h"
 #include "store/store.h"
 
@@ -29,9 +31,17 @@ RecoveryReport recover_crashed_trials(const std::filesystem::path& sweep_db,
           << std::endl;
       ++report.failed;
     } else {
+      // The row's checkpoint_path may only be set when a trial ends: look where run_sweep writes.
+      char number[32];
+      std::snprintf(number, sizeof number, "%03lld", static_cast<long long>(trial.number));
+      const std::filesystem::path checkpoint =
+          trial.checkpoint_path.empty()
+              ? sweep_db.parent_path() / "trials" / number / "checkpoint.bin"
+              : std::filesystem::path(trial.checkpoint_path);
       log << "trial " << trial.number << " was running when the worker died (attempt "
           << trial.attempts << " of " << trial_attempt_limit << "): it continues from "
-          << (trial.checkpoint_path.empty() ? std::string("the start") : trial.checkpoint_path)
+          << (std::filesystem::exists(checkpoint) ? "its checkpoint " + checkpoint.string()
+                                                  : std::string("the start (no checkpoint yet)"))
           << std::endl;
       ++report.resumed;
     }

@@ -51,6 +51,31 @@ TEST_F(CudaOps, FillReluMul) {
   }
 }
 
+// relu(NaN) is NaN on both backends (PyTorch's behaviour); the rest as relu.
+TEST_F(CudaOps, ReluForwardKeepsNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = random(1000);
+  for (std::size_t i = 0; i < x.size(); i += 7) x[i] = nan;
+  x[1] = inf;
+  x[2] = -inf;
+  x[3] = -0.f;
+  auto in = twin(x), out = twin_out(x.size());
+  cpu->relu_forward(in.cf(), out.cf(), x.size());
+  gpu->relu_forward(in.gf(), out.gf(), x.size());
+  const auto yc = host(*cpu, out.c.as<void>(), x.size()), yg = host(*gpu, out.g.as<void>(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float want = std::isnan(x[i]) ? nan : (x[i] <= 0.f ? 0.f : x[i]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(yc[i])) << "cpu at " << i << ": " << yc[i];
+      EXPECT_TRUE(std::isnan(yg[i])) << "cuda at " << i << ": " << yg[i];
+    } else {
+      EXPECT_EQ(yc[i], want) << "cpu at " << i;
+      EXPECT_EQ(yg[i], want) << "cuda at " << i;
+    }
+  }
+}
+
 TEST_F(CudaOps, DropoutMatchesCpuBitForBit) {
   for (float p : {0.1f, 0.5f, 0.9f}) {
     const std::size_t n = 77777;

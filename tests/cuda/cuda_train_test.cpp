@@ -11,7 +11,10 @@
 #include <numeric>
 
 #include "tests/cuda/cuda_test_util.h"
+#include "trainer/data/batch_source.h"
+#include "trainer/data/synthetic.h"
 #include "trainer/network.h"
+#include "trainer/optim/optimizer.h"
 #include "trainer/train.h"
 
 namespace sweep::trainer::test {
@@ -246,6 +249,176 @@ TEST(CudaGraph, CaptureRefusesWhatCannotBeReplayed) {
   std::vector<float> v(1024);
   gpu.copy_to_host(v.data(), x.as<void>(), 4096);
   EXPECT_EQ(v[1023], 1.f);
+}
+
+// train() on CUDA records LeNet's step and replays it for every full batch: 2000 images at batch
+// 64 leave a partial last batch (eager), each epoch re-uploads its order into the same buffer, and
+// validation runs eagerly between replays. Accuracy must match the CPU backend's.
+TEST(CudaGraphTrain, CapturedTrainingMatchesCpuAccuracy) {
+  SWEEP_SKIP_WITHOUT_CUDA();
+  TrainCallback quiet;
+  TrainConfig cfg = synthetic_lenet(DeviceKind::cpu, 2000, 2000, 3, 64);
+  cfg.training.log_every = 7;
+  const TrainResult cpu = train(cfg, quiet);
+  cfg.device.kind = DeviceKind::cuda;
+  const TrainResult gpu = train(cfg, quiet);
+  ASSERT_EQ(gpu.state, RunState::completed) << gpu.message;
+  EXPECT_EQ(gpu.iterations, cpu.iterations);
+  EXPECT_GT(cpu.final_val_accuracy, 0.3) << "the synthetic set must be learnable in 3 epochs";
+  EXPECT_NEAR(gpu.final_val_accuracy, cpu.final_val_accuracy, 0.005)
+      << "cpu " << cpu.final_val_accuracy << " cuda " << gpu.final_val_accuracy;
+  EXPECT_NEAR(gpu.final_train_loss, cpu.final_train_loss, 0.02 + 0.02 * cpu.final_train_loss);
+}
+
+// Adam with a warm-up/cosine schedule and gradient clipping: lr and t change every replay and the
+// clipping ops are part of the recorded step. Adam's normalised step magnifies cuDNN's last-bit
+// differences, so the bound is looser than sgdm's.
+TEST(CudaGraphTrain, CapturedAdamWithClippingAndScheduleMatchesCpu) {
+  SWEEP_SKIP_WITHOUT_CUDA();
+  TrainCallback quiet;
+  TrainConfig cfg = synthetic_lenet(DeviceKind::cpu, 2000, 2000, 2, 64);
+  cfg.training.optimizer = "adam";
+  cfg.training.learning_rate = 1e-3;
+  cfg.training.gradient_clip = 1.0;
+  cfg.training.schedule.type = "cosine";
+  cfg.training.schedule.warmup_epochs = 0.5;
+  const TrainResult cpu = train(cfg, quiet);
+  cfg.device.kind = DeviceKind::cuda;
+  const TrainResult gpu = train(cfg, quiet);
+  ASSERT_EQ(gpu.state, RunState::completed) << gpu.message;
+  EXPECT_GT(cpu.final_val_accuracy, 0.3);
+  EXPECT_NEAR(gpu.final_val_accuracy, cpu.final_val_accuracy, 0.02)
+      << "cpu " << cpu.final_val_accuracy << " cuda " << gpu.final_val_accuracy;
+}
+
+// The loop's pieces driven as train() drives them, twice on one GPU: every step eager, and the
+// graph protocol (step 0 eager, step 1 recorded at batch 1 and replayed, later full batches
+// replayed with offsets from batch 1, the partial last batch eager, a new epoch's order uploaded
+// into the same buffer). SGD-momentum with clipping; parameters must agree closely after 2 epochs.
+TEST(CudaGraphTrain, LoopStepsWithCaptureMatchEagerSteps) {
+  SWEEP_SKIP_WITHOUT_CUDA();
+  constexpr int kBatch = 32;
+  cuda::CudaBackend gpu(0);
+  SyntheticSpec spec;
+  spec.train_size = 5 * kBatch + 9;  // 5 full batches and a partial one per epoch
+  spec.height = spec.width = 28;
+  const Dataset data = make_synthetic(spec, "train");
+  const ChannelStats norm = channel_stats(data);
+  TrainingSpec ts;
+  ts.optimizer = "sgdm";
+  ts.momentum = 0.9;
+  ts.weight_decay = 5e-4;
+  ts.gradient_clip = 2.0;
+  ModelSpec model;  // lenet
+  struct Side {
+    Side(Backend& b, const ModelSpec& m, const TrainingSpec& t, const Dataset& d,
+         const ChannelStats& n)
+        : net(b, m, Shape{1, 28, 28}, d.classes, kBatch, 5),
+          opt(b, t, net.param_count()),
+          src(b, d, n, kBatch, ShuffleMode::every_epoch, 9, AugmentSpec{true, 2, 0}, true),
+          x(b, std::size_t(kBatch) * 784 * 4), y(b, kBatch * 4),
+          dl(b, std::size_t(kBatch) * d.classes * 4), stats(b, 16) {}
+    Network net;
+    Optimizer opt;
+    BatchSource src;
+    DeviceBuffer x, y, dl, stats;
+  };
+  auto run_eager = [&](Side& s, std::int64_t batch, std::int64_t it, const OptimizerStep& o) {
+    const int b = s.src.gather(batch, std::uint64_t(it), true, s.x.f(), s.y.as<std::int32_t>());
+    const float* logits = s.net.forward(s.x.f(), b, true);
+    gpu.softmax_cross_entropy(logits, s.y.as<std::int32_t>(), b, s.net.classes(), s.dl.f(),
+                              s.stats.as<double>());
+    s.net.backward(s.dl.f(), b);
+    s.opt.launch(o, s.net.params(), s.net.grads());
+  };
+  auto eager = std::make_unique<Side>(gpu, model, ts, data, norm);
+  auto graphed = std::make_unique<Side>(gpu, model, ts, data, norm);
+  const std::int64_t ipe = eager->src.batches_per_epoch();
+  ASSERT_EQ(ipe, 6);
+  std::int64_t it = 0, replays = 0, captured_at = -1;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    eager->src.begin_epoch(epoch);
+    graphed->src.begin_epoch(epoch);
+    for (std::int64_t batch = 0; batch < ipe; ++batch, ++it) {
+      const double lr = 0.01 * (1.0 + 0.1 * double(it % 4));
+      run_eager(*eager, batch, it, eager->opt.next_step(lr));
+      const OptimizerStep o = graphed->opt.next_step(lr);
+      const bool full = graphed->src.batch_size_at(batch) == kBatch;
+      if (!full || it == 0) {
+        run_eager(*graphed, batch, it, o);
+        continue;
+      }
+      if (captured_at < 0) {
+        gpu.begin_capture();
+        run_eager(*graphed, batch, it, o);
+        gpu.end_capture();
+        captured_at = batch;
+      }
+      gpu.replay(o, std::uint64_t(it), (batch - captured_at) * kBatch);
+      ++replays;
+    }
+  }
+  EXPECT_EQ(replays, 9);  // 2 epochs x 5 full batches, less the eager first
+  EXPECT_EQ(eager->opt.steps_taken(), graphed->opt.steps_taken());
+  const std::size_t n = eager->net.param_count();
+  std::vector<float> a(n), b(n);
+  gpu.copy_to_host(a.data(), eager->net.params(), n * 4);
+  gpu.copy_to_host(b.data(), graphed->net.params(), n * 4);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!(std::fabs(a[i] - b[i]) <= 1e-5f + 1e-4f * std::fabs(a[i]))) ++bad;
+  EXPECT_EQ(bad, 0u) << "of " << n << " parameters differ between eager and captured loops";
+  double sa[2], sb[2];
+  gpu.copy_to_host(sa, eager->stats.as<void>(), 16);
+  gpu.copy_to_host(sb, graphed->stats.as<void>(), 16);
+  EXPECT_NEAR(sa[0], sb[0], 1e-3 * sa[0]) << "loss sums";
+  EXPECT_NEAR(sa[1], sb[1], 2.0) << "correct counts";
+}
+
+// An op that throws while recording leaves the backend eager and usable: drop_graph ends the
+// capture, and the same work then runs (the loop's fallback).
+TEST(CudaGraphTrain, DropGraphMidCaptureReturnsToEager) {
+  SWEEP_SKIP_WITHOUT_CUDA();
+  cuda::CudaBackend gpu(0);
+  DeviceBuffer x(gpu, 4096);
+  gpu.begin_capture();
+  gpu.fill(x.f(), 1024, 2.f);
+  EXPECT_THROW(gpu.allocate(64), Error);
+  gpu.drop_graph();
+  EXPECT_FALSE(gpu.has_graph());
+  gpu.fill(x.f(), 1024, 5.f);
+  std::vector<float> v(1024);
+  gpu.copy_to_host(v.data(), x.as<void>(), 4096);
+  EXPECT_EQ(v[0], 5.f);
+  EXPECT_EQ(v[1023], 5.f);
+  // And a new recording works after it.
+  gpu.begin_capture();
+  gpu.fill(x.f(), 1024, 7.f);
+  gpu.end_capture();
+  gpu.replay(OptimizerStep{}, 0, 0);
+  gpu.copy_to_host(v.data(), x.as<void>(), 4096);
+  EXPECT_EQ(v[512], 7.f);
+}
+
+// A model with dropout trains eagerly (its masks cannot be replayed) and finishes on CUDA.
+TEST(CudaGraphTrain, DropoutModelTrainsEagerly) {
+  SWEEP_SKIP_WITHOUT_CUDA();
+  TrainCallback quiet;
+  TrainConfig cfg = synthetic_lenet(DeviceKind::cuda, 512, 256, 1, 64);
+  cfg.model.preset = "";
+  LayerSpec flatten, hidden, relu, drop, out;
+  flatten.type = "flatten";
+  hidden.type = "dense";
+  hidden.num = {{"units", 64}};
+  relu.type = "relu";
+  drop.type = "dropout";
+  drop.num = {{"rate", 0.3}};
+  out.type = "dense";
+  out.num = {{"units", 10}};
+  cfg.model.layers = {flatten, hidden, relu, drop, out};
+  const TrainResult r = train(cfg, quiet);
+  EXPECT_EQ(r.state, RunState::completed) << r.message;
+  EXPECT_GT(r.final_val_accuracy, 0.0);
 }
 
 }  // namespace

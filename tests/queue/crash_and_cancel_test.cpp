@@ -33,6 +33,14 @@ fs::path in_dir(const fs::path& dir, const std::string& path) {
   return fs::path(path).is_absolute() ? fs::path(path) : dir / path;
 }
 
+// run_sweep's layout: OUT/NAME/trials/NNN/checkpoint.bin (the row's checkpoint_path may be set
+// only once the trial ends).
+fs::path checkpoint_of(const fs::path& db, std::int64_t number) {
+  char dir[16];
+  std::snprintf(dir, sizeof dir, "%03lld", static_cast<long long>(number));
+  return db.parent_path() / "trials" / dir / "checkpoint.bin";
+}
+
 std::optional<Store> open_if_there(const fs::path& db) {
   if (!fs::exists(db)) return std::nullopt;
   try {
@@ -42,9 +50,19 @@ std::optional<Store> open_if_there(const fs::path& db) {
   }
 }
 
+// What a test that timed out waiting saw: the job's log and the trials' rows.
+std::string diagnose(const QueueDir& dir, const fs::path& db, const std::string& name) {
+  std::string text = dir.sweep({"logs", "1"}).out + dir.sweep({"status", "1"}).out;
+  if (auto store = open_if_there(db); store && store->find_sweep(name))
+    for (const TrialRow& t : store->trials(store->find_sweep(name)->id))
+      text += "trial " + std::to_string(t.number) + " " + std::string(to_string(t.state)) +
+              " checkpoint '" + t.checkpoint_path + "'\n";
+  return text;
+}
+
 // Polls the sweep database until trial 0 completed and another trial runs with a checkpoint
 // written (at least one epoch done): the moment to kill its worker.
-bool wait_for_running_checkpoint(const fs::path& dir, const fs::path& db, const std::string& name,
+bool wait_for_running_checkpoint(const fs::path& db, const std::string& name,
                                  std::int64_t& running_number) {
   return eventually(
       [&] {
@@ -55,8 +73,8 @@ bool wait_for_running_checkpoint(const fs::path& dir, const fs::path& db, const 
         bool first_done = false;
         for (const TrialRow& t : store->trials(sweep->id)) {
           if (t.number == 0) first_done = t.state == TrialState::completed;
-          if (first_done && t.state == TrialState::running && !t.checkpoint_path.empty() &&
-              fs::exists(in_dir(dir, t.checkpoint_path))) {
+          if (first_done && t.state == TrialState::running &&
+              fs::exists(checkpoint_of(db, t.number))) {
             running_number = t.number;
             return true;
           }
@@ -75,7 +93,8 @@ TEST(QueueCrash, AKilledWorkersJobIsReclaimedAndContinuesFromCheckpoints) {
 
   const pid_t first = dir.start_worker(worker_args({}));
   std::int64_t victim = -1;
-  ASSERT_TRUE(wait_for_running_checkpoint(dir.path(), db, "crash", victim));
+  ASSERT_TRUE(wait_for_running_checkpoint(db, "crash", victim))
+      << diagnose(dir, db, "crash");
   dir.kill_hard(first);
 
   std::map<std::int64_t, TrialRow> before;
@@ -134,7 +153,8 @@ TEST(QueueCrash, ATrialThatKeepsKillingItsWorkerIsFailedAndTheRestRuns) {
 
   const pid_t first = dir.start_worker(worker_args({}));
   std::int64_t victim = -1;
-  ASSERT_TRUE(wait_for_running_checkpoint(dir.path(), db, "loop", victim));
+  ASSERT_TRUE(wait_for_running_checkpoint(db, "loop", victim))
+      << diagnose(dir, db, "loop");
   dir.kill_hard(first);
   dir.start_worker(worker_args({"--idle-exit", "0.5"}));
 
@@ -179,8 +199,7 @@ TEST(QueueCancel, ARunningJobStopsItsTrialsWhichKeepTheirCheckpoint) {
         auto store = open_if_there(db);
         if (!store || !store->find_sweep("long")) return false;
         const auto t = store->trial_by_number(store->find_sweep("long")->id, 0);
-        return t && t->state == TrialState::running &&
-               fs::exists(in_dir(dir.path(), t->checkpoint_path));
+        return t && t->state == TrialState::running && fs::exists(checkpoint_of(db, 0));
       },
       std::chrono::seconds(60)));
   EXPECT_EQ(dir.sweep({"cancel", std::to_string(id)}).exit_code, 0);
@@ -192,7 +211,7 @@ TEST(QueueCancel, ARunningJobStopsItsTrialsWhichKeepTheirCheckpoint) {
   EXPECT_EQ(sweep->state, SweepState::cancelled);
   const TrialRow first = *store.trial_by_number(sweep->id, 0);
   EXPECT_EQ(first.state, TrialState::interrupted);
-  EXPECT_TRUE(fs::exists(in_dir(dir.path(), first.checkpoint_path)));
+  EXPECT_TRUE(fs::exists(checkpoint_of(db, 0)));
   EXPECT_LT(first.summary.value("epochs_completed", 20), 20);
   EXPECT_NE(store.trial_by_number(sweep->id, 1)->state, TrialState::completed);
 }

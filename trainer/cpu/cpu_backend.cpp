@@ -105,7 +105,9 @@ double* CpuBackend::double_scratch(std::size_t n) {
 void CpuBackend::relu_forward(const float* x, float* y, std::size_t n) {
   run([&] {
     for_range(n, kElementwiseGrain, [&](std::size_t b, std::size_t e) {
-      for (std::size_t i = b; i < e; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
+      // x <= 0 ? 0 : x, not x > 0 ? x : 0: a NaN stays NaN (as in PyTorch), so a diverging run
+      // shows in the loss instead of being hidden behind zeros.
+      for (std::size_t i = b; i < e; ++i) y[i] = x[i] <= 0.f ? 0.f : x[i];
     });
   });
 }

@@ -148,7 +148,7 @@ void* CudaBackend::conv_workspace(std::size_t bytes) {
   require_not_capturing("growing the convolution workspace");
   // The old workspace may still be in use by queued work: wait before freeing it.
   SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream_.get()));
-  conv_workspace_.reset();
+  retire(conv_workspace_);
   void* p = nullptr;
   const cudaError_t e = cudaMalloc(&p, bytes);
   if (e == cudaErrorMemoryAllocation) {
@@ -161,6 +161,13 @@ void* CudaBackend::conv_workspace(std::size_t bytes) {
   SWEEP_CHECK_CUDA(e);
   conv_workspace_.adopt(p, bytes);
   return p;
+}
+
+void CudaBackend::retire(DeviceMemory& m) {
+  if (graph_exec_ || graph_)
+    graph_owned_.push_back(std::move(m));
+  else
+    m.reset();
 }
 
 // ---------------------------------------------------------------------------------- capture
@@ -203,8 +210,24 @@ void CudaBackend::end_capture() {
 }
 
 void CudaBackend::drop_graph() {
+  SWEEP_LOG_ON_ERROR(cudaSetDevice(device_) == cudaSuccess, "cudaSetDevice");
+  if (capturing_) {
+    // An op threw between begin_capture and end_capture. Ending the capture returns the stream to
+    // eager mode; an invalidated capture reports an error here, which is expected and cleared.
+    capturing_ = false;
+    cudaGraph_t g = nullptr;
+    if (cudaStreamEndCapture(stream_.get(), &g) != cudaSuccess) g = nullptr;
+    if (g) SWEEP_LOG_ON_ERROR(cudaGraphDestroy(g) == cudaSuccess, "cudaGraphDestroy");
+    cudaGetLastError();
+  }
   graph_exec_.reset();
   graph_.reset();
+  if (!graph_owned_.empty()) {
+    // Queued replays may still use them.
+    SWEEP_LOG_ON_ERROR(cudaStreamSynchronize(stream_.get()) == cudaSuccess,
+                       "cudaStreamSynchronize");
+    graph_owned_.clear();
+  }
 }
 
 void CudaBackend::replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta) {

@@ -105,6 +105,8 @@ class CudaBackend final : public Backend {
   // index_delta: rows between this step's indices pointer and the one seen at capture.
   bool can_capture() const override { return true; }
   void replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta) override;
+  // Forgets the graph; called while capturing (an op threw mid-capture), it also ends the capture
+  // and discards what was recorded, so the stream runs eager work again. Never throws.
   void drop_graph() override;
 
  private:
@@ -116,6 +118,7 @@ class CudaBackend final : public Backend {
   void* conv_workspace(std::size_t bytes);
   float* scratch_floats(std::size_t n);  // grow-only scratch (bias-gradient partial sums)
   void require_not_capturing(const char* what) const;
+  void retire(DeviceMemory& m);  // frees m, or keeps it for the graph (graph_owned_)
   const StepScalars* dyn() const { return capturing_ ? step_block_.as<StepScalars>() : nullptr; }
 
   int device_;
@@ -132,6 +135,9 @@ class CudaBackend final : public Backend {
   DeviceMemory conv_workspace_;   // grown only when a new shape needs more
   DeviceMemory sumsq_partial_;    // (kSumSquaresBlocks) doubles
   DeviceMemory scratch_;          // grown only when a new shape needs more
+  // Workspaces replaced while a graph exists: the graph still points at them, so they live until
+  // drop_graph (an eager step of a new shape, e.g. a last partial batch, may grow a workspace).
+  std::vector<DeviceMemory> graph_owned_;
   std::map<std::array<int, 15>, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<std::array<int, 13>, std::unique_ptr<PoolPlan>> pool_plans_;
   std::map<std::array<int, 5>, std::unique_ptr<BatchNormPlan>> bn_plans_;

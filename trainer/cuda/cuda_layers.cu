@@ -122,7 +122,7 @@ float* CudaBackend::scratch_floats(std::size_t n) {
   if (bytes <= scratch_.bytes()) return scratch_.as<float>();
   require_not_capturing("growing the scratch buffer");
   SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream()));  // queued work may still read the old one
-  scratch_.reset();
+  retire(scratch_);
   void* p = nullptr;
   SWEEP_CHECK_CUDA(cudaMalloc(&p, bytes));
   scratch_.adopt(p, bytes);

@@ -33,7 +33,7 @@ __global__ void relu_forward_kernel(const float* x /* (n) */, float* y /* (n) */
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x) {
     const float v = x[i];
-    y[i] = v > 0.f ? v : 0.f;
+    y[i] = v <= 0.f ? 0.f : v;  // NaN stays NaN, as on the CPU and in PyTorch
   }
 }
 

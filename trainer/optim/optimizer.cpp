@@ -53,9 +53,17 @@ Optimizer::Optimizer(Backend& backend, const TrainingSpec& spec, std::size_t par
 }
 
 void Optimizer::step(float* params, const float* grads, double lr) {
+  launch(next_step(lr), params, grads);
+}
+
+OptimizerStep Optimizer::next_step(double lr) {
   OptimizerStep s = base_;
   s.lr = static_cast<float>(lr);
   s.t = ++steps_;
+  return s;
+}
+
+void Optimizer::launch(const OptimizerStep& s, float* params, const float* grads) {
   const float* grad_scale = nullptr;
   if (clip_norm_ > 0) {
     backend_.copy(sumsq_.as<void>(), zero_.as<void>(), sizeof(double));

@@ -4,7 +4,9 @@
  * The optimizer owns its state buffers (state1 / state2 of param_count floats, on the backend) and
  * makes exactly one Backend::optimizer_step call per step over the flat parameter array.
  * Gradient clipping by global L2 norm stays on the backend: sum_squares then clip_scale write a
- * device scalar that optimizer_step reads, so clipping costs no host round trip.
+ * device scalar that optimizer_step reads, so clipping costs no host round trip. A step is split
+ * into next_step (host bookkeeping: lr, t) and launch (device work), so that a CUDA graph can
+ * record launch once and be replayed with each step's next_step values.
  */
 #pragma once
 
@@ -25,7 +27,14 @@ class Optimizer {
   Optimizer(Backend& backend, const TrainingSpec& spec, std::size_t param_count);
 
   // One step at learning rate `lr` (the schedule's value). Increments steps_taken().
+  // Equal to launch(next_step(lr), params, grads).
   void step(float* params, const float* grads, double lr);
+
+  // The settings of the next step (lr, Adam's t = steps_taken() + 1) without launching anything;
+  // increments steps_taken(). A replayed CUDA graph takes these as its per-step values.
+  OptimizerStep next_step(double lr);
+  // Launches the update `s` (clipping first when on): the ops a captured step records.
+  void launch(const OptimizerStep& s, float* params, const float* grads);
 
   std::int64_t steps_taken() const { return steps_; }
   void set_steps_taken(std::int64_t t) { steps_ = t; }  // resume

@@ -1,0 +1,164 @@
+/*
+ * bench_gpu_train.cpp — what a user of train() gets on a GPU: LeNet on Fashion-MNIST through the
+ * public entry point, with the loop's own CUDA-graph path, not a hand-written step.
+ *
+ * The one decision: throughput is timed between two points where the loop itself waits for the
+ * GPU (its report reads, every log_every iterations and at the epoch's end), so the host clock
+ * sees finished work without the bench adding a synchronisation of its own; everything between
+ * (replays, the eager partial batch, the per-epoch index upload, the per-step host bookkeeping and
+ * callback) is inside the figure. Data loading and the end-of-run evaluation are outside it.
+ *
+ *   bench_gpu_train --data DIR [--batches 64 256] [--epochs 2]     throughput over whole epochs
+ *   bench_gpu_train --data DIR --quality [--epochs 10] [--batch 64] the 10-epoch quality run
+ *   bench_gpu_train --data DIR --sequential8 [--epochs 2]          8 trials one after another
+ * Prints `RESULT peer=sweep ...` lines for bench/gpu/run.sh.
+ */
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/check.h"
+#include "trainer/train.h"
+
+namespace {
+
+using namespace sweep::trainer;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+TrainConfig lenet_config(const std::string& data, int batch, double lr, int epochs) {
+  TrainConfig c;
+  c.data.dataset = "fashion-mnist";
+  c.data.path = data;
+  c.model.preset = "lenet";
+  c.training.optimizer = "sgdm";
+  c.training.learning_rate = lr;
+  c.training.momentum = 0.9;
+  c.training.weight_decay = 5e-4;
+  c.training.batch_size = batch;
+  c.training.epochs = epochs;
+  c.training.seed = 1;
+  c.training.output_network = "last";
+  c.device = DeviceSpec{DeviceKind::cuda, 0, 0};
+  return c;
+}
+
+// Loads the libraries' kernels into the context once, as a sweep process does with its first
+// trial, so that the timed runs measure training.
+void warm_up(const std::string& data) {
+  TrainConfig c = lenet_config(data, 64, 0.01, 1);
+  c.data.train_limit = 2048;
+  c.data.test_limit = 512;
+  TrainCallback quiet;
+  train(c, quiet);
+}
+
+// Images trained between the report of iteration `from` and the last report of the run.
+struct ReportClock : TrainCallback {
+  std::int64_t from = 100;
+  int batch = 64;
+  std::int64_t per_epoch = 0;
+  Clock::time_point t0, t1;
+  std::int64_t images = 0;
+  bool on_iteration(const IterationInfo& i) override {
+    if (i.iteration == from) t0 = Clock::now();
+    if (i.iteration > from) images += batch;  // corrected for partial batches below
+    if (i.has_loss) t1 = Clock::now();
+    per_epoch = i.iterations_per_epoch;
+    return true;
+  }
+};
+
+int throughput(const std::string& data, const std::vector<int>& batches, int epochs) {
+  warm_up(data);
+  for (int batch : batches) {
+    TrainConfig c = lenet_config(data, batch, 0.01, epochs);
+    c.data.validation = "none";
+    ReportClock clock;
+    clock.batch = batch;
+    const auto start = Clock::now();
+    const TrainResult r = train(c, clock);
+    const double whole = seconds_since(start);
+    if (r.state != RunState::completed) throw sweep::Error("train(): " + r.message);
+    // Every epoch ends with a partial batch of 60000 mod batch images (none when it divides).
+    const std::int64_t partial = 60000 % batch;
+    const std::int64_t images = clock.images - (partial ? std::int64_t(epochs) * (batch - partial) : 0);
+    const double rate = double(images) / std::chrono::duration<double>(clock.t1 - clock.t0).count();
+    std::printf("train() LeNet batch %d: %.0f images/s over %d epoch(s) (whole call %.2f s incl. "
+                "loading; train()'s own figure %.0f images/s)\n",
+                batch, rate, epochs, whole, r.images_per_second);
+    std::printf("RESULT peer=sweep model=lenet batch=%d mode=train precision=fp32 "
+                "images_per_second=%.0f\n",
+                batch, rate);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+int quality(const std::string& data, int epochs, int batch) {
+  warm_up(data);
+  TrainConfig c = lenet_config(data, batch, 0.01, epochs);
+  struct : TrainCallback {
+    bool on_validation(const ValidationInfo& v) override {
+      std::printf("epoch %d: test loss %.4f accuracy %.4f (%.2f s)\n", v.epoch, v.val_loss,
+                  v.val_accuracy, v.elapsed_seconds);
+      std::fflush(stdout);
+      return true;
+    }
+  } cb;
+  const auto start = Clock::now();
+  const TrainResult r = train(c, cb);
+  const double whole = seconds_since(start);
+  std::printf("RESULT peer=sweep quality epochs=%d batch=%d test_accuracy=%.4f test_loss=%.4f "
+              "train_seconds=%.2f call_seconds=%.2f state=%s\n",
+              r.epochs_completed, batch, r.final_val_accuracy, r.final_val_loss, r.elapsed_seconds,
+              whole, to_string(r.state));
+  return r.state == RunState::completed ? 0 : 1;
+}
+
+// The 8 trials of bench/gpu/sweep8.yaml, one train() call after another in this process.
+int sequential8(const std::string& data, int epochs) {
+  const auto start = Clock::now();
+  for (int batch : {64, 256})
+    for (double lr : {0.001, 0.003, 0.01, 0.03}) {
+      TrainCallback quiet;
+      const auto t = Clock::now();
+      const TrainResult r = train(lenet_config(data, batch, lr, epochs), quiet);
+      std::printf("trial batch %d lr %g: %s, test accuracy %.4f, %.2f s\n", batch, lr,
+                  to_string(r.state), r.final_val_accuracy, seconds_since(t));
+      std::fflush(stdout);
+    }
+  std::printf("RESULT peer=sweep sequential8 epochs=%d seconds=%.2f\n", epochs,
+              seconds_since(start));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"LeNet on Fashion-MNIST through train() on the GPU"};
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  std::vector<int> batches = {64, 256};
+  int epochs = 0, batch = 64;
+  bool run_quality = false, run_sequential8 = false;
+  app.add_option("--data", data, "directory with the Fashion-MNIST idx files");
+  app.add_option("--batches", batches, "batch sizes to time");
+  app.add_option("--epochs", epochs, "epochs (default: 2 timed, 10 quality, 2 sequential8)");
+  app.add_option("--batch", batch, "batch size for --quality");
+  app.add_flag("--quality", run_quality, "train --epochs epochs and report the test accuracy");
+  app.add_flag("--sequential8", run_sequential8, "the 8-trial sweep as sequential train() calls");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (run_quality) return quality(data, epochs ? epochs : 10, batch);
+    if (run_sequential8) return sequential8(data, epochs ? epochs : 2);
+    return throughput(data, batches, epochs ? epochs : 2);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_gpu_train: %s\n", e.what());
+    return 1;
+  }
+}
