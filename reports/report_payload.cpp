@@ -122,7 +122,9 @@ json param_value_or_null(const TrialData& t, const std::string& name) {
 }  // namespace
 
 std::string loss_series_name(const ReportData& data) {
-  for (const char* name : {"train_loss", "loss"})
+  // "loss" first: the built-in trainer reports it every log_every iterations (dense curves);
+  // "train_loss" is its per-validation mean (and what most external programs print).
+  for (const char* name : {"loss", "train_loss"})
     for (const TrialData& t : data.trials)
       if (t.series.count(name)) return name;
   return "";

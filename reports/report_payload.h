@@ -35,7 +35,7 @@ namespace sweep::reports {
 inline constexpr std::size_t kMaxMetricPoints = 300;
 inline constexpr std::size_t kMaxLossPoints = 200;
 
-// The name of the training-loss series the report plots ("train_loss", else "loss"), or "".
+// The name of the training-loss series the report plots ("loss", else "train_loss"), or "".
 std::string loss_series_name(const ReportData& data);
 
 nlohmann::json build_payload(const ReportData& data, const ReportModel& model);

@@ -84,7 +84,7 @@ void ConsoleProgress::on_metric(const scheduler::TrialSpec& spec,
   auto it = running_.find(spec.id);
   if (it == running_.end()) return;
   Row& row = it->second;
-  if (point.name == "train_loss") row.train_loss = point.value;
+  if (point.name == "train_loss" || point.name == "loss") row.train_loss = point.value;
   if (point.name == metric_name_) row.metric = point.value;
   if (point.epoch > 0) row.epoch = point.epoch;
   if (!live_ && point.name == metric_name_ && point.epoch > 0)

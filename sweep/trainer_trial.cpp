@@ -1,9 +1,12 @@
 /*
  * trainer_trial.cpp — TrainCallback → TrialContext, TrainResult → TrialOutcome.
  *
- * Per-iteration train_loss points carry epoch 0 ("not at an epoch boundary"), and only
- * validations at the end of an epoch carry their epoch: the stopping rules compare trials at
- * equal epochs and must never judge one on a mid-epoch value.
+ * Every log_every iterations the running training loss is reported as `loss` with epoch 0 ("not
+ * at an epoch boundary") and a fractional epoch position for charts; each validation reports
+ * train_loss / train_accuracy (means since the previous validation), val_loss, val_accuracy,
+ * learning_rate and images_per_sec, and only validations at the end of an epoch carry their
+ * epoch: the stopping rules compare trials at equal epochs and must never judge one on a
+ * mid-epoch value. Two names, because one (trial, name, step) key holds one value.
  */
 #include "sweep/trainer_trial.h"
 
@@ -32,7 +35,7 @@ class ReportingCallback : public trainer::TrainCallback {
     iterations_per_epoch_ = info.iterations_per_epoch;
     if (info.has_loss) {
       scheduler::MetricPoint point;
-      point.name = "train_loss";
+      point.name = "loss";  // running mean since the last log point; train_loss is per validation
       point.value = info.train_loss;
       point.step = info.iteration;
       point.epoch_position = info.iterations_per_epoch > 0

@@ -56,6 +56,12 @@ class StopSignals {
   struct sigaction previous_int_ {};
 };
 
+bool any_running(const Store& queue) {
+  for (const JobRow& row : queue.jobs())
+    if (row.state == JobState::running) return true;
+  return false;
+}
+
 std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
@@ -148,6 +154,9 @@ int run_worker(const WorkerOptions& options) {
     }
     std::optional<JobRow> job =
         queue.claim_next_job(owner, std::chrono::duration<double>(options.timing.lease_s));
+    // Idle means nothing queued and nothing running: a running job may be a dead worker's,
+    // which this worker must stay to reclaim once its lease expires.
+    if (!job && options.idle_exit_s > 0 && any_running(queue)) idle_since = Clock::now();
     if (!job && options.idle_exit_s > 0 &&
         Clock::now() - idle_since >= std::chrono::duration<double>(options.idle_exit_s)) {
       SpawnLock spawn(paths);

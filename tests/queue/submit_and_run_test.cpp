@@ -148,7 +148,7 @@ TEST(QueueApi, SubmitWaitFetchFromCpp) {
 
 TEST(QueueConcurrency, EightSubmittersAtOnceGetEightJobsAndStatusNeverFails) {
   QueueDir dir;
-  dir.write("tiny.yaml", tiny_config("many", 1, 1, 128));
+  dir.write("tiny.yaml", tiny_config("many", 1, 2, 4096, 64));
   std::vector<pid_t> submitters;
   std::vector<std::string> outs;
   for (int i = 0; i < 8; ++i) {

@@ -17,8 +17,8 @@ TEST(ShippedConfigs, QuickstartIsASmallLenetGrid) {
   EXPECT_EQ(config.trial_count(), 6u);
   EXPECT_EQ(config.shape(), "grid 3 × 2");
   EXPECT_EQ(config.base.model.preset, "lenet");
-  EXPECT_EQ(config.base.data.train_limit, 6000);
-  EXPECT_EQ(config.base.data.test_limit, 1000);
+  EXPECT_EQ(config.base.data.train_limit, 12000);
+  EXPECT_EQ(config.base.data.test_limit, 2000);
   EXPECT_EQ(config.resources.cpu_slots, 2);
   EXPECT_EQ(config.resources.cpu_threads, 1);
   EXPECT_EQ(expand(config).size(), 6u);
