@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   sweep::cli::add_run_command(app, exit_code);
   sweep::cli::add_resume_command(app, exit_code);
   sweep::cli::add_inspect_commands(app, exit_code);
+  sweep::cli::add_report_command(app, exit_code);
   sweep::cli::add_version_command(app, exit_code);
   sweep::cli::add_queue_commands(app, exit_code);
 

@@ -67,6 +67,12 @@ TEST(QueueSubmit, ReturnsAtOnceAndTheStartedWorkerRunsTheJobToDone) {
   const CommandResult table = dir.sweep({"fetch", std::to_string(id)});
   EXPECT_NE(table.out.find("best: trial"), std::string::npos) << table.out;
 
+  const fs::path report = dir.path() / "job-report.html";
+  const CommandResult report_command =
+      dir.sweep({"report", std::to_string(id), "-o", report.string()});
+  EXPECT_EQ(report_command.exit_code, 0) << report_command.err;
+  EXPECT_TRUE(fs::exists(report)) << report_command.out;
+
   const CommandResult logs = dir.sweep({"logs", std::to_string(id)});
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_NE(logs.out.find("job " + std::to_string(id) + " done"), std::string::npos) << logs.out;

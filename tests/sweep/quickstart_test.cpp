@@ -41,6 +41,13 @@ TEST(Quickstart, RunsAsShippedLearnsAndWritesReport) {
   const auto best = store.best_trial(sweep_row->id);
   ASSERT_TRUE(best.has_value());
   EXPECT_GT(best->value, 0.80) << "the best quickstart trial should reach well above chance";
+
+  // `sweep report` rebuilds the same report from the database alone.
+  const fs::path rebuilt = out / "rebuilt.html";
+  const std::string report = std::string("'") + SWEEP_BINARY + "' report quickstart --out '" +
+                             out.string() + "' -o '" + rebuilt.string() + "' > /dev/null";
+  EXPECT_EQ(std::system(report.c_str()), 0);
+  EXPECT_GT(fs::file_size(rebuilt), 100000u);
   fs::remove_all(out);
   fs::remove(out.string() + ".log");
 }

@@ -1,0 +1,80 @@
+/*
+ * report_command.cpp — `sweep report NAME|JOB [-o FILE]`: (re)build a sweep's HTML report.
+ *
+ * The report is a pure function of the database, so this works at any time: after the sweep,
+ * while it runs (the trials so far), or for a background job (a number that names no sweep is
+ * taken as a job id and resolved through the queue). The write is atomic (temp file + rename).
+ */
+#include <cctype>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "common/check.h"
+#include "reports/report.h"
+#include "store/store.h"
+#include "sweep/cli/commands.h"
+#include "sweep/queue/job_report.h"
+#include "sweep/queue/queue.h"
+#include "sweep/run_sweep.h"
+
+namespace sweep::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool all_digits(const std::string& text) {
+  if (text.empty()) return false;
+  for (char c : text)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string target, out_dir = "runs", db_path, output, queue;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("report", "Write a sweep's HTML report (also while it runs)");
+  c->add_option("NAME|JOB", o->target, "The sweep's name, or a submitted job's id")->required();
+  c->add_option("--out", o->out_dir, "Directory of runs (default: runs)")->type_name("DIR");
+  c->add_option("--db", o->db_path, "SQLite database (default: OUT/NAME/sweep.db)")
+      ->type_name("PATH");
+  c->add_option("-o,--output", o->output, "Where to write it (default: beside the database)")
+      ->type_name("FILE");
+  c->add_option("--queue", o->queue, "Queue database, for a job id (default: ~/.sweep/queue.db)")
+      ->type_name("PATH");
+  c->footer(
+      "One self-contained HTML file (charts embedded; opens offline in any browser).\n"
+      "Examples:\n"
+      "  sweep report quickstart                 # runs/quickstart/report.html\n"
+      "  sweep report quickstart -o /tmp/q.html\n"
+      "  sweep report 3                          # job 3 of `sweep submit`");
+  c->callback([o, &exit_code] {
+    const fs::path db = o->db_path.empty() ? run::default_db_path(o->out_dir, o->target)
+                                           : fs::path(o->db_path);
+    if (!fs::exists(db) && o->db_path.empty() && all_digits(o->target)) {
+      queue::Queue q(o->queue.empty() ? queue::default_queue_path() : fs::path(o->queue),
+                     {.read_only = true});
+      std::cout << queue::write_job_report(q.job(std::stoll(o->target)), o->output).string()
+                << "\n";
+      exit_code = kExitOk;
+      return;
+    }
+    if (!fs::exists(db))
+      throw Error("no sweep database at " + db.string() +
+                  (o->db_path.empty() ? " (give --out DIR or --db PATH)" : ""));
+    StoreOptions options;
+    options.read_only = true;
+    Store store(db, options);
+    const fs::path out = o->output.empty() ? db.parent_path() / "report.html" : fs::path(o->output);
+    reports::write_report(store, o->target, out.string());
+    std::cout << out.string() << "\n";
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace sweep::cli

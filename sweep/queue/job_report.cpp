@@ -1,0 +1,24 @@
+/*
+ * job_report.cpp — job id → sweep database → reports::write_report. The database is opened
+ * read-only: a report of a running job never takes the worker's write lock.
+ */
+#include "sweep/queue/job_report.h"
+
+#include "reports/report.h"
+
+namespace sweep::queue {
+
+std::filesystem::path write_job_report(const Job& job, const std::filesystem::path& out_path) {
+  const JobSweep sweep = job_sweep(job.row());
+  if (!std::filesystem::exists(sweep.db_path))
+    throw Error("job " + std::to_string(job.id()) + " has not started yet (" +
+                std::string(to_string(job.state())) + "): no sweep database at " +
+                sweep.db_path.string());
+  Store store(sweep.db_path, StoreOptions{.read_only = true});
+  const std::filesystem::path out =
+      out_path.empty() ? sweep.db_path.parent_path() / "report.html" : out_path;
+  reports::write_report(store, sweep.name, out.string());
+  return out;
+}
+
+}  // namespace sweep::queue
