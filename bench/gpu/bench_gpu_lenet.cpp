@@ -6,8 +6,9 @@
  * shuffled index array, forward, softmax cross-entropy, backward, the fused SGD-momentum update
  * (lr 0.01, momentum 0.9, weight decay 5e-4, through trainer/optim's Optimizer). Timed with CUDA
  * events around a fixed number of steps after a warm-up, median of several repeats. Two modes:
- * eager (one launch per op, as train() runs today) and graph (the step captured once with
- * CudaBackend::begin_capture and replayed, the batch offset and step read from the device block).
+ * eager (one launch per op) and graph (the step captured once with CudaBackend::begin_capture and
+ * replayed, the batch offset and step read from the device block). train() itself replays its
+ * full batches the same way; bench_gpu_train times that, which is what a user gets.
  *
  *   bench_gpu_lenet [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet]
  *                   [--batch 64|256] [--mode eager|graph]

@@ -26,7 +26,7 @@ void add_resume_command(CLI::App& app, int& exit_code);
 void add_inspect_commands(CLI::App& app, int& exit_code);
 // report NAME|JOB: the HTML report from the database (sweep/cli/report_command.cpp).
 void add_report_command(CLI::App& app, int& exit_code);
-// submit, worker, status, wait, cancel, logs, fetch, report JOB (sweep/cli/queue_commands.cpp).
+// submit, worker, status, wait, cancel, logs, fetch (sweep/cli/queue_commands.cpp).
 void add_queue_commands(CLI::App& app, int& exit_code);
 
 // `--set KEY=VALUE`, repeatable, on a subcommand.

@@ -3,9 +3,7 @@
  * cancel, logs, fetch. Every command takes --queue PATH (default $SWEEP_HOME/queue.db, else
  * ~/.sweep/queue.db) and calls sweep/queue/queue.h; nothing here touches SQL.
  *
- * `sweep report JOB` is registered here only when no other `report` subcommand exists (one for
- * sweep names may come from the reports side; then it should accept a job id through
- * sweep/queue/job_report.h).
+ * `sweep report JOB` lives in report_command.cpp (NAME or JOB), through sweep/queue/job_report.h.
  *
  * The decision: readers (status, wait, logs, fetch) open the queue read-only, so polling them in
  * a loop never takes SQLite's write lock away from the workers; only submit, cancel and the
@@ -25,7 +23,6 @@
 #include "sweep/cli/commands.h"
 #include "sweep/config.h"
 #include "sweep/expand.h"
-#include "sweep/queue/job_report.h"
 #include "sweep/queue/queue.h"
 #include "sweep/queue/worker.h"
 #include "sweep/queue/worker_registry.h"
@@ -495,33 +492,6 @@ void add_fetch(CLI::App& app, int& exit_code) {
   });
 }
 
-// ---- report ----------------------------------------------------------------------------------
-
-void add_report(CLI::App& app, int& exit_code) {
-  for (const CLI::App* existing : app.get_subcommands([](CLI::App*) { return true; }))
-    if (existing->get_name() == "report") return;
-  struct Options {
-    std::string queue, job, output;
-  };
-  auto o = std::make_shared<Options>();
-  CLI::App* c = app.add_subcommand("report", "Write the HTML report of a submitted job's sweep");
-  c->add_option("JOB", o->job, "The job id")->required();
-  add_queue_option(*c, o->queue);
-  c->add_option("-o,--output", o->output, "Where to write it (default: OUT/NAME/report.html)")
-      ->type_name("FILE");
-  c->footer(
-      "The same report `sweep run` writes at the end; while the job runs it shows the trials so\n"
-      "far.\n"
-      "Examples:\n"
-      "  sweep report 3\n"
-      "  sweep report 3 -o /tmp/job3.html");
-  c->callback([o, &exit_code] {
-    Queue q(queue_path(o->queue), {.read_only = true});
-    std::cout << queue::write_job_report(q.job(parse_job_id(o->job)), o->output).string() << "\n";
-    exit_code = kExitOk;
-  });
-}
-
 }  // namespace
 
 void add_queue_commands(CLI::App& app, int& exit_code) {
@@ -532,7 +502,6 @@ void add_queue_commands(CLI::App& app, int& exit_code) {
   add_cancel(app, exit_code);
   add_logs(app, exit_code);
   add_fetch(app, exit_code);
-  add_report(app, exit_code);
 }
 
 }  // namespace sweep::cli

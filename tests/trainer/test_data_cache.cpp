@@ -1,0 +1,68 @@
+// The decoded-file cache in load_data: a second load of the same files gives the same data
+// without reading them again, and an edited file is read again (never a stale data set).
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/check.h"
+#include "trainer/data/load_data.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using sweep::trainer::DataSpec;
+using sweep::trainer::load_data;
+
+void put_u32(std::ofstream& out, std::uint32_t v) {
+  const unsigned char b[4] = {static_cast<unsigned char>(v >> 24), static_cast<unsigned char>(v >> 16),
+                              static_cast<unsigned char>(v >> 8), static_cast<unsigned char>(v)};
+  out.write(reinterpret_cast<const char*>(b), 4);
+}
+
+// n images of 2x2 pixels all equal to `pixel`, labels i % 10.
+void write_split(const fs::path& dir, const std::string& split, int n, unsigned char pixel) {
+  std::ofstream images(dir / (split + "-images-idx3-ubyte"), std::ios::binary);
+  put_u32(images, 0x803);
+  put_u32(images, static_cast<std::uint32_t>(n));
+  put_u32(images, 2);
+  put_u32(images, 2);
+  for (int i = 0; i < n * 4; ++i) images.put(static_cast<char>(pixel));
+  std::ofstream labels(dir / (split + "-labels-idx1-ubyte"), std::ios::binary);
+  put_u32(labels, 0x801);
+  put_u32(labels, static_cast<std::uint32_t>(n));
+  for (int i = 0; i < n; ++i) labels.put(static_cast<char>(i % 10));
+}
+
+TEST(DataCache, SecondLoadIsTheSameAndAnEditedFileIsReadAgain) {
+  const fs::path dir = fs::temp_directory_path() / ("sweep_data_cache_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_split(dir, "train", 20, 7);
+  write_split(dir, "t10k", 10, 7);
+  DataSpec spec;
+  spec.dataset = "mnist";
+  spec.path = dir.string();
+  spec.normalize = false;
+
+  const auto first = load_data(spec, 1);
+  const auto second = load_data(spec, 1);
+  EXPECT_EQ(first.train.images, second.train.images);
+  EXPECT_EQ(first.validation.labels, second.validation.labels);
+  ASSERT_EQ(first.train.size(), 20);
+
+  write_split(dir, "train", 30, 9);  // a different size: the stamp changes
+  const auto edited = load_data(spec, 1);
+  EXPECT_EQ(edited.train.size(), 30);
+  EXPECT_EQ(edited.train.images.front(), 9);
+
+  fs::resize_file(dir / "train-images-idx3-ubyte", 40);  // truncated: the reader's error again
+  EXPECT_THROW(load_data(spec, 1), sweep::Error);
+  fs::remove_all(dir);
+}
+
+}  // namespace
