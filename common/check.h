@@ -32,7 +32,8 @@ class CallError : public Error {
  public:
   CallError(std::string call, std::string file, int line, std::string detail)
       : Error(call + " failed at " + file + ":" + std::to_string(line) + ": " + detail),
-        call_(std::move(call)), detail_(std::move(detail)) {}
+        call_(std::move(call)),
+        detail_(std::move(detail)) {}
   const std::string& call() const noexcept { return call_; }
   const std::string& detail() const noexcept { return detail_; }
 
@@ -48,7 +49,8 @@ class OutOfMemory : public Error {
   OutOfMemory(const std::string& where, std::size_t bytes_asked, std::size_t bytes_free)
       : Error("out of memory on " + where + ": asked for " + std::to_string(bytes_asked) +
               " bytes, " + std::to_string(bytes_free) + " bytes free"),
-        asked_(bytes_asked), free_(bytes_free) {}
+        asked_(bytes_asked),
+        free_(bytes_free) {}
   std::size_t bytes_asked() const noexcept { return asked_; }
   std::size_t bytes_free() const noexcept { return free_; }
 
@@ -71,64 +73,64 @@ constexpr const char* short_file(const char* path) {
 
 }  // namespace sweep
 
-#define SWEEP_CHECK_CUDA(call)                                                                 \
-  do {                                                                                         \
-    cudaError_t sweep_e_ = (call);                                                             \
-    if (sweep_e_ != cudaSuccess)                                                               \
-      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__,                \
-                                std::string(cudaGetErrorName(sweep_e_)) + ": " +               \
-                                    cudaGetErrorString(sweep_e_));                             \
+#define SWEEP_CHECK_CUDA(call)                                                            \
+  do {                                                                                    \
+    cudaError_t sweep_e_ = (call);                                                        \
+    if (sweep_e_ != cudaSuccess)                                                          \
+      ::sweep::throw_call_error(                                                          \
+          #call, ::sweep::short_file(__FILE__), __LINE__,                                 \
+          std::string(cudaGetErrorName(sweep_e_)) + ": " + cudaGetErrorString(sweep_e_)); \
   } while (0)
 
 // After a kernel launch: launch-configuration errors surface here, not at the next sync.
 #define SWEEP_CHECK_LAUNCH() SWEEP_CHECK_CUDA(cudaGetLastError())
 
-#define SWEEP_CHECK_CUDNN(call)                                                                \
-  do {                                                                                         \
-    cudnnStatus_t sweep_s_ = (call);                                                           \
-    if (sweep_s_ != CUDNN_STATUS_SUCCESS)                                                      \
-      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__,                \
-                                cudnnGetErrorString(sweep_s_));                                \
+#define SWEEP_CHECK_CUDNN(call)                                                 \
+  do {                                                                          \
+    cudnnStatus_t sweep_s_ = (call);                                            \
+    if (sweep_s_ != CUDNN_STATUS_SUCCESS)                                       \
+      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__, \
+                                cudnnGetErrorString(sweep_s_));                 \
   } while (0)
 
-#define SWEEP_CHECK_CUBLAS(call)                                                               \
-  do {                                                                                         \
-    cublasStatus_t sweep_s_ = (call);                                                          \
-    if (sweep_s_ != CUBLAS_STATUS_SUCCESS)                                                     \
-      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__,                \
-                                cublasGetStatusString(sweep_s_));                              \
+#define SWEEP_CHECK_CUBLAS(call)                                                \
+  do {                                                                          \
+    cublasStatus_t sweep_s_ = (call);                                           \
+    if (sweep_s_ != CUBLAS_STATUS_SUCCESS)                                      \
+      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__, \
+                                cublasGetStatusString(sweep_s_));               \
   } while (0)
 
-#define SWEEP_CHECK_NCCL(call)                                                                 \
-  do {                                                                                         \
-    ncclResult_t sweep_r_ = (call);                                                            \
-    if (sweep_r_ != ncclSuccess)                                                               \
-      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__,                \
-                                ncclGetErrorString(sweep_r_));                                 \
+#define SWEEP_CHECK_NCCL(call)                                                  \
+  do {                                                                          \
+    ncclResult_t sweep_r_ = (call);                                             \
+    if (sweep_r_ != ncclSuccess)                                                \
+      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__, \
+                                ncclGetErrorString(sweep_r_));                  \
   } while (0)
 
 // `db` may be null (sqlite3_open_v2 failing before a handle exists).
-#define SWEEP_CHECK_SQLITE(db, call)                                                           \
-  do {                                                                                         \
-    int sweep_rc_ = (call);                                                                    \
-    if (sweep_rc_ != SQLITE_OK && sweep_rc_ != SQLITE_ROW && sweep_rc_ != SQLITE_DONE)         \
-      ::sweep::throw_call_error(                                                               \
-          #call, ::sweep::short_file(__FILE__), __LINE__,                                      \
-          std::string(sqlite3_errstr(sweep_rc_)) +                                             \
-              ((db) ? std::string(" (") + sqlite3_errmsg(db) + ")" : std::string()));          \
+#define SWEEP_CHECK_SQLITE(db, call)                                                   \
+  do {                                                                                 \
+    int sweep_rc_ = (call);                                                            \
+    if (sweep_rc_ != SQLITE_OK && sweep_rc_ != SQLITE_ROW && sweep_rc_ != SQLITE_DONE) \
+      ::sweep::throw_call_error(                                                       \
+          #call, ::sweep::short_file(__FILE__), __LINE__,                              \
+          std::string(sqlite3_errstr(sweep_rc_)) +                                     \
+              ((db) ? std::string(" (") + sqlite3_errmsg(db) + ")" : std::string()));  \
   } while (0)
 
-#define SWEEP_CHECK_SYS(call)                                                                  \
-  do {                                                                                         \
-    if ((call) == -1)                                                                          \
-      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__,                \
-                                std::strerror(errno));                                         \
+#define SWEEP_CHECK_SYS(call)                                                   \
+  do {                                                                          \
+    if ((call) == -1)                                                           \
+      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__, \
+                                std::strerror(errno));                          \
   } while (0)
 
 // For destructors and other noexcept paths: report to stderr, never throw.
-#define SWEEP_LOG_ON_ERROR(ok_expr, what)                                                      \
-  do {                                                                                         \
-    if (!(ok_expr))                                                                            \
-      std::fprintf(stderr, "sweep: %s failed at %s:%d (ignored in cleanup)\n", what,           \
-                   ::sweep::short_file(__FILE__), __LINE__);                                   \
+#define SWEEP_LOG_ON_ERROR(ok_expr, what)                                            \
+  do {                                                                               \
+    if (!(ok_expr))                                                                  \
+      std::fprintf(stderr, "sweep: %s failed at %s:%d (ignored in cleanup)\n", what, \
+                   ::sweep::short_file(__FILE__), __LINE__);                         \
   } while (0)

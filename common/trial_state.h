@@ -10,7 +10,7 @@
 namespace sweep {
 
 enum class TrialState {
-  queued,         // waiting for a device slot (the store keeps why)
+  queued,  // waiting for a device slot (the store keeps why)
   running,
   completed,
   failed,         // threw, ran out of memory, timed out, external program exited non-zero
@@ -22,14 +22,22 @@ enum class TrialState {
 
 constexpr std::string_view to_string(TrialState s) {
   switch (s) {
-    case TrialState::queued: return "queued";
-    case TrialState::running: return "running";
-    case TrialState::completed: return "completed";
-    case TrialState::failed: return "failed";
-    case TrialState::diverged: return "diverged";
-    case TrialState::stopped_early: return "stopped_early";
-    case TrialState::cancelled: return "cancelled";
-    case TrialState::interrupted: return "interrupted";
+    case TrialState::queued:
+      return "queued";
+    case TrialState::running:
+      return "running";
+    case TrialState::completed:
+      return "completed";
+    case TrialState::failed:
+      return "failed";
+    case TrialState::diverged:
+      return "diverged";
+    case TrialState::stopped_early:
+      return "stopped_early";
+    case TrialState::cancelled:
+      return "cancelled";
+    case TrialState::interrupted:
+      return "interrupted";
   }
   return "unknown";
 }

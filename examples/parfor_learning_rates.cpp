@@ -54,9 +54,9 @@ int main() {
       ToContext callback(context);
       const trainer::TrainResult result = trainer::train(config, callback);
       const TrialState state = result.state == trainer::RunState::diverged ? TrialState::diverged
-                                                                            : TrialState::completed;
-      return scheduler::TrialOutcome{state, trainer::to_string(result.state),
-                                     {{"val_accuracy", result.final_val_accuracy}}};
+                                                                           : TrialState::completed;
+      return scheduler::TrialOutcome{
+          state, trainer::to_string(result.state), {{"val_accuracy", result.final_val_accuracy}}};
     }));
   }
   // Whichever finishes first is printed first.

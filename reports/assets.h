@@ -11,9 +11,9 @@
 
 namespace sweep::reports::assets {
 
-std::string_view echarts_js();   // reports/vendor/echarts/echarts.min.js (Apache ECharts 5.6.0)
-std::string_view status_js();    // reports/assets/report_status.js: records errors, drawn charts
-std::string_view report_js();    // reports/assets/report.js: charts and table from the JSON data
-std::string_view report_css();   // reports/assets/report.css
+std::string_view echarts_js();  // reports/vendor/echarts/echarts.min.js (Apache ECharts 5.6.0)
+std::string_view status_js();   // reports/assets/report_status.js: records errors, drawn charts
+std::string_view report_js();   // reports/assets/report.js: charts and table from the JSON data
+std::string_view report_css();  // reports/assets/report.css
 
 }  // namespace sweep::reports::assets

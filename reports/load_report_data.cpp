@@ -9,12 +9,12 @@
  *  - The data set (for the confusion matrix's class names) is read from the config's
  *    data.dataset with yaml-cpp; a config that cannot be parsed only loses the class names.
  */
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <unordered_map>
-
-#include <yaml-cpp/yaml.h>
 
 #include "common/check.h"
 #include "reports/report.h"

@@ -111,8 +111,9 @@ void render_header(std::string& html, const ReportData& data) {
   html += "<header class=\"top\"><div class=\"eyebrow\">sweep report</div><h1 id=\"sweep-name\">";
   html += escape_html(data.name.empty() ? std::string("(unnamed sweep)") : data.name);
   html += "</h1><div class=\"meta\">";
-  meta_item(html, "target", data.metric_name + " (" +
-                                (data.goal == Goal::maximize ? "maximize" : "minimize") + ")");
+  meta_item(
+      html, "target",
+      data.metric_name + " (" + (data.goal == Goal::maximize ? "maximize" : "minimize") + ")");
   meta_item(html, "state", data.sweep_state);
   meta_item(html, "devices", data.devices);
   meta_item(html, "dataset", data.dataset);
@@ -125,9 +126,9 @@ void render_header(std::string& html, const ReportData& data) {
   html += "</div><div class=\"chips\" id=\"state-counts\">";
   html += state_chip("total", std::to_string(data.trials.size()) +
                                   (data.trials.size() == 1 ? " trial" : " trials"));
-  for (const TrialState st : {TrialState::completed, TrialState::stopped_early, TrialState::diverged,
-                              TrialState::failed, TrialState::cancelled, TrialState::interrupted,
-                              TrialState::running, TrialState::queued}) {
+  for (const TrialState st :
+       {TrialState::completed, TrialState::stopped_early, TrialState::diverged, TrialState::failed,
+        TrialState::cancelled, TrialState::interrupted, TrialState::running, TrialState::queued}) {
     const auto n = std::count_if(data.trials.begin(), data.trials.end(),
                                  [&](const TrialData& t) { return t.state == st; });
     if (n == 0) continue;
@@ -160,7 +161,8 @@ void render_best(std::string& html, const ReportData& data, const ReportModel& m
   html += " ";
   html += state_chip(to_string(best.state), std::string(to_string(best.state)));
   if (!best.device.empty()) html += " on " + escape_html(best.device);
-  if (const auto secs = trial_seconds(best)) html += " \xC2\xB7 " + escape_html(format_duration(*secs));
+  if (const auto secs = trial_seconds(best))
+    html += " \xC2\xB7 " + escape_html(format_duration(*secs));
   html += "</p>";
 
   // Its parameters, swept ones first and marked.
@@ -209,9 +211,10 @@ void render_best(std::string& html, const ReportData& data, const ReportModel& m
     std::sort(all.begin(), all.end());
     const double median = all.size() % 2 ? all[all.size() / 2]
                                          : 0.5 * (all[all.size() / 2 - 1] + all[all.size() / 2]);
-    html += "<li>Median of " + std::to_string(all.size()) + " trials: " +
-            escape_html(format_number(median)) + "; range " + escape_html(format_number(all.front())) +
-            " \xE2\x80\x93 " + escape_html(format_number(all.back())) + ".</li>";
+    html += "<li>Median of " + std::to_string(all.size()) +
+            " trials: " + escape_html(format_number(median)) + "; range " +
+            escape_html(format_number(all.front())) + " \xE2\x80\x93 " +
+            escape_html(format_number(all.back())) + ".</li>";
   }
   html += "</ul></section>";
 }
@@ -226,8 +229,9 @@ void render_config(std::string& html, const ReportData& data, const ReportModel&
         for (std::size_t i = 0; i < p.values.size(); ++i)
           html += (i ? ", " : "") + escape_html(format_value(p.values[i]));
       } else {
-        html += std::to_string(p.values.size()) + " values, " + escape_html(format_value(p.values.front())) +
-                " \xE2\x80\x93 " + escape_html(format_value(p.values.back()));
+        html += std::to_string(p.values.size()) + " values, " +
+                escape_html(format_value(p.values.front())) + " \xE2\x80\x93 " +
+                escape_html(format_value(p.values.back()));
       }
       html += "</td></tr>";
     }
@@ -236,7 +240,8 @@ void render_config(std::string& html, const ReportData& data, const ReportModel&
   if (!model.fixed.empty()) {
     html += "<p class=\"muted\">Fixed parameters</p><table class=\"kv\">";
     for (const auto& [name, value] : model.fixed.items())
-      html += "<tr><th>" + escape_html(name) + "</th><td>" + escape_html(format_value(value)) + "</td></tr>";
+      html += "<tr><th>" + escape_html(name) + "</th><td>" + escape_html(format_value(value)) +
+              "</td></tr>";
     html += "</table>";
   }
   html += "<details class=\"config\"><summary>Configuration";
@@ -249,7 +254,8 @@ void render_config(std::string& html, const ReportData& data, const ReportModel&
 // A card holding one chart; report.js fills the div and may retitle the card.
 void chart_card(std::string& html, const char* id, const std::string& title, const char* note,
                 bool wide = false) {
-  html += wide ? "<section class=\"card chart-card wide\" id=\"card-" : "<section class=\"card chart-card\" id=\"card-";
+  html += wide ? "<section class=\"card chart-card wide\" id=\"card-"
+               : "<section class=\"card chart-card\" id=\"card-";
   html += id;
   html += "\"><h2>";
   html += escape_html(title);
@@ -269,9 +275,10 @@ std::string render_report(const ReportData& data) {
 
   std::string html;
   html.reserve(payload.size() + assets::echarts_js().size() + 64 * 1024);
-  html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-          "<meta name=\"generator\" content=\"sweep\"><title>";
+  html +=
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<meta name=\"generator\" content=\"sweep\"><title>";
   html += escape_html(data.name);
   html += " \xE2\x80\x94 sweep report</title><style>";
   html += assets::report_css();
@@ -289,12 +296,14 @@ std::string render_report(const ReportData& data) {
              "tooltip. The best cell is outlined.");
   chart_card(html, "vs-param", metric + " against learning rate",
              "Best trial per point, one line per batch size.");
-  chart_card(html, "curves-metric", "Learning curves: " + metric,
-             "Every trial, coloured by learning rate; the best trial is the thick line. Markers show "
-             "where early-stopped, diverged and failed runs ended.",
-             true);
+  chart_card(
+      html, "curves-metric", "Learning curves: " + metric,
+      "Every trial, coloured by learning rate; the best trial is the thick line. Markers show "
+      "where early-stopped, diverged and failed runs ended.",
+      true);
   chart_card(html, "curves-loss", "Learning curves: training loss",
-             "Averaged to at most 200 points per trial. Click legend entries to hide groups.", true);
+             "Averaged to at most 200 points per trial. Click legend entries to hide groups.",
+             true);
   chart_card(html, "parallel", "Every swept parameter \xE2\x86\x92 " + metric,
              "One line per trial; drag along an axis to filter.", true);
   chart_card(html, "confusion", "Confusion matrix of the best trial",
@@ -302,18 +311,21 @@ std::string render_report(const ReportData& data) {
   chart_card(html, "time", "Time per trial", "Wall-clock seconds, coloured by final state.");
   html += "</div>";
 
-  html += "<section class=\"card table-card\" id=\"card-table\"><div class=\"table-head\"><h2>All trials"
-          "</h2><div class=\"table-tools\"><input type=\"search\" id=\"trial-filter\" "
-          "placeholder=\"Filter: text, or param=value\" aria-label=\"Filter trials\">"
-          "<select id=\"state-filter\" aria-label=\"Filter by state\"><option value=\"\">all states"
-          "</option></select><span id=\"trial-count\" class=\"muted\"></span></div></div>"
-          "<div class=\"table-wrap\"><table id=\"trials-table\" class=\"trials\"><thead></thead>"
-          "<tbody></tbody></table></div></section>";
+  html +=
+      "<section class=\"card table-card\" id=\"card-table\"><div class=\"table-head\"><h2>All "
+      "trials"
+      "</h2><div class=\"table-tools\"><input type=\"search\" id=\"trial-filter\" "
+      "placeholder=\"Filter: text, or param=value\" aria-label=\"Filter trials\">"
+      "<select id=\"state-filter\" aria-label=\"Filter by state\"><option value=\"\">all states"
+      "</option></select><span id=\"trial-count\" class=\"muted\"></span></div></div>"
+      "<div class=\"table-wrap\"><table id=\"trials-table\" class=\"trials\"><thead></thead>"
+      "<tbody></tbody></table></div></section>";
 
   html += "<footer>Generated by sweep";
   if (data.generated_at > 0) html += " on " + escape_html(format_utc(data.generated_at));
-  html += " \xC2\xB7 charts drawn with Apache ECharts 5.6.0 (Apache License 2.0), embedded: this "
-          "file works offline.</footer></main>";
+  html +=
+      " \xC2\xB7 charts drawn with Apache ECharts 5.6.0 (Apache License 2.0), embedded: this "
+      "file works offline.</footer></main>";
   html += "<pre id=\"report-status\" hidden></pre>";
   html += "<script type=\"application/json\" id=\"report-data\">";
   html += payload;

@@ -56,9 +56,7 @@ bool ranks_before(const TrialScore& sa, std::int64_t na, const TrialScore& sb, s
 
 }  // namespace
 
-bool is_better(double a, double b, Goal goal) {
-  return goal == Goal::maximize ? a > b : a < b;
-}
+bool is_better(double a, double b, Goal goal) { return goal == Goal::maximize ? a > b : a < b; }
 
 TrialScore score_trial(const TrialData& trial, const std::string& metric, Goal goal) {
   TrialScore score;
@@ -92,7 +90,8 @@ TrialScore score_trial(const TrialData& trial, const std::string& metric, Goal g
 std::vector<TrialScore> score_trials(const ReportData& data) {
   std::vector<TrialScore> scores;
   scores.reserve(data.trials.size());
-  for (const TrialData& t : data.trials) scores.push_back(score_trial(t, data.metric_name, data.goal));
+  for (const TrialData& t : data.trials)
+    scores.push_back(score_trial(t, data.metric_name, data.goal));
   return scores;
 }
 
@@ -110,7 +109,8 @@ std::optional<std::size_t> best_trial_index(const ReportData& data,
 
 std::size_t SweptParam::index_of(const nlohmann::json& value) const {
   const auto it = std::lower_bound(values.begin(), values.end(), value, json_less);
-  if (it != values.end() && !json_less(value, *it)) return static_cast<std::size_t>(it - values.begin());
+  if (it != values.end() && !json_less(value, *it))
+    return static_cast<std::size_t>(it - values.begin());
   return values.size();
 }
 
@@ -174,9 +174,15 @@ nlohmann::json fixed_params(const ReportData& data) {
 HeatmapAxes choose_heatmap_axes(const std::vector<SweptParam>& params) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < params.size(); ++i)
-    if (is_learning_rate(params[i].name)) { order.push_back(i); break; }
+    if (is_learning_rate(params[i].name)) {
+      order.push_back(i);
+      break;
+    }
   for (std::size_t i = 0; i < params.size(); ++i)
-    if (is_batch_size(params[i].name) && !is_learning_rate(params[i].name)) { order.push_back(i); break; }
+    if (is_batch_size(params[i].name) && !is_learning_rate(params[i].name)) {
+      order.push_back(i);
+      break;
+    }
   std::vector<std::size_t> rest;
   for (std::size_t i = 0; i < params.size(); ++i)
     if (std::find(order.begin(), order.end(), i) == order.end()) rest.push_back(i);
@@ -190,7 +196,8 @@ HeatmapAxes choose_heatmap_axes(const std::vector<SweptParam>& params) {
   return axes;
 }
 
-std::vector<HeatmapCell> heatmap_cells(const ReportData& data, const std::vector<TrialScore>& scores,
+std::vector<HeatmapCell> heatmap_cells(const ReportData& data,
+                                       const std::vector<TrialScore>& scores,
                                        const std::vector<SweptParam>& params,
                                        const HeatmapAxes& axes) {
   std::vector<HeatmapCell> cells;
@@ -232,7 +239,8 @@ std::vector<CurvePoint> downsample(const std::vector<SeriesPoint>& points, std::
   if (n <= max_points) {
     out.reserve(n);
     for (const SeriesPoint& p : points)
-      out.push_back({p.epoch, std::isfinite(p.value) ? std::optional<double>(p.value) : std::nullopt});
+      out.push_back(
+          {p.epoch, std::isfinite(p.value) ? std::optional<double>(p.value) : std::nullopt});
     return out;
   }
   out.reserve(max_points);
@@ -263,11 +271,11 @@ double round_significant(double value, int digits) {
 }
 
 std::vector<std::string> class_labels(const std::string& dataset, std::size_t classes) {
-  static const std::vector<std::string> fashion = {"T-shirt/top", "Trouser", "Pullover", "Dress",
-                                                   "Coat",        "Sandal",  "Shirt",    "Sneaker",
-                                                   "Bag",         "Ankle boot"};
-  static const std::vector<std::string> cifar10 = {"airplane", "automobile", "bird",  "cat",  "deer",
-                                                   "dog",      "frog",       "horse", "ship", "truck"};
+  static const std::vector<std::string> fashion = {
+      "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+      "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+  static const std::vector<std::string> cifar10 = {
+      "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"};
   if (classes == 10 && (dataset == "fashion-mnist" || dataset == "fashion_mnist")) return fashion;
   if (classes == 10 && (dataset == "cifar10" || dataset == "cifar-10")) return cifar10;
   std::vector<std::string> labels;
@@ -304,9 +312,9 @@ ReportModel analyze(const ReportData& data) {
   }
   for (std::size_t i = 0; i < data.trials.size(); ++i) {
     if (!model.scores[i].best || (model.best && i == *model.best)) continue;
-    if (!model.runner_up || ranks_before(model.scores[i], data.trials[i].number,
-                                         model.scores[*model.runner_up],
-                                         data.trials[*model.runner_up].number, data.goal))
+    if (!model.runner_up ||
+        ranks_before(model.scores[i], data.trials[i].number, model.scores[*model.runner_up],
+                     data.trials[*model.runner_up].number, data.goal))
       model.runner_up = i;
   }
   return model;

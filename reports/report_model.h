@@ -16,19 +16,18 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "reports/report_data.h"
 
 namespace sweep::reports {
 
 struct TrialScore {
-  std::optional<double> best;        // best finite value of the target metric
+  std::optional<double> best;  // best finite value of the target metric
   std::int64_t best_step = 0;
   std::optional<double> best_epoch;
   std::optional<double> final_value;  // value at the highest step (may be non-finite)
@@ -45,11 +44,11 @@ std::optional<std::size_t> best_trial_index(const ReportData& data,
                                             const std::vector<TrialScore>& scores);
 
 struct SweptParam {
-  std::string name;                   // as in the params JSON: "training.learning_rate"
-  std::string label;                  // short, for axes: "learning_rate"
+  std::string name;                    // as in the params JSON: "training.learning_rate"
+  std::string label;                   // short, for axes: "learning_rate"
   std::vector<nlohmann::json> values;  // distinct values, sorted (numbers numerically)
-  bool numeric = true;                // every value is a number
-  bool log_scale = false;             // numeric, positive, and spans >= 20x (or is a learning rate)
+  bool numeric = true;                 // every value is a number
+  bool log_scale = false;  // numeric, positive, and spans >= 20x (or is a learning rate)
   std::size_t index_of(const nlohmann::json& value) const;  // values.size() when absent
 };
 
@@ -68,13 +67,14 @@ struct HeatmapAxes {
 HeatmapAxes choose_heatmap_axes(const std::vector<SweptParam>& params);
 
 struct HeatmapCell {
-  std::size_t x = 0, y = 0;   // value indices along the axes (y = 0 when there is no y axis)
-  std::size_t trial = 0;      // index into data.trials of the cell's best trial
-  double value = 0;           // its score
+  std::size_t x = 0, y = 0;  // value indices along the axes (y = 0 when there is no y axis)
+  std::size_t trial = 0;     // index into data.trials of the cell's best trial
+  double value = 0;          // its score
   std::size_t trials_in_cell = 0;
 };
 // One cell per (x, y) value pair that has a trial with a finite score.
-std::vector<HeatmapCell> heatmap_cells(const ReportData& data, const std::vector<TrialScore>& scores,
+std::vector<HeatmapCell> heatmap_cells(const ReportData& data,
+                                       const std::vector<TrialScore>& scores,
                                        const std::vector<SweptParam>& params,
                                        const HeatmapAxes& axes);
 
@@ -98,8 +98,8 @@ std::optional<double> trial_seconds(const TrialData& trial);
 
 // Everything above for one sweep, computed once and shared by the HTML and the chart data.
 struct ReportModel {
-  std::vector<TrialScore> scores;      // per trial, same order as data.trials
-  std::optional<std::size_t> best;     // index of the best trial
+  std::vector<TrialScore> scores;   // per trial, same order as data.trials
+  std::optional<std::size_t> best;  // index of the best trial
   std::vector<SweptParam> swept;
   nlohmann::json fixed = nlohmann::json::object();
   HeatmapAxes axes;

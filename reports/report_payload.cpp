@@ -77,7 +77,9 @@ json first_nonfinite(const TrialData& t, std::initializer_list<const std::string
       if (std::isfinite(p.value)) continue;
       if (found.is_null() || p.epoch < found_epoch) {
         found_epoch = p.epoch;
-        found = {{"metric", *name}, {"epoch", compact(round_significant(p.epoch, 4))}, {"kind", kind_of(p.value)}};
+        found = {{"metric", *name},
+                 {"epoch", compact(round_significant(p.epoch, 4))},
+                 {"kind", kind_of(p.value)}};
       }
       break;
     }
@@ -150,8 +152,9 @@ std::vector<std::vector<double>> confusion_matrix(const json& summary) {
     return matrix;
   }
   const auto classes = summary_number(summary, "classes");
-  const std::size_t n = classes && *classes > 0 ? static_cast<std::size_t>(*classes)
-                                                : static_cast<std::size_t>(std::lround(std::sqrt(c.size())));
+  const std::size_t n = classes && *classes > 0
+                            ? static_cast<std::size_t>(*classes)
+                            : static_cast<std::size_t>(std::lround(std::sqrt(c.size())));
   if (n == 0 || n * n != c.size()) return {};
   for (std::size_t r = 0; r < n; ++r) {
     std::vector<double> values;
@@ -176,8 +179,11 @@ json build_payload(const ReportData& data, const ReportModel& model) {
 
   json params = json::array();
   for (const SweptParam& p : model.swept)
-    params.push_back({{"name", p.name}, {"label", p.label}, {"values", p.values},
-                      {"numeric", p.numeric}, {"log", p.log_scale}});
+    params.push_back({{"name", p.name},
+                      {"label", p.label},
+                      {"values", p.values},
+                      {"numeric", p.numeric},
+                      {"log", p.log_scale}});
   out["params"] = std::move(params);
   out["fixed"] = model.fixed;
   out["axes"] = {{"x", model.axes.x ? json(*model.axes.x) : json(nullptr)},
@@ -217,7 +223,9 @@ json build_payload(const ReportData& data, const ReportModel& model) {
   out["trials"] = std::move(trials);
   out["curves"] = std::move(curves);
 
-  const auto index_or_null = [](std::optional<std::size_t> v) { return v ? json(*v) : json(nullptr); };
+  const auto index_or_null = [](std::optional<std::size_t> v) {
+    return v ? json(*v) : json(nullptr);
+  };
   out["best"] = index_or_null(model.best);
   out["runnerUp"] = index_or_null(model.runner_up);
   json heat = json::array();
@@ -250,9 +258,9 @@ json build_payload(const ReportData& data, const ReportModel& model) {
   }
 
   json counts = json::array();
-  for (const TrialState st : {TrialState::completed, TrialState::stopped_early, TrialState::diverged,
-                              TrialState::failed, TrialState::cancelled, TrialState::interrupted,
-                              TrialState::running, TrialState::queued}) {
+  for (const TrialState st :
+       {TrialState::completed, TrialState::stopped_early, TrialState::diverged, TrialState::failed,
+        TrialState::cancelled, TrialState::interrupted, TrialState::running, TrialState::queued}) {
     const auto n = std::count_if(data.trials.begin(), data.trials.end(),
                                  [&](const TrialData& t) { return t.state == st; });
     if (n > 0) counts.push_back({std::string(to_string(st)), n});

@@ -24,7 +24,6 @@
 #pragma once
 
 #include <cstddef>
-
 #include <nlohmann/json.hpp>
 
 #include "reports/report_data.h"

@@ -74,7 +74,8 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error("cannot create the directory " + dir.string() + " for the report: " + ec.message());
+  if (ec)
+    throw Error("cannot create the directory " + dir.string() + " for the report: " + ec.message());
   TempFile temp(path);
   temp.write_all(text);
   temp.rename_to(path);

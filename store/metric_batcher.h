@@ -30,9 +30,9 @@
 namespace sweep {
 
 struct MetricBatcherOptions {
-  std::size_t max_rows = 4096;                // write when this many points wait
-  std::chrono::milliseconds max_delay{200};   // ... or when the oldest waited this long
-  std::size_t max_pending = 1 << 18;          // add() blocks above this (the writer fell behind)
+  std::size_t max_rows = 4096;               // write when this many points wait
+  std::chrono::milliseconds max_delay{200};  // ... or when the oldest waited this long
+  std::size_t max_pending = 1 << 18;         // add() blocks above this (the writer fell behind)
 };
 
 class MetricBatcher {
@@ -61,10 +61,10 @@ class MetricBatcher {
   std::condition_variable wake_writer_;  // points arrived / flush asked / stopping
   std::condition_variable progress_;     // a batch was written (or failed)
   std::vector<MetricPoint> pending_;
-  std::uint64_t added_ = 0;            // points ever added
-  std::uint64_t done_ = 0;             // points handled by the writer (written or failed)
-  std::uint64_t written_ = 0;          // points committed
-  std::uint64_t flush_wanted_ = 0;     // write at least up to here without waiting for max_delay
+  std::uint64_t added_ = 0;         // points ever added
+  std::uint64_t done_ = 0;          // points handled by the writer (written or failed)
+  std::uint64_t written_ = 0;       // points committed
+  std::uint64_t flush_wanted_ = 0;  // write at least up to here without waiting for max_delay
   bool stopping_ = false;
   std::exception_ptr error_;
   std::thread writer_;  // last: starts after every member above exists

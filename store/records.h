@@ -11,12 +11,11 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/trial_state.h"
 
@@ -39,7 +38,7 @@ struct SweepSpec {
   std::string config_path{};
   std::string metric_name{};  // e.g. "val_accuracy"
   MetricGoal metric_goal = MetricGoal::maximize;
-  std::string devices{};      // e.g. "cuda:0,cuda:1" or "cpu x4"
+  std::string devices{};  // e.g. "cuda:0,cuda:1" or "cpu x4"
 };
 
 struct SweepRow {
@@ -62,12 +61,12 @@ struct SweepSummary {
 // ---- trials ---------------------------------------------------------------------------------
 
 struct TrialSpec {
-  std::int64_t number = 0;   // 0-based, unique within the sweep
+  std::int64_t number = 0;                           // 0-based, unique within the sweep
   nlohmann::json params = nlohmann::json::object();  // {"training.learning_rate": 0.01, ...}
-  std::string config_yaml{};   // the resolved config this trial trains with
+  std::string config_yaml{};                         // the resolved config this trial trains with
   std::int64_t seed = 0;
-  std::int64_t repeat = 0;   // which repetition of the same params
-  std::string wait_reason{};   // why it is queued, if known ("waiting for a free GPU")
+  std::int64_t repeat = 0;    // which repetition of the same params
+  std::string wait_reason{};  // why it is queued, if known ("waiting for a free GPU")
 };
 
 struct TrialRow {

@@ -172,8 +172,7 @@ int recorded_version(Connection& conn) {
   const bool has_version_table =
       std::find(tables.begin(), tables.end(), "schema_version") != tables.end();
   if (!has_version_table || (application_id != 0 && application_id != kApplicationId))
-    throw Error(where + " is a SQLite database but not a sweep store (its tables: " +
-                join(tables) +
+    throw Error(where + " is a SQLite database but not a sweep store (its tables: " + join(tables) +
                 "); give sweep a path of its own, e.g. runs/NAME/sweep.db");
   std::vector<std::int64_t> versions;
   {
@@ -214,7 +213,8 @@ int migrate(Connection& conn, std::span<const Migration> steps) {
       s->bind_all(step.version, utc_now()).step();
       version = step.version;
     }
-    if (found == 0) conn.exec(("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());
+    if (found == 0)
+      conn.exec(("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());
     return version;
   });
 }
@@ -225,8 +225,9 @@ int check_schema(Connection& conn, std::span<const Migration> steps) {
     reject_newer(conn, found, steps);
     const int known = steps.empty() ? 0 : steps.back().version;
     if (found == 0)
-      throw Error(conn.path().string() + " holds no sweep store yet (no tables): nothing was "
-                                         "run there");
+      throw Error(conn.path().string() +
+                  " holds no sweep store yet (no tables): nothing was "
+                  "run there");
     if (found < known)
       throw Error(conn.path().string() + " has schema version " + std::to_string(found) +
                   " and needs an upgrade to " + std::to_string(known) +

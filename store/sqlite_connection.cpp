@@ -8,11 +8,12 @@
  */
 #include "store/sqlite_connection.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <mutex>
 #include <random>
 #include <thread>
-#include <unistd.h>
 
 namespace sweep::store_detail {
 
@@ -124,9 +125,9 @@ Connection::Connection(std::filesystem::path path, ConnectionOptions options)
     : path_(std::move(path)), options_(options) {
   disable_memory_statistics_once();
   // NOMUTEX: Store serialises all use of a connection itself, so SQLite's own mutex is redundant.
-  const int flags = (options_.read_only ? SQLITE_OPEN_READONLY
-                                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-                    SQLITE_OPEN_NOMUTEX;
+  const int flags =
+      (options_.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+      SQLITE_OPEN_NOMUTEX;
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(path_.c_str(), &raw, flags, nullptr);
   db_.reset(raw);  // owned even when the open failed: the handle must still be closed
@@ -177,9 +178,9 @@ void Connection::RetryClock::wait_or_give_up(const std::filesystem::path& path,
                 " stayed locked by another process past the retry limit (" + e.detail() +
                 "); is a process stuck holding a write transaction, or is the file on a network "
                 "filesystem (not supported)?");
-  thread_local std::minstd_rand jitter(static_cast<unsigned>(::getpid()) * 2654435761u +
-                                       static_cast<unsigned>(
-                                           std::hash<std::thread::id>{}(std::this_thread::get_id())));
+  thread_local std::minstd_rand jitter(
+      static_cast<unsigned>(::getpid()) * 2654435761u +
+      static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id())));
   const auto max_us = backoff_.count();
   std::this_thread::sleep_for(std::chrono::microseconds(max_us / 2 + jitter() % (max_us / 2 + 1)));
   backoff_ = std::min(backoff_ * 2, std::chrono::microseconds(50'000));

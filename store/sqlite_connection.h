@@ -1,5 +1,6 @@
 /*
- * sqlite_connection.h — RAII for sqlite3* / sqlite3_stmt*, and transactions that survive contention.
+ * sqlite_connection.h — RAII for sqlite3* / sqlite3_stmt*, and transactions that survive
+ * contention.
  *
  * The one non-obvious decision: "database is locked" is handled here, once, by retrying the WHOLE
  * transaction. busy_timeout already makes SQLite wait for most locks, but SQLite still returns
@@ -42,14 +43,14 @@ void rethrow_if_busy(sqlite3* db, const CallError& e);
 }  // namespace sweep::store_detail
 
 // SWEEP_CHECK_SQLITE, plus the BUSY/LOCKED distinction the retry loops need.
-#define SWEEP_SQLITE_CALL(db, call)                                                            \
-  do {                                                                                         \
-    try {                                                                                      \
-      SWEEP_CHECK_SQLITE(db, call);                                                            \
-    } catch (const ::sweep::CallError& sweep_e_) {                                             \
-      ::sweep::store_detail::rethrow_if_busy(db, sweep_e_);                                    \
-      throw;                                                                                   \
-    }                                                                                          \
+#define SWEEP_SQLITE_CALL(db, call)                         \
+  do {                                                      \
+    try {                                                   \
+      SWEEP_CHECK_SQLITE(db, call);                         \
+    } catch (const ::sweep::CallError& sweep_e_) {          \
+      ::sweep::store_detail::rethrow_if_busy(db, sweep_e_); \
+      throw;                                                \
+    }                                                       \
   } while (0)
 
 namespace sweep::store_detail {
@@ -72,7 +73,9 @@ class Statement {
   Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
   Statement& bind(int index, double value);  // NaN would become NULL: callers split kinds first
   Statement& bind(int index, std::string_view value);
-  Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, const std::string& value) {
+    return bind(index, std::string_view(value));
+  }
   Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
   template <class T>
   Statement& bind(int index, const std::optional<T>& value) {
@@ -118,8 +121,8 @@ class StatementUse {
 
 struct ConnectionOptions {
   bool read_only = false;
-  int busy_timeout_ms = 10'000;                          // SQLite's own wait for a lock
-  std::chrono::milliseconds retry_limit{60'000};         // then our retry loop gives up
+  int busy_timeout_ms = 10'000;                   // SQLite's own wait for a lock
+  std::chrono::milliseconds retry_limit{60'000};  // then our retry loop gives up
 };
 
 class Connection {

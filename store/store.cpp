@@ -25,12 +25,18 @@ double utc_now() {
 
 std::string_view to_string(SweepState s) {
   switch (s) {
-    case SweepState::created: return "created";
-    case SweepState::running: return "running";
-    case SweepState::completed: return "completed";
-    case SweepState::interrupted: return "interrupted";
-    case SweepState::failed: return "failed";
-    case SweepState::cancelled: return "cancelled";
+    case SweepState::created:
+      return "created";
+    case SweepState::running:
+      return "running";
+    case SweepState::completed:
+      return "completed";
+    case SweepState::interrupted:
+      return "interrupted";
+    case SweepState::failed:
+      return "failed";
+    case SweepState::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -50,17 +56,22 @@ std::optional<MetricGoal> parse_metric_goal(std::string_view s) {
 }
 std::string_view to_string(JobState s) {
   switch (s) {
-    case JobState::queued: return "queued";
-    case JobState::running: return "running";
-    case JobState::done: return "done";
-    case JobState::failed: return "failed";
-    case JobState::cancelled: return "cancelled";
+    case JobState::queued:
+      return "queued";
+    case JobState::running:
+      return "running";
+    case JobState::done:
+      return "done";
+    case JobState::failed:
+      return "failed";
+    case JobState::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }
 std::optional<JobState> parse_job_state(std::string_view s) {
-  for (auto st : {JobState::queued, JobState::running, JobState::done, JobState::failed,
-                  JobState::cancelled})
+  for (auto st :
+       {JobState::queued, JobState::running, JobState::done, JobState::failed, JobState::cancelled})
     if (to_string(st) == s) return st;
   return std::nullopt;
 }
@@ -206,8 +217,9 @@ Store::Impl::Impl(const std::filesystem::path& path, const StoreOptions& options
     }
   } catch (const CallError& e) {
     if (e.detail().find(not_a_database) != std::string::npos)
-      throw Error(path.string() + " is not a SQLite database, so not a sweep store; give sweep "
-                                  "a path of its own, e.g. runs/NAME/sweep.db");
+      throw Error(path.string() +
+                  " is not a SQLite database, so not a sweep store; give sweep "
+                  "a path of its own, e.g. runs/NAME/sweep.db");
     throw Error("cannot open the sweep database " + path.string() + ": " + e.what());
   }
 }
@@ -243,9 +255,9 @@ std::int64_t Store::create_sweep(const SweepSpec& spec, IfExists if_exists) {
       s->bind_all(spec.name);
       if (s->step()) {
         if (if_exists == IfExists::reuse) return s->int64(0);
-        throw Error("a sweep named '" + spec.name + "' already exists in " +
-                    conn.path().string() + " (id " + std::to_string(s->int64(0)) + ", " +
-                    s->text(1) + "): choose another name, or resume it");
+        throw Error("a sweep named '" + spec.name + "' already exists in " + conn.path().string() +
+                    " (id " + std::to_string(s->int64(0)) + ", " + s->text(1) +
+                    "): choose another name, or resume it");
       }
     }
     auto s = conn.statement(
@@ -294,7 +306,8 @@ std::vector<SweepSummary> Store::list_sweeps() const {
         "GROUP BY s.id, t.state ORDER BY s.created_at DESC, s.id DESC");
     while (s->step()) {
       const std::int64_t id = s->int64(0);
-      if (out.empty() || out.back().sweep.id != id) out.push_back({store_detail::read_sweep(*s), {}, 0});
+      if (out.empty() || out.back().sweep.id != id)
+        out.push_back({store_detail::read_sweep(*s), {}, 0});
       if (s->is_null(11)) continue;
       const auto state = parse_trial_state(s->text(11));
       if (!state) throw Error("the store holds an unknown trial state '" + s->text(11) + "'");

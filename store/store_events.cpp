@@ -31,8 +31,8 @@ std::vector<EventRow> Store::events(std::int64_t sweep_id, std::int64_t after_id
         "WHERE sweep_id = ? AND id > ? ORDER BY id");
     s->bind_all(sweep_id, after_id);
     while (s->step())
-      out.push_back({s->int64(0), s->int64(1), s->optional_int64(2), s->real(3), s->text(4),
-                     s->text(5)});
+      out.push_back(
+          {s->int64(0), s->int64(1), s->optional_int64(2), s->real(3), s->text(4), s->text(5)});
     return out;
   });
 }

@@ -109,7 +109,8 @@ ExportTable Store::export_table(std::int64_t sweep_id) const {
   for (const auto& p : d.param_names) table.header.push_back(p);
   table.header.push_back("best_" + d.sweep.metric_name);
   for (const auto& n : d.series_names) table.header.push_back("final_" + n);
-  for (const char* c : {"attempts", "started_at", "finished_at", "duration_s", "stop_reason", "error"})
+  for (const char* c :
+       {"attempts", "started_at", "finished_at", "duration_s", "stop_reason", "error"})
     table.header.push_back(c);
 
   for (const auto& t : d.trials) {

@@ -29,19 +29,19 @@ struct Store::Impl {
 
 namespace store_detail {
 
-#define SWEEP_SWEEP_COLUMNS                                                                   \
+#define SWEEP_SWEEP_COLUMNS                                                                    \
   "id, name, config_yaml, config_path, metric_name, metric_goal, state, devices, created_at, " \
   "started_at, finished_at"
 SweepRow read_sweep(const Statement& s, int first_col = 0);
 
-#define SWEEP_TRIAL_COLUMNS                                                                    \
-  "id, sweep_id, number, state, device, params_json, config_yaml, seed, repeat, queued_at, "   \
-  "started_at, finished_at, wait_reason, stop_reason, error, attempts, checkpoint_path, "      \
+#define SWEEP_TRIAL_COLUMNS                                                                  \
+  "id, sweep_id, number, state, device, params_json, config_yaml, seed, repeat, queued_at, " \
+  "started_at, finished_at, wait_reason, stop_reason, error, attempts, checkpoint_path, "    \
   "log_path, summary_json, updated_at"
 TrialRow read_trial(const Statement& s, int first_col = 0);
 
-#define SWEEP_JOB_COLUMNS                                                                      \
-  "id, sweep_id, config_path, config_yaml, priority, state, lease_owner, lease_expires_at, "   \
+#define SWEEP_JOB_COLUMNS                                                                    \
+  "id, sweep_id, config_path, config_yaml, priority, state, lease_owner, lease_expires_at, " \
   "heartbeat_at, attempts, max_attempts, created_at, started_at, finished_at, error, exit_code"
 JobRow read_job(const Statement& s);
 

@@ -16,7 +16,8 @@ using store_detail::read_job;
 std::int64_t Store::enqueue_job(const JobSpec& spec) {
   if (spec.config_yaml.empty()) throw Error("a job needs its config text (config_yaml is empty)");
   if (spec.max_attempts < 1)
-    throw Error("a job's max_attempts must be at least 1, not " + std::to_string(spec.max_attempts));
+    throw Error("a job's max_attempts must be at least 1, not " +
+                std::to_string(spec.max_attempts));
   auto lock = impl_->lock_for_write();
   auto& conn = impl_->conn;
   return conn.write([&] {

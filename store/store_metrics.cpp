@@ -47,11 +47,12 @@ void Store::log_metrics(std::span<const MetricPoint> points) {
   auto lock = impl_->lock_for_write();
   auto& conn = impl_->conn;
   conn.write([&] {
-    auto s = conn.statement(
-        "INSERT INTO metrics (" SWEEP_METRIC_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (trial_id, name, step) DO UPDATE SET epoch = excluded.epoch, "
-        "value = excluded.value, value_kind = excluded.value_kind, "
-        "wall_time = excluded.wall_time");
+    auto s =
+        conn.statement("INSERT INTO metrics (" SWEEP_METRIC_COLUMNS
+                       ") VALUES (?, ?, ?, ?, ?, ?, ?) "
+                       "ON CONFLICT (trial_id, name, step) DO UPDATE SET epoch = excluded.epoch, "
+                       "value = excluded.value, value_kind = excluded.value_kind, "
+                       "wall_time = excluded.wall_time");
     for (const auto& p : points) {
       const auto kind = store_detail::value_kind_of(p.value);
       const std::optional<double> value =
@@ -85,8 +86,9 @@ void Store::for_each_metric(std::int64_t sweep_id,
     } catch (const store_detail::DatabaseBusy& e) {
       // A WAL reader only meets "busy" while taking its snapshot, before the first row; should
       // it happen later, a retry would show the visitor some points twice, so fail instead.
-      if (visited_any) throw Error("reading metrics from " + conn.path().string() +
-                                   " was interrupted: " + e.what());
+      if (visited_any)
+        throw Error("reading metrics from " + conn.path().string() +
+                    " was interrupted: " + e.what());
       throw;
     }
   });

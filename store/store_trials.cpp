@@ -22,7 +22,8 @@ const std::string& terminal_states_sql() {
     for (auto s : {TrialState::queued, TrialState::running, TrialState::completed,
                    TrialState::failed, TrialState::diverged, TrialState::stopped_early,
                    TrialState::cancelled, TrialState::interrupted})
-      if (is_terminal(s)) out += std::string(out.empty() ? "'" : ", '") + std::string(to_string(s)) + "'";
+      if (is_terminal(s))
+        out += std::string(out.empty() ? "'" : ", '") + std::string(to_string(s)) + "'";
     return out;
   }();
   return list;
@@ -114,9 +115,11 @@ bool Store::set_trial_state(std::int64_t trial_id, TrialState state, const Trial
           "UPDATE trials SET state = ?1, error = coalesce(?2, error), "
           "stop_reason = coalesce(?3, stop_reason), summary_json = coalesce(?4, summary_json), "
           "checkpoint_path = coalesce(?5, checkpoint_path), log_path = coalesce(?6, log_path), "
-          "started_at = CASE WHEN ?1 = 'running' THEN coalesce(started_at, ?7) ELSE started_at END, "
+          "started_at = CASE WHEN ?1 = 'running' THEN coalesce(started_at, ?7) ELSE started_at "
+          "END, "
           "finished_at = CASE WHEN ?8 THEN ?7 ELSE NULL END, updated_at = ?7 "
-          "WHERE id = ?9 AND state NOT IN (" + terminal_states_sql() + ")");
+          "WHERE id = ?9 AND state NOT IN (" +
+          terminal_states_sql() + ")");
       s->bind_all(to_string(state), update.error, update.stop_reason, dump_summary(update),
                   update.checkpoint_path, update.log_path, utc_now(), ends ? 1 : 0, trial_id)
           .step();

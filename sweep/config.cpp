@@ -111,7 +111,8 @@ SweepConfig load_config_text(const std::string& text, const std::string& path,
   } else if (!tree->root.IsMap()) {
     diagnostics.error(tree->at_mark(tree->root.Mark()), "",
                       "a config is a map of sections (name, data, model, training, sweep, ...), "
-                      "got " + describe_node(tree->root));
+                      "got " +
+                          describe_node(tree->root));
     diagnostics.throw_if_any();
   }
   for (const std::string& assignment : overrides) apply_override(*tree, assignment, diagnostics);

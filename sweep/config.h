@@ -15,11 +15,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sweep/config_error.h"
 #include "sweep/search_space.h"
@@ -40,7 +39,7 @@ struct MetricSpec {
 // sweep.early_terminate, checked here and handed to the scheduler's make_stopping_policy as
 // `policy` (the keys it takes, with W&B's and Ray's spellings mapped onto them).
 struct EarlyTerminateSpec {
-  std::string type;                   // median | asha | hyperband
+  std::string type;  // median | asha | hyperband
   //   median:    min_epochs (alias grace_period), min_trials
   //   asha:      min_epochs (aliases min_iter, grace_period), eta, max_epochs (alias max_iter)
   //   hyperband: min_iter (alias min_epochs), eta — or max_iter (alias max_epochs), s, eta
@@ -48,43 +47,43 @@ struct EarlyTerminateSpec {
 };
 
 struct SweepSpec {
-  std::string method = "grid";        // grid | random
+  std::string method = "grid";  // grid | random
   MetricSpec metric;
   SearchSpace space;
-  std::int64_t max_trials = 0;        // random: number of samples; grid: optional cap (0 = none)
-  std::uint64_t seed = 0;             // random search seed
-  int repeats = 1;                    // trials per point, training.seed + repeat
+  std::int64_t max_trials = 0;  // random: number of samples; grid: optional cap (0 = none)
+  std::uint64_t seed = 0;       // random search seed
+  int repeats = 1;              // trials per point, training.seed + repeat
   std::optional<EarlyTerminateSpec> early_terminate;
 };
 
 struct ResourcesSpec {
-  std::string execution = "auto";     // auto | cpu | gpu | multi-gpu
-  bool all_gpus = true;               // gpus: all
-  std::vector<int> gpus;              // gpus: [0, 2]
-  int cpu_slots = 1;                  // trials at once on the CPU
+  std::string execution = "auto";  // auto | cpu | gpu | multi-gpu
+  bool all_gpus = true;            // gpus: all
+  std::vector<int> gpus;           // gpus: [0, 2]
+  int cpu_slots = 1;               // trials at once on the CPU
   int trials_per_gpu = 1;
-  int cpu_threads = 0;                // oneTBB threads per CPU trial; 0 = share all
-  double trial_timeout = 0;           // seconds; 0 = none
+  int cpu_threads = 0;       // oneTBB threads per CPU trial; 0 = share all
+  double trial_timeout = 0;  // seconds; 0 = none
 };
 
 struct ExternalTrainerSpec {
-  std::string command;                // with {dotted.key}, {param}, {trial}, {seed}, {trial_dir}
-  double metric_timeout = 600;        // seconds without a metric line before the trial fails
+  std::string command;          // with {dotted.key}, {param}, {trial}, {seed}, {trial_dir}
+  double metric_timeout = 600;  // seconds without a metric line before the trial fails
 };
 
 struct SweepConfig {
-  std::string name;                   // runs/NAME/ (default: the file's stem)
-  std::string path;                   // the config file as given
-  std::string source_text;            // the file's text, stored with the sweep
-  std::vector<std::string> overrides; // --set key=value, in order
-  trainer::TrainConfig base;          // the config before any swept value
+  std::string name;                    // runs/NAME/ (default: the file's stem)
+  std::string path;                    // the config file as given
+  std::string source_text;             // the file's text, stored with the sweep
+  std::vector<std::string> overrides;  // --set key=value, in order
+  trainer::TrainConfig base;           // the config before any swept value
   SweepSpec sweep;
   ResourcesSpec resources;
   std::optional<ExternalTrainerSpec> trainer;  // absent: the built-in trainer
   std::string output_dir = "runs";
 
   std::uint64_t trial_count() const;
-  std::string shape() const;          // "grid 4 × 3", "random, 12 samples", "+ 2 repeats each"
+  std::string shape() const;  // "grid 4 × 3", "random, 12 samples", "+ 2 repeats each"
 
   std::shared_ptr<const ConfigTree> tree;  // the YAML tree after --set (for expand)
 };

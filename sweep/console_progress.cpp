@@ -66,7 +66,8 @@ void ConsoleProgress::note(const std::string& line) {
   print_above_table(line);
 }
 
-void ConsoleProgress::on_started(const scheduler::TrialSpec& spec, const scheduler::Device& device) {
+void ConsoleProgress::on_started(const scheduler::TrialSpec& spec,
+                                 const scheduler::Device& device) {
   std::lock_guard lock(mutex_);
   Row row;
   row.number = spec.number;
@@ -74,8 +75,9 @@ void ConsoleProgress::on_started(const scheduler::TrialSpec& spec, const schedul
   row.params = spec.name;
   row.started = std::chrono::steady_clock::now();
   running_[spec.id] = row;
-  if (!live_) print_above_table("trial " + std::to_string(spec.number) + " started on " +
-                                row.device + ": " + spec.name);
+  if (!live_)
+    print_above_table("trial " + std::to_string(spec.number) + " started on " + row.device + ": " +
+                      spec.name);
 }
 
 void ConsoleProgress::on_metric(const scheduler::TrialSpec& spec,
@@ -108,11 +110,12 @@ void ConsoleProgress::on_finished(const scheduler::TrialSpec& spec,
                                   const std::optional<scheduler::Device>& device) {
   std::lock_guard lock(mutex_);
   ++finished_;
-  std::string line = "trial " + std::to_string(spec.number) + " " +
-                     std::string(to_string(outcome.state));
+  std::string line =
+      "trial " + std::to_string(spec.number) + " " + std::string(to_string(outcome.state));
   if (auto it = running_.find(spec.id); it != running_.end()) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                         it->second.started).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.started)
+            .count();
     line += " in " + duration_text(seconds);
     if (!std::isnan(it->second.metric))
       line += ", " + metric_name_ + " " + number_text(it->second.metric, 4);

@@ -51,7 +51,7 @@ class ConsoleProgress : public scheduler::EventSink {
     std::chrono::steady_clock::time_point started;
   };
   void print_above_table(const std::string& line);  // lock held
-  void erase_table();                                // lock held
+  void erase_table();                               // lock held
 
   std::ostream& out_;
   const bool live_;
@@ -60,7 +60,7 @@ class ConsoleProgress : public scheduler::EventSink {
   std::mutex mutex_;
   std::map<std::int64_t, Row> running_;  // by trial id
   std::size_t finished_ = 0;
-  int table_lines_ = 0;                  // lines of the table now on screen
+  int table_lines_ = 0;  // lines of the table now on screen
 };
 
 }  // namespace sweep::run

@@ -15,16 +15,16 @@ DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda
   const bool want_gpu = r.execution == "gpu" || r.execution == "multi-gpu" ||
                         (r.execution == "auto" && gpu_count > 0);
   if (r.execution == "multi-gpu")
-    throw Error("resources.execution: multi-gpu (one trial data-parallel over several GPUs) is "
-                "not supported yet: use gpu (one trial per GPU)");
+    throw Error(
+        "resources.execution: multi-gpu (one trial data-parallel over several GPUs) is "
+        "not supported yet: use gpu (one trial per GPU)");
   if (!want_gpu) {
     plan.executor.devices = {scheduler::Device::cpu()};
-    plan.description = "cpu x" + std::to_string(r.cpu_slots) +
-                       (r.cpu_slots == 1 ? " slot" : " slots") +
-                       (r.cpu_threads > 0 ? " (" + std::to_string(r.cpu_threads) +
-                                                (r.cpu_threads == 1 ? " thread" : " threads") +
-                                                " each)"
-                                          : std::string());
+    plan.description =
+        "cpu x" + std::to_string(r.cpu_slots) + (r.cpu_slots == 1 ? " slot" : " slots") +
+        (r.cpu_threads > 0 ? " (" + std::to_string(r.cpu_threads) +
+                                 (r.cpu_threads == 1 ? " thread" : " threads") + " each)"
+                           : std::string());
     return plan;
   }
   if (gpu_count <= 0)
@@ -41,7 +41,8 @@ DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda
   for (int index : indices) {
     if (index >= gpu_count)
       throw Error("resources.gpus: GPU " + std::to_string(index) + " does not exist (" +
-                  std::to_string(gpu_count) + " visible: 0.." + std::to_string(gpu_count - 1) + ")");
+                  std::to_string(gpu_count) + " visible: 0.." + std::to_string(gpu_count - 1) +
+                  ")");
     plan.executor.devices.push_back(scheduler::Device::cuda(index));
     if (!plan.description.empty()) plan.description += ",";
     plan.description += "cuda:" + std::to_string(index);

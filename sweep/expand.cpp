@@ -46,7 +46,8 @@ std::string fill_command(const std::string& command, const YAML::Node& resolved,
     }
     const auto close = command.find('}', i);
     if (close == std::string::npos) {
-      diagnostics.error(where, "trainer.command", "unclosed '{' at character " + std::to_string(i + 1));
+      diagnostics.error(where, "trainer.command",
+                        "unclosed '{' at character " + std::to_string(i + 1));
       return out;
     }
     const std::string name = command.substr(i + 1, close - i - 1);
@@ -96,8 +97,8 @@ std::vector<PointValue> point_values(const SweepConfig& config, std::uint64_t po
   } else {
     const std::vector<std::size_t> indices = space.grid_point(point);
     for (std::size_t i = 0; i < indices.size(); ++i)
-      values.push_back({space.params[i].values[indices[i]],
-                        space.params[i].value_locations[indices[i]]});
+      values.push_back(
+          {space.params[i].values[indices[i]], space.params[i].value_locations[indices[i]]});
   }
   return values;
 }
@@ -161,7 +162,8 @@ std::vector<TrialPlan> expand(const SweepConfig& config, Diagnostics& diagnostic
 
     const std::vector<PointValue> values = point_values(config, point);
     plan.params = nlohmann::ordered_json::object();
-    for (std::size_t i = 0; i < values.size(); ++i) plan.params[space.params[i].name] = values[i].value;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      plan.params[space.params[i].name] = values[i].value;
     if (sets_config_keys) {
       ConfigTree tree = config.tree->clone();
       for (std::size_t i = 0; i < values.size(); ++i) {

@@ -9,27 +9,26 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sweep/config.h"
 
 namespace sweep::config {
 
 struct TrialPlan {
-  int number = 0;                     // 0-based
-  nlohmann::ordered_json params;      // swept name → value, in sweep.parameters order
-  trainer::TrainConfig config;        // base + this trial's values (+ seed of the repeat)
-  std::string resolved_yaml;          // the trial's whole config as YAML
-  int repeat = 0;                     // 0-based
-  std::uint64_t seed = 0;             // training.seed of this trial
-  std::string command;                // external trainer, for people: placeholders filled
-                                      // except those known at run time ({trial_dir}, {device}...)
-  nlohmann::json placeholders;        // external trainer: {name} → value for every placeholder
-                                      // filled above (the scheduler substitutes them per argv
-                                      // word, so a value with spaces stays one argument)
+  int number = 0;                 // 0-based
+  nlohmann::ordered_json params;  // swept name → value, in sweep.parameters order
+  trainer::TrainConfig config;    // base + this trial's values (+ seed of the repeat)
+  std::string resolved_yaml;      // the trial's whole config as YAML
+  int repeat = 0;                 // 0-based
+  std::uint64_t seed = 0;         // training.seed of this trial
+  std::string command;            // external trainer, for people: placeholders filled
+                                  // except those known at run time ({trial_dir}, {device}...)
+  nlohmann::json placeholders;    // external trainer: {name} → value for every placeholder
+                                  // filled above (the scheduler substitutes them per argv
+                                  // word, so a value with spaces stays one argument)
 };
 
 // Throws ConfigError naming every trial value that makes an invalid config.

@@ -48,7 +48,9 @@ const std::vector<LayerDef>& layer_defs() {
         {"padding", ArgKind::non_negative_int, false}},
        "size"},
       {"gap", {}, ""},
-      {"dense", {{"units", ArgKind::positive_int, true}, {"bias", ArgKind::boolean, false}}, "units"},
+      {"dense",
+       {{"units", ArgKind::positive_int, true}, {"bias", ArgKind::boolean, false}},
+       "units"},
       {"dropout", {{"rate", ArgKind::rate, false}}, "rate"},
       {"flatten", {}, ""},
   };
@@ -88,7 +90,8 @@ class LayerReader {
       case ArgKind::rate: {
         double rate = 0;
         if (auto problem = read_number(value, rate)) return error(path, value, *problem);
-        if (rate < 0 || rate >= 1) return error(path, value, "must be in [0, 1), got " + value.Scalar());
+        if (rate < 0 || rate >= 1)
+          return error(path, value, "must be in [0, 1), got " + value.Scalar());
         layer.num[arg.name] = rate;
         return;
       }
@@ -105,7 +108,8 @@ class LayerReader {
         }
         std::int64_t n = 0;
         if (read_integer(value, n) || n < 0)
-          return error(path, value, "expected 'same' or a number >= 0, got " + describe_node(value));
+          return error(path, value,
+                       "expected 'same' or a number >= 0, got " + describe_node(value));
         layer.num[arg.name] = static_cast<double>(n);
         return;
       }
@@ -128,14 +132,16 @@ class LayerReader {
     } else {
       return error(path, item,
                    "expected a layer like '- relu', '- maxpool: 2' or "
-                   "'- conv: {filters: 20, kernel: 5}', got " + describe_node(item) +
+                   "'- conv: {filters: 20, kernel: 5}', got " +
+                       describe_node(item) +
                        (item.IsMap() ? " with " + std::to_string(item.size()) + " keys" : ""));
     }
     const auto def = std::find_if(layer_defs().begin(), layer_defs().end(),
                                   [&](const LayerDef& d) { return type == d.type; });
     if (def == layer_defs().end())
-      return error(path, type_node,
-                   "unknown layer type '" + type + "'" + suggestion_suffix(type, layer_type_names()));
+      return error(
+          path, type_node,
+          "unknown layer type '" + type + "'" + suggestion_suffix(type, layer_type_names()));
 
     trainer::LayerSpec layer;
     layer.type = type;
@@ -144,7 +150,8 @@ class LayerReader {
     if (has_args && args.IsScalar()) {
       if (std::string(def->shorthand).empty()) {
         std::string needs;
-        for (const ArgDef& a : def->args) needs += std::string(needs.empty() ? "" : ", ") + a.name + ": N";
+        for (const ArgDef& a : def->args)
+          needs += std::string(needs.empty() ? "" : ", ") + a.name + ": N";
         return error(args_path, args,
                      def->args.empty() ? "'" + type + "' takes no arguments"
                                        : "'" + type + "' needs a map: {" + needs + "}");
@@ -176,8 +183,7 @@ class LayerReader {
       const YAML::Node& lookup = args;  // const: the lookup must not add the key
       const bool mentioned = has_args && args.IsMap() && lookup[arg.name];
       if (arg.required && !given && !mentioned)
-        error(args_path, has_args ? args : type_node,
-              "'" + type + "' needs '" + arg.name + "'");
+        error(args_path, has_args ? args : type_node, "'" + type + "' needs '" + arg.name + "'");
     }
     out.push_back(std::move(layer));
   }

@@ -109,10 +109,10 @@ YAML::Node MapReader::node(const std::string& key) {
     accepted_.push_back(alias_key.second);
     if (!lookup[alias_key.second]) continue;
     if (found.IsDefined()) {
-      diagnostics_.error(tree_.where(path_of(alias_key.second), lookup[alias_key.second]),
-                         path_of(alias_key.second),
-                         "'" + alias_key.second + "' is another name for '" + key +
-                             "': give only one of them");
+      diagnostics_.error(
+          tree_.where(path_of(alias_key.second), lookup[alias_key.second]),
+          path_of(alias_key.second),
+          "'" + alias_key.second + "' is another name for '" + key + "': give only one of them");
       continue;
     }
     found.reset(lookup[alias_key.second]);
@@ -259,11 +259,11 @@ void MapReader::finish() {
     if (!near.empty()) {
       text += ", did you mean '" + near + "'?";
     } else if (!known.empty()) {
-      text += " (" + (path_.empty() ? std::string("top-level keys") : "keys of " + path_) +
-              ": " + join(known) + ")";
+      text += " (" + (path_.empty() ? std::string("top-level keys") : "keys of " + path_) + ": " +
+              join(known) + ")";
     }
-    const Location loc = tree_.origins.count(path) ? tree_.origins.at(path)
-                                                   : tree_.at_mark(entry.first.Mark());
+    const Location loc =
+        tree_.origins.count(path) ? tree_.origins.at(path) : tree_.at_mark(entry.first.Mark());
     diagnostics_.error(loc, path, text);
   }
 }

@@ -9,12 +9,12 @@
  */
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "sweep/config_error.h"
 #include "sweep/yaml_tree.h"

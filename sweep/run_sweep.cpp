@@ -113,8 +113,8 @@ RunResult execute(Execution& x, const std::vector<TrialRow>& to_run, bool resume
   const config::SweepConfig& config = x.config;
   const bool external = config.trainer.has_value();
 
-  DevicePlan devices = plan_devices(config.resources, trainer::cuda_device_count(),
-                                    trainer::cuda_backend_built());
+  DevicePlan devices =
+      plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
 
   // Per trial: where it writes, what it runs.
   std::map<std::int64_t, TrialPaths> paths;
@@ -158,7 +158,8 @@ RunResult execute(Execution& x, const std::vector<TrialRow>& to_run, bool resume
   }
 
   auto store_sink = std::make_shared<StoreSink>(x.store, x.sweep.id, paths);
-  auto console = std::make_shared<ConsoleProgress>(out, live, config.sweep.metric.name, specs.size());
+  auto console =
+      std::make_shared<ConsoleProgress>(out, live, config.sweep.metric.name, specs.size());
   std::shared_ptr<scheduler::StoppingPolicy> policy;
   if (config.sweep.early_terminate)
     policy = scheduler::make_stopping_policy(
@@ -214,8 +215,9 @@ RunResult execute(Execution& x, const std::vector<TrialRow>& to_run, bool resume
       if (scheduler::fetch_next(futures, std::chrono::milliseconds(250))) ++done;
       if (sigint && SigintGuard::count() > 0 && !interrupt_sent) {
         interrupt_sent = true;
-        console->note("Ctrl-C: stopping; running trials save a checkpoint (Ctrl-C again quits "
-                      "at once)");
+        console->note(
+            "Ctrl-C: stopping; running trials save a checkpoint (Ctrl-C again quits "
+            "at once)");
         executor.interrupt("interrupted by Ctrl-C");
       }
       if (x.options.stop && x.options.stop->load() && !interrupt_sent) {
@@ -277,12 +279,12 @@ RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options
   plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
 
   const fs::path run_dir = fs::path(config.output_dir) / config.name;
-  const fs::path db_path =
-      options.db_path.empty() ? default_db_path(config.output_dir, config.name) : fs::path(options.db_path);
+  const fs::path db_path = options.db_path.empty() ? default_db_path(config.output_dir, config.name)
+                                                   : fs::path(options.db_path);
   Store store(db_path);
   if (auto existing = store.find_sweep(config.name))
-    throw Error("a sweep named '" + config.name + "' already exists in " + db_path.string() +
-                " (" + std::string(to_string(existing->state)) + "): continue it with  sweep resume " +
+    throw Error("a sweep named '" + config.name + "' already exists in " + db_path.string() + " (" +
+                std::string(to_string(existing->state)) + "): continue it with  sweep resume " +
                 config.name + ", or start another with --name");
 
   SweepSpec sweep_spec;
@@ -290,9 +292,11 @@ RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options
   sweep_spec.config_yaml = config::effective_yaml(config);
   sweep_spec.config_path = config.path;
   sweep_spec.metric_name = config.sweep.metric.name;
-  sweep_spec.metric_goal = config.sweep.metric.maximize() ? MetricGoal::maximize : MetricGoal::minimize;
-  sweep_spec.devices = plan_devices(config.resources, trainer::cuda_device_count(),
-                                    trainer::cuda_backend_built()).description;
+  sweep_spec.metric_goal =
+      config.sweep.metric.maximize() ? MetricGoal::maximize : MetricGoal::minimize;
+  sweep_spec.devices =
+      plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built())
+          .description;
   const std::int64_t sweep_id = store.create_sweep(sweep_spec);
 
   std::vector<TrialSpec> trial_specs;
@@ -327,8 +331,8 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
   const std::vector<config::TrialPlan> plans = config::expand(config);
   for (const TrialRow& row : store.trials(found->id)) {
     const bool known = row.number >= 0 && static_cast<std::size_t>(row.number) < plans.size();
-    if (!known || nlohmann::json::parse(plans[static_cast<std::size_t>(row.number)].params.dump()) !=
-                      row.params)
+    if (!known || nlohmann::json::parse(
+                      plans[static_cast<std::size_t>(row.number)].params.dump()) != row.params)
       throw Error("the config stored with sweep '" + name + "' no longer gives trial " +
                   std::to_string(row.number) + " the parameters it was created with");
   }
@@ -357,7 +361,8 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
                 ? " (failed ones rerun with --retry-failed)"
                 : "")
         << "\n";
-    if (found->state != SweepState::completed) store.set_sweep_state(found->id, SweepState::completed);
+    if (found->state != SweepState::completed)
+      store.set_sweep_state(found->id, SweepState::completed);
     print_summary(out, result, config);
     return result;
   }

@@ -51,9 +51,9 @@ struct RunResult {
   std::filesystem::path run_dir, db_path, report_path;  // report_path empty when not written
   std::map<TrialState, int> states;                     // every trial of the sweep, by state
   std::optional<BestTrial> best;
-  int trials_run = 0;                                   // by this call
+  int trials_run = 0;  // by this call
   bool interrupted = false;
-  std::string target_reached_by;                        // "trial 3" when metric.target stopped it
+  std::string target_reached_by;  // "trial 3" when metric.target stopped it
 
   // 130 interrupted, 1 some trial failed, else 0.
   int exit_code() const;

@@ -15,12 +15,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sweep/config_error.h"
 
@@ -47,18 +46,18 @@ std::optional<Distribution> parse_distribution(const std::string& name);
 std::vector<std::string> distribution_names();
 
 struct ParamSpec {
-  std::string name;                               // dotted key ("training.learning_rate") or,
-                                                  // for external trainers, a free name ("lr")
-  bool sets_config_key = true;                    // false: only a {placeholder} for the command
+  std::string name;             // dotted key ("training.learning_rate") or,
+                                // for external trainers, a free name ("lr")
+  bool sets_config_key = true;  // false: only a {placeholder} for the command
   Distribution distribution = Distribution::categorical;
-  std::vector<nlohmann::ordered_json> values;     // categorical (constant: one)
-  std::vector<double> probabilities;              // categorical, random search only; empty = equal
+  std::vector<nlohmann::ordered_json> values;  // categorical (constant: one)
+  std::vector<double> probabilities;           // categorical, random search only; empty = equal
   double min = 0, max = 0;
   double q = 1;
-  bool integer_q = false;                         // q written as an integer: q_* yield integers
+  bool integer_q = false;  // q written as an integer: q_* yield integers
   double mu = 0, sigma = 1;
-  Location where;                                 // the parameter's key in sweep.parameters
-  std::vector<Location> value_locations;          // one per entry of `values`
+  Location where;                         // the parameter's key in sweep.parameters
+  std::vector<Location> value_locations;  // one per entry of `values`
 
   bool is_discrete() const {
     return distribution == Distribution::categorical || distribution == Distribution::constant;

@@ -23,7 +23,7 @@ class SigintGuard {
   static int count();  // SIGINTs received while a guard was installed
 
  private:
-  struct sigaction previous_{};
+  struct sigaction previous_ {};
 };
 
 }  // namespace sweep::run

@@ -30,12 +30,12 @@ void StoreSink::on_started(const scheduler::TrialSpec& spec, const scheduler::De
   if (auto it = paths_.find(spec.id); it != paths_.end()) {
     update.log_path = it->second.log_path;
     std::filesystem::create_directories(it->second.trial_dir);
-    const bool resumed = !it->second.checkpoint_path.empty() &&
-                         std::filesystem::exists(it->second.checkpoint_path);
+    const bool resumed =
+        !it->second.checkpoint_path.empty() && std::filesystem::exists(it->second.checkpoint_path);
     if (resumed)
-      store_.add_event(sweep_id_, spec.id, "resumed",
-                       "trial " + std::to_string(spec.number) + " continues from " +
-                           it->second.checkpoint_path);
+      store_.add_event(
+          sweep_id_, spec.id, "resumed",
+          "trial " + std::to_string(spec.number) + " continues from " + it->second.checkpoint_path);
   }
   store_.update_trial(spec.id, update);
   store_.add_event(sweep_id_, spec.id, "started",
@@ -84,8 +84,8 @@ void StoreSink::on_finished(const scheduler::TrialSpec& spec,
                                       std::filesystem::exists(it->second.checkpoint_path))
     update.checkpoint_path = it->second.checkpoint_path;
   store_.set_trial_state(spec.id, outcome.state, update);
-  std::string message = "trial " + std::to_string(spec.number) + " " +
-                        std::string(to_string(outcome.state));
+  std::string message =
+      "trial " + std::to_string(spec.number) + " " + std::string(to_string(outcome.state));
   if (!outcome.message.empty()) message += ": " + outcome.message;
   if (!device) message += " (never started)";
   store_.add_event(sweep_id_, spec.id, std::string(to_string(outcome.state)), message);

@@ -14,7 +14,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   // Optimal string alignment: insertions, deletions, substitutions and swaps of neighbours
   // ("rleu" → "relu" is one edit), over three rolling rows.
   const auto same = [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
   };
   std::vector<std::size_t> before(b.size() + 1), previous(b.size() + 1), current(b.size() + 1);
   std::iota(previous.begin(), previous.end(), std::size_t{0});

@@ -21,8 +21,7 @@ bool is_integer_text(const YAML::Node& node) {
   if (!node.IsScalar()) return false;
   std::int64_t value = 0;
   const std::string& text = node.Scalar();
-  return !read_integer(node, value) &&
-         text.find_first_of(".eE") == std::string::npos;
+  return !read_integer(node, value) && text.find_first_of(".eE") == std::string::npos;
 }
 
 bool needs_min_max(Distribution d) {
@@ -109,8 +108,8 @@ void read_param(MapReader r, const std::string& name, const YAML::Node& key_node
         sum += prob;
       }
       if (!ok)
-        r.error("probabilities", "expected one number >= 0 per value (" +
-                                     std::to_string(p.values.size()) + ")");
+        r.error("probabilities",
+                "expected one number >= 0 per value (" + std::to_string(p.values.size()) + ")");
       else if (std::fabs(sum - 1.0) > 1e-6)
         r.error("probabilities", "must sum to 1, got " + format_number(sum));
       if (!ok || std::fabs(sum - 1.0) > 1e-6) p.probabilities.clear();
@@ -133,8 +132,9 @@ void read_param(MapReader r, const std::string& name, const YAML::Node& key_node
       if (!min.IsDefined()) r.error("distribution", dist + " needs min");
       if (!max.IsDefined()) r.error("distribution", dist + " needs max");
       if (has_min && has_max) {
-        if (p.max < p.min) r.error("max", "must be >= min (" + format_number(p.min) + "), got " +
-                                              format_number(p.max));
+        if (p.max < p.min)
+          r.error("max",
+                  "must be >= min (" + format_number(p.min) + "), got " + format_number(p.max));
         if (p.distribution == Distribution::int_uniform &&
             (p.min != std::floor(p.min) || p.max != std::floor(p.max)))
           r.error("min", "int_uniform needs integer min and max");
@@ -206,12 +206,13 @@ void read_early_terminate(MapReader r, std::optional<EarlyTerminateSpec>& out) {
   };
   std::vector<Key> keys;
   if (spec.type == "median") {
-    keys = {{"min_epochs", "min_epochs", 1}, {"grace_period", "min_epochs", 1},
+    keys = {{"min_epochs", "min_epochs", 1},
+            {"grace_period", "min_epochs", 1},
             {"min_trials", "min_trials", 1}};
   } else if (spec.type == "asha") {
-    keys = {{"min_epochs", "min_epochs", 1}, {"min_iter", "min_epochs", 1},
+    keys = {{"min_epochs", "min_epochs", 1},   {"min_iter", "min_epochs", 1},
             {"grace_period", "min_epochs", 1}, {"eta", "eta", 2},
-            {"max_epochs", "max_epochs", 0}, {"max_iter", "max_epochs", 0}};
+            {"max_epochs", "max_epochs", 0},   {"max_iter", "max_epochs", 0}};
   } else {
     keys = {{"min_iter", "min_iter", 1}, {"min_epochs", "min_iter", 1}, {"eta", "eta", 2},
             {"max_iter", "max_iter", 1}, {"max_epochs", "max_iter", 1}, {"s", "s", 1}};
@@ -230,8 +231,9 @@ void read_early_terminate(MapReader r, std::optional<EarlyTerminateSpec>& out) {
     const bool by_min = spec.policy.contains("min_iter");
     const bool by_max = spec.policy.contains("max_iter") || spec.policy.contains("s");
     if (by_min && by_max)
-      r.error("type", "hyperband takes either min_iter (and eta) or max_iter and s (and eta), "
-                      "not both");
+      r.error("type",
+              "hyperband takes either min_iter (and eta) or max_iter and s (and eta), "
+              "not both");
     else if (by_max && !(spec.policy.contains("max_iter") && spec.policy.contains("s")))
       r.error("type", "hyperband with max_iter also needs s (and the other way round)");
   }
@@ -270,8 +272,8 @@ void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer) {
   if (metric.choice("goal", goal, {"maximize", "minimize"}, "goal")) {
     out.metric.goal = goal;
   } else if (!metric.has("goal")) {
-    const bool looks_like_loss = name.find("loss") != std::string::npos ||
-                                 name.find("error") != std::string::npos;
+    const bool looks_like_loss =
+        name.find("loss") != std::string::npos || name.find("error") != std::string::npos;
     out.metric.goal = looks_like_loss ? "minimize" : "maximize";
   }
   double target = 0;
@@ -317,8 +319,8 @@ void read_resources(MapReader r, ResourcesSpec& out) {
         out.gpus = list;
       }
     } else {
-      r.error("gpus", "expected 'all' or a list of GPU indices such as [0, 2], got " +
-                          describe_node(gpus));
+      r.error("gpus",
+              "expected 'all' or a list of GPU indices such as [0, 2], got " + describe_node(gpus));
     }
   }
   r.integer("cpu_slots", out.cpu_slots, Range::at_least(1));

@@ -154,8 +154,9 @@ std::string missing_data_files(const trainer::DataSpec& spec) {
   if (!std::filesystem::is_directory(spec.path, ec)) {
     std::string text = "data directory '" + spec.path + "' does not exist";
     if (spec.dataset == "cifar10" || spec.dataset == "cifar-10")
-      text += " (no Debian package ships CIFAR-10: put the binary version's data_batch_1..5.bin "
-              "and test_batch.bin there, or set data.path; data.dataset: synthetic runs without it)";
+      text +=
+          " (no Debian package ships CIFAR-10: put the binary version's data_batch_1..5.bin "
+          "and test_batch.bin there, or set data.path; data.dataset: synthetic runs without it)";
     return text;
   }
   std::vector<std::string> missing;

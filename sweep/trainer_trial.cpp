@@ -38,25 +38,25 @@ class ReportingCallback : public trainer::TrainCallback {
       point.name = "loss";  // running mean since the last log point; train_loss is per validation
       point.value = info.train_loss;
       point.step = info.iteration;
-      point.epoch_position = info.iterations_per_epoch > 0
-                                 ? static_cast<double>(info.iteration) /
-                                       static_cast<double>(info.iterations_per_epoch)
-                                 : 0.0;
+      point.epoch_position =
+          info.iterations_per_epoch > 0
+              ? static_cast<double>(info.iteration) / static_cast<double>(info.iterations_per_epoch)
+              : 0.0;
       context_.report(point);
     }
     if (info.total_iterations > 0)
-      context_.set_progress(static_cast<double>(info.iteration) /
-                                static_cast<double>(info.total_iterations),
-                            "epoch " + std::to_string(info.epoch) + "/" + std::to_string(epochs_));
+      context_.set_progress(
+          static_cast<double>(info.iteration) / static_cast<double>(info.total_iterations),
+          "epoch " + std::to_string(info.epoch) + "/" + std::to_string(epochs_));
     return keep_going();
   }
 
   bool on_validation(const trainer::ValidationInfo& v) override {
     const std::int64_t epoch = v.epoch_end ? v.epoch : 0;
-    const double position = iterations_per_epoch_ > 0
-                                ? static_cast<double>(v.iteration) /
-                                      static_cast<double>(iterations_per_epoch_)
-                                : static_cast<double>(epoch);
+    const double position =
+        iterations_per_epoch_ > 0
+            ? static_cast<double>(v.iteration) / static_cast<double>(iterations_per_epoch_)
+            : static_cast<double>(epoch);
     const auto report = [&](const char* name, double value) {
       scheduler::MetricPoint point;
       point.name = name;
@@ -74,9 +74,9 @@ class ReportingCallback : public trainer::TrainCallback {
     report("val_accuracy", v.val_accuracy);
     context_.log("epoch " + std::to_string(v.epoch) + (v.epoch_end ? "" : " (mid-epoch)") +
                  " iteration " + std::to_string(v.iteration) + ": train_loss " +
-                 fixed(v.train_loss, 4) + " val_loss " + fixed(v.val_loss, 4) +
-                 " val_accuracy " + fixed(v.val_accuracy, 4) + " lr " +
-                 fixed(v.learning_rate, 6) + " " + fixed(v.images_per_second, 0) + " images/s");
+                 fixed(v.train_loss, 4) + " val_loss " + fixed(v.val_loss, 4) + " val_accuracy " +
+                 fixed(v.val_accuracy, 4) + " lr " + fixed(v.learning_rate, 6) + " " +
+                 fixed(v.images_per_second, 0) + " images/s");
     return keep_going();
   }
 
@@ -120,7 +120,8 @@ nlohmann::json summary_of(const trainer::TrainResult& r) {
     nlohmann::json matrix = nlohmann::json::array();
     for (int row = 0; row < r.classes; ++row) {
       nlohmann::json counts = nlohmann::json::array();
-      for (int col = 0; col < r.classes; ++col) counts.push_back(r.confusion[row * r.classes + col]);
+      for (int col = 0; col < r.classes; ++col)
+        counts.push_back(r.confusion[row * r.classes + col]);
       matrix.push_back(std::move(counts));
     }
     summary["confusion"] = std::move(matrix);
@@ -164,8 +165,10 @@ scheduler::TrialOutcome outcome_of(const trainer::TrainResult& r,
 
 scheduler::TrialFn make_trainer_trial() {
   return [](scheduler::TrialContext& context) -> scheduler::TrialOutcome {
-    const auto* input = std::any_cast<std::shared_ptr<const TrainerTrialInput>>(&context.spec().payload);
-    if (!input || !*input) throw Error("trainer trial: the trial spec carries no TrainerTrialInput");
+    const auto* input =
+        std::any_cast<std::shared_ptr<const TrainerTrialInput>>(&context.spec().payload);
+    if (!input || !*input)
+      throw Error("trainer trial: the trial spec carries no TrainerTrialInput");
     const TrainerTrialInput& in = **input;
 
     trainer::TrainConfig config = in.config;

@@ -11,9 +11,8 @@
 #pragma once
 
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "scheduler/trial.h"
 #include "trainer/train.h"

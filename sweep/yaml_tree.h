@@ -9,23 +9,23 @@
  */
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "sweep/config_error.h"
 
 namespace sweep::config {
 
 struct ConfigTree {
-  std::string file;                        // as given by the user, used in every message
-  std::string text;                        // the file's YAML
+  std::string file;  // as given by the user, used in every message
+  std::string text;  // the file's YAML
   std::vector<std::pair<std::string, YAML::Node>> sets;  // --set values applied to root, in order
   YAML::Node root;
-  std::map<std::string, Location> origins; // dotted path → where an override came from
+  std::map<std::string, Location> origins;  // dotted path → where an override came from
 
   // Where the value at `path` (node `node`) came from: the longest overriding prefix of `path`
   // in `origins`, else the node's own mark, else the file.
@@ -45,7 +45,8 @@ YAML::Node parse_yaml(const std::string& file, const std::string& text, Diagnost
 // value never conflicts with an alias written in the file. Returns "" or why it could not.
 std::string set_path(YAML::Node root, const std::string& dotted, const YAML::Node& value);
 
-// `dotted` with every alias replaced by its canonical key (training.base_lr → training.learning_rate).
+// `dotted` with every alias replaced by its canonical key (training.base_lr →
+// training.learning_rate).
 std::string canonical_path(const std::string& dotted);
 
 // The node at `dotted`, or an undefined node.

@@ -30,11 +30,11 @@ namespace sweep::trainer {
 enum class DeviceKind { cpu, cuda };
 
 struct ConvGeom {
-  int n, c, h, w;            // input (N, C, H, W)
-  int k, r, s;               // filters, kernel height, kernel width: weights (K, C, R, S)
+  int n, c, h, w;  // input (N, C, H, W)
+  int k, r, s;     // filters, kernel height, kernel width: weights (K, C, R, S)
   int stride_h, stride_w;
-  int pad_h, pad_w;          // symmetric zero padding
-  int out_h, out_w;          // (H + 2*pad_h - R) / stride_h + 1, likewise for W
+  int pad_h, pad_w;  // symmetric zero padding
+  int out_h, out_w;  // (H + 2*pad_h - R) / stride_h + 1, likewise for W
 };
 
 enum class PoolMode { max, average };  // average counts padded zeros (PyTorch's default)
@@ -46,32 +46,34 @@ struct PoolGeom {
 };
 
 struct BatchNormGeom {
-  int n, c, hw;              // per-channel statistics over N*H*W (dense: hw = 1)
-  float eps;                 // 1e-5 (PyTorch)
-  float momentum;            // running = (1 - momentum) * running + momentum * batch (PyTorch, 0.1);
-                             // the running variance uses the unbiased batch variance
+  int n, c, hw;    // per-channel statistics over N*H*W (dense: hw = 1)
+  float eps;       // 1e-5 (PyTorch)
+  float momentum;  // running = (1 - momentum) * running + momentum * batch (PyTorch, 0.1);
+                   // the running variance uses the unbiased batch variance
 };
 
 enum class OptimizerKind { sgdm, adam, rmsprop };
 
 // One optimizer update over a flat parameter array (all parameters of a network live in one
-// allocation, so this is one launch). Semantics are PyTorch's torch.optim with L2 weight decay added
-// to the gradient (not AdamW):
+// allocation, so this is one launch). Semantics are PyTorch's torch.optim with L2 weight decay
+// added to the gradient (not AdamW):
 //   g = grad * grad_scale + weight_decay * p
-//   sgdm:    v = momentum * v + g;  p -= lr * (nesterov ? g + momentum * v : v)          (state1 = v)
-//   adam:    m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
-//            p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)       (state1 = m, state2 = v)
-//   rmsprop: s = alpha s + (1-alpha) g^2;  p -= lr * g / (sqrt(s) + eps)                  (state1 = s)
+//   sgdm:    v = momentum * v + g;  p -= lr * (nesterov ? g + momentum * v : v)          (state1 =
+//   v) adam:    m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
+//            p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)       (state1 = m, state2 =
+//            v)
+//   rmsprop: s = alpha s + (1-alpha) g^2;  p -= lr * g / (sqrt(s) + eps)                  (state1 =
+//   s)
 struct OptimizerStep {
   OptimizerKind kind = OptimizerKind::sgdm;
   float lr = 0.01f;
   float momentum = 0.9f;
   bool nesterov = false;
   float beta1 = 0.9f, beta2 = 0.999f;
-  float alpha = 0.99f;       // rmsprop squared-gradient decay
+  float alpha = 0.99f;  // rmsprop squared-gradient decay
   float eps = 1e-8f;
   float weight_decay = 0.f;
-  std::int64_t t = 1;        // 1-based step count (Adam's bias correction)
+  std::int64_t t = 1;  // 1-based step count (Adam's bias correction)
 };
 
 // Gather a mini-batch from a data set held by the backend as uint8 (N, C, H, W) images and uint8
@@ -81,10 +83,10 @@ struct OptimizerStep {
 // random crop with padding). max_shift = 0 and flip = false: a plain normalised copy.
 struct GatherDesc {
   int batch, c, h, w;
-  const std::uint8_t* images;    // (N, C, H, W) on the backend
-  const std::uint8_t* labels;    // (N)
-  const std::int32_t* indices;   // (batch): rows of the data set to take, on the backend
-  float mean[4], stdev[4];       // per channel, C <= 4
+  const std::uint8_t* images;   // (N, C, H, W) on the backend
+  const std::uint8_t* labels;   // (N)
+  const std::int32_t* indices;  // (batch): rows of the data set to take, on the backend
+  float mean[4], stdev[4];      // per channel, C <= 4
   bool flip = false;
   int max_shift = 0;
   std::uint64_t seed = 0, step = 0;
@@ -109,8 +111,8 @@ class Backend {
   virtual void dense_forward(const float* x, const float* w, const float* b, float* y, int n,
                              int in, int out) = 0;
   // dx = dy w (skipped when dx is null); dw = dy^T x; db = column sums of dy (skipped when null).
-  virtual void dense_backward(const float* x, const float* w, const float* dy, float* dx,
-                              float* dw, float* db, int n, int in, int out) = 0;
+  virtual void dense_backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
+                              float* db, int n, int in, int out) = 0;
 
   // ---- 2-D convolution (cross-correlation, as every framework). b may be null.
   virtual void conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
@@ -132,9 +134,8 @@ class Backend {
   // ---- batch normalisation (spatial, per channel). save_mean / save_invstd (C) are kept for
   // backward; invstd = 1 / sqrt(biased batch variance + eps).
   virtual void batchnorm_forward_train(const BatchNormGeom& g, const float* x, const float* gamma,
-                                       const float* beta, float* running_mean,
-                                       float* running_var, float* save_mean, float* save_invstd,
-                                       float* y) = 0;
+                                       const float* beta, float* running_mean, float* running_var,
+                                       float* save_mean, float* save_invstd, float* y) = 0;
   virtual void batchnorm_forward_infer(const BatchNormGeom& g, const float* x, const float* gamma,
                                        const float* beta, const float* running_mean,
                                        const float* running_var, float* y) = 0;
@@ -188,8 +189,8 @@ class Backend {
 // Which backend to build for a trial. device < 0 on cuda means "the current device".
 struct DeviceSpec {
   DeviceKind kind = DeviceKind::cpu;
-  int index = 0;        // GPU ordinal
-  int threads = 0;      // CPU threads for this trial's oneTBB arena (0 = all)
+  int index = 0;                   // GPU ordinal
+  int threads = 0;                 // CPU threads for this trial's oneTBB arena (0 = all)
   std::string precision = "fp32";  // fp32 | tf32 (CUDA: tensor-core math for conv and dense)
 };
 
@@ -211,8 +212,11 @@ class DeviceBuffer {
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       reset();
-      backend_ = o.backend_; ptr_ = o.ptr_; bytes_ = o.bytes_;
-      o.ptr_ = nullptr; o.bytes_ = 0;
+      backend_ = o.backend_;
+      ptr_ = o.ptr_;
+      bytes_ = o.bytes_;
+      o.ptr_ = nullptr;
+      o.bytes_ = 0;
     }
     return *this;
   }
@@ -221,9 +225,13 @@ class DeviceBuffer {
 
   void reset() noexcept {
     if (ptr_ && backend_) backend_->deallocate(ptr_);
-    ptr_ = nullptr; bytes_ = 0;
+    ptr_ = nullptr;
+    bytes_ = 0;
   }
-  template <class T = float> T* as() const { return static_cast<T*>(ptr_); }
+  template <class T = float>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   float* f() const { return static_cast<float*>(ptr_); }
   std::size_t bytes() const { return bytes_; }
   explicit operator bool() const { return ptr_ != nullptr; }

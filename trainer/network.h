@@ -45,7 +45,7 @@ class Network {
   float* params() { return params_.f(); }
   float* grads() { return grads_.f(); }
   std::size_t param_count() const { return param_count_; }
-  float* state() { return state_.f(); }          // batch-norm running statistics
+  float* state() { return state_.f(); }  // batch-norm running statistics
   std::size_t state_count() const { return state_count_; }
 
   void set_dropout_seed(std::uint64_t seed) { dropout_seed_ = seed; }
@@ -64,14 +64,14 @@ class Network {
   Shape input_;
   int classes_, max_batch_;
   std::vector<std::unique_ptr<Layer>> layers_;
-  std::vector<Shape> shapes_;            // shapes_[i] = input of layer i; shapes_.back() = logits
-  std::vector<DeviceBuffer> acts_;       // activations, acts_[i] = output of layer i (empty: view)
-  std::vector<DeviceBuffer> dacts_;      // gradients w.r.t. activations (empty: alias or unneeded)
-  std::vector<const float*> out_;        // output of layer i in the last forward (views alias)
-  std::vector<float*> dout_;             // dL/d(output of layer i); null where nothing needs it
-  DeviceBuffer first_dx_;                // dx scratch for a first trainable layer that always
-                                         // writes one (batchnorm)
-  std::size_t first_trainable_ = 0;      // layers before it need no backward at all
+  std::vector<Shape> shapes_;        // shapes_[i] = input of layer i; shapes_.back() = logits
+  std::vector<DeviceBuffer> acts_;   // activations, acts_[i] = output of layer i (empty: view)
+  std::vector<DeviceBuffer> dacts_;  // gradients w.r.t. activations (empty: alias or unneeded)
+  std::vector<const float*> out_;    // output of layer i in the last forward (views alias)
+  std::vector<float*> dout_;         // dL/d(output of layer i); null where nothing needs it
+  DeviceBuffer first_dx_;            // dx scratch for a first trainable layer that always
+                                     // writes one (batchnorm)
+  std::size_t first_trainable_ = 0;  // layers before it need no backward at all
   DeviceBuffer params_, grads_, state_;
   std::size_t param_count_ = 0, state_count_ = 0;
   const float* input_ptr_ = nullptr;

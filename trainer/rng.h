@@ -29,7 +29,9 @@ SWEEP_HD std::uint64_t hash2(std::uint64_t seed, std::uint64_t counter) {
 }
 
 // Uniform float in [0, 1) from the top 24 bits.
-SWEEP_HD float uniform01(std::uint64_t h) { return static_cast<float>(h >> 40) * (1.0f / 16777216.0f); }
+SWEEP_HD float uniform01(std::uint64_t h) {
+  return static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
+}
 
 // Per-sample augmentation draw for batch position i at a given step: flip bit and shifts.
 struct AugmentDraw {

@@ -18,13 +18,13 @@
 namespace sweep::trainer {
 
 struct IterationInfo {
-  int epoch = 0;                    // 1-based
-  std::int64_t iteration = 0;       // 1-based, across epochs
+  int epoch = 0;               // 1-based
+  std::int64_t iteration = 0;  // 1-based, across epochs
   std::int64_t iterations_per_epoch = 0;
   std::int64_t total_iterations = 0;
   double learning_rate = 0;
-  bool has_loss = false;            // true every training.log_every iterations (and epoch ends)
-  double train_loss = 0;            // mean over the iterations since the last report
+  bool has_loss = false;  // true every training.log_every iterations (and epoch ends)
+  double train_loss = 0;  // mean over the iterations since the last report
   double train_accuracy = 0;
   double images_per_second = 0;
   double elapsed_seconds = 0;
@@ -53,27 +53,29 @@ enum class RunState { completed, early_stopped, stopped_by_callback, diverged, i
 const char* to_string(RunState s);
 
 struct RunControl {
-  std::string checkpoint_path;          // where checkpoints go ("" = none)
-  bool resume = false;                  // continue from checkpoint_path when it exists
+  std::string checkpoint_path;                   // where checkpoints go ("" = none)
+  bool resume = false;                           // continue from checkpoint_path when it exists
   const std::atomic<bool>* interrupt = nullptr;  // set: save a checkpoint, end as `interrupted`
 };
 
 struct TrainResult {
   RunState state = RunState::completed;
-  std::string message;                  // why it ended, for people
+  std::string message;  // why it ended, for people
   int epochs_completed = 0;
   std::int64_t iterations = 0;
-  double best_val_loss = 0, best_val_accuracy = 0;   // of the output network
+  double best_val_loss = 0, best_val_accuracy = 0;  // of the output network
   int best_epoch = 0;
   double final_val_loss = 0, final_val_accuracy = 0;
   double final_train_loss = 0, final_train_accuracy = 0;
-  std::vector<std::int64_t> confusion;  // classes x classes (true row, predicted column), output net
+  std::vector<std::int64_t>
+      confusion;  // classes x classes (true row, predicted column), output net
   int classes = 0;
   double elapsed_seconds = 0;
   double images_per_second = 0;
-  std::string device;                   // backend name
+  std::string device;  // backend name
 };
 
-TrainResult train(const TrainConfig& config, TrainCallback& callback, const RunControl& control = {});
+TrainResult train(const TrainConfig& config, TrainCallback& callback,
+                  const RunControl& control = {});
 
 }  // namespace sweep::trainer

@@ -18,12 +18,12 @@
 namespace sweep::trainer {
 
 struct AugmentSpec {
-  bool flip = false;          // augment.flip: random horizontal flip
-  int translate = 0;          // augment.translate: random shift by up to N pixels (zeros come in)
-  int crop_padding = 0;       // augment.crop_padding: pad by N, random crop back (same as shift N)
+  bool flip = false;     // augment.flip: random horizontal flip
+  int translate = 0;     // augment.translate: random shift by up to N pixels (zeros come in)
+  int crop_padding = 0;  // augment.crop_padding: pad by N, random crop back (same as shift N)
 };
 
-struct SyntheticSpec {        // data.synthetic: a seeded, learnable data set for tests and benches
+struct SyntheticSpec {  // data.synthetic: a seeded, learnable data set for tests and benches
   int train_size = 2048, test_size = 512;
   int classes = 10, channels = 1, height = 28, width = 28;
   std::uint64_t seed = 1;
@@ -32,12 +32,12 @@ struct SyntheticSpec {        // data.synthetic: a seeded, learnable data set fo
 struct DataSpec {
   std::string dataset = "fashion-mnist";  // fashion-mnist | mnist | cifar10 | synthetic
   std::string path = "/usr/share/datasets/fashion-mnist";
-  std::string validation = "test";        // test | holdout | none
-  double holdout_fraction = 0.1;          // with validation: holdout
-  std::int64_t train_limit = 0;           // use only the first N training images (0 = all)
-  std::int64_t test_limit = 0;            // use only the first N test images (0 = all)
-  std::string shuffle = "every-epoch";    // every-epoch | once | never
-  bool normalize = true;                  // per-channel mean/std from the training set
+  std::string validation = "test";      // test | holdout | none
+  double holdout_fraction = 0.1;        // with validation: holdout
+  std::int64_t train_limit = 0;         // use only the first N training images (0 = all)
+  std::int64_t test_limit = 0;          // use only the first N test images (0 = all)
+  std::string shuffle = "every-epoch";  // every-epoch | once | never
+  bool normalize = true;                // per-channel mean/std from the training set
   AugmentSpec augment;
   SyntheticSpec synthetic;
 };
@@ -47,8 +47,8 @@ struct DataSpec {
 // number), bias}, maxpool/avgpool {size, stride, padding}, dense {units, bias}, dropout {rate}.
 struct LayerSpec {
   std::string type;
-  std::map<std::string, double> num;      // numeric arguments
-  std::map<std::string, std::string> str; // text arguments (padding: same)
+  std::map<std::string, double> num;       // numeric arguments
+  std::map<std::string, std::string> str;  // text arguments (padding: same)
 };
 
 struct ModelSpec {
@@ -62,46 +62,46 @@ struct ModelSpec {
 };
 
 struct ScheduleSpec {
-  std::string type = "fixed";            // fixed | piecewise | multistep | inv | exp | poly | cosine
-  double drop_factor = 0.1;              // piecewise, multistep (Caffe gamma for step)
-  int drop_period = 10;                  // piecewise: epochs between drops
-  std::vector<int> milestones;           // multistep: epochs at which to drop
-  double gamma = 0.0001;                 // inv: lr * (1 + gamma * iter)^-power; exp: lr * gamma^epoch
-  double power = 0.75;                   // inv, poly: lr * (1 - iter / max_iter)^power
-  double min_lr = 0.0;                   // cosine: floor
-  double warmup_epochs = 0.0;            // linear warm-up from warmup_start_factor * lr
+  std::string type = "fixed";   // fixed | piecewise | multistep | inv | exp | poly | cosine
+  double drop_factor = 0.1;     // piecewise, multistep (Caffe gamma for step)
+  int drop_period = 10;         // piecewise: epochs between drops
+  std::vector<int> milestones;  // multistep: epochs at which to drop
+  double gamma = 0.0001;        // inv: lr * (1 + gamma * iter)^-power; exp: lr * gamma^epoch
+  double power = 0.75;          // inv, poly: lr * (1 - iter / max_iter)^power
+  double min_lr = 0.0;          // cosine: floor
+  double warmup_epochs = 0.0;   // linear warm-up from warmup_start_factor * lr
   double warmup_start_factor = 0.0;
 };
 
 struct EarlyStoppingSpec {
-  int patience = 0;                      // 0 = off; validations without improvement before stopping
-  std::string monitor = "val_loss";      // val_loss | val_accuracy | train_loss
+  int patience = 0;                  // 0 = off; validations without improvement before stopping
+  std::string monitor = "val_loss";  // val_loss | val_accuracy | train_loss
   double min_delta = 0.0;
 };
 
 struct CheckpointSpec {
-  int every_epochs = 0;                  // 0 = only when interrupted
+  int every_epochs = 0;  // 0 = only when interrupted
 };
 
 struct TrainingSpec {
-  std::string optimizer = "sgdm";        // sgdm | adam | rmsprop
+  std::string optimizer = "sgdm";  // sgdm | adam | rmsprop
   double learning_rate = 0.01;
   double momentum = 0.9;
   bool nesterov = false;
   double beta1 = 0.9, beta2 = 0.999;
   double epsilon = 1e-8;
-  double rms_decay = 0.99;               // rmsprop alpha
+  double rms_decay = 0.99;  // rmsprop alpha
   double weight_decay = 0.0;
-  double gradient_clip = 0.0;            // global L2 norm; 0 = off
+  double gradient_clip = 0.0;  // global L2 norm; 0 = off
   int batch_size = 64;
   int epochs = 10;
   ScheduleSpec schedule;
-  int validation_frequency = 0;          // iterations between validations; 0 = once per epoch
-  int log_every = 10;                    // iterations between train-loss reports (GPU: host reads)
+  int validation_frequency = 0;  // iterations between validations; 0 = once per epoch
+  int log_every = 10;            // iterations between train-loss reports (GPU: host reads)
   EarlyStoppingSpec early_stopping;
   std::string output_network = "best";  // best | last
   std::uint64_t seed = 1;
-  std::string precision = "fp32";        // fp32 | tf32 | bf16 (GPU)
+  std::string precision = "fp32";  // fp32 | tf32 | bf16 (GPU)
   CheckpointSpec checkpoint;
 };
 

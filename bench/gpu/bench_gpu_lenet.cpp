@@ -12,7 +12,8 @@
  *
  *   bench_gpu_lenet [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet]
  *                   [--batch 64|256] [--mode eager|graph]
- * Prints a table and `RESULT peer=sweep model=.. batch=.. mode=.. precision=.. images_per_second=..`
+ * Prints a table and `RESULT peer=sweep model=.. batch=.. mode=.. precision=..
+ * images_per_second=..`
  */
 #include <cuda_runtime.h>
 
@@ -178,8 +179,9 @@ int main(int argc, char** argv) {
       const char* mode = c.graph ? "graph" : "eager";
       const char* prec = c.math == MathMode::tf32 ? "tf32" : "fp32";
       std::printf("%-8s %-6d %-6s %-6s %12.0f\n", c.model.c_str(), c.batch, mode, prec, rate);
-      std::printf("RESULT peer=sweep model=%s batch=%d mode=%s precision=%s images_per_second=%.0f\n",
-                  c.model.c_str(), c.batch, mode, prec, rate);
+      std::printf(
+          "RESULT peer=sweep model=%s batch=%d mode=%s precision=%s images_per_second=%.0f\n",
+          c.model.c_str(), c.batch, mode, prec, rate);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

@@ -87,14 +87,17 @@ int throughput(const std::string& data, const std::vector<int>& batches, int epo
     if (r.state != RunState::completed) throw sweep::Error("train(): " + r.message);
     // Every epoch ends with a partial batch of 60000 mod batch images (none when it divides).
     const std::int64_t partial = 60000 % batch;
-    const std::int64_t images = clock.images - (partial ? std::int64_t(epochs) * (batch - partial) : 0);
+    const std::int64_t images =
+        clock.images - (partial ? std::int64_t(epochs) * (batch - partial) : 0);
     const double rate = double(images) / std::chrono::duration<double>(clock.t1 - clock.t0).count();
-    std::printf("train() LeNet batch %d: %.0f images/s over %d epoch(s) (whole call %.2f s incl. "
-                "loading; train()'s own figure %.0f images/s)\n",
-                batch, rate, epochs, whole, r.images_per_second);
-    std::printf("RESULT peer=sweep model=lenet batch=%d mode=train precision=fp32 "
-                "images_per_second=%.0f\n",
-                batch, rate);
+    std::printf(
+        "train() LeNet batch %d: %.0f images/s over %d epoch(s) (whole call %.2f s incl. "
+        "loading; train()'s own figure %.0f images/s)\n",
+        batch, rate, epochs, whole, r.images_per_second);
+    std::printf(
+        "RESULT peer=sweep model=lenet batch=%d mode=train precision=fp32 "
+        "images_per_second=%.0f\n",
+        batch, rate);
     std::fflush(stdout);
   }
   return 0;
@@ -114,10 +117,11 @@ int quality(const std::string& data, int epochs, int batch) {
   const auto start = Clock::now();
   const TrainResult r = train(c, cb);
   const double whole = seconds_since(start);
-  std::printf("RESULT peer=sweep quality epochs=%d batch=%d test_accuracy=%.4f test_loss=%.4f "
-              "train_seconds=%.2f call_seconds=%.2f state=%s\n",
-              r.epochs_completed, batch, r.final_val_accuracy, r.final_val_loss, r.elapsed_seconds,
-              whole, to_string(r.state));
+  std::printf(
+      "RESULT peer=sweep quality epochs=%d batch=%d test_accuracy=%.4f test_loss=%.4f "
+      "train_seconds=%.2f call_seconds=%.2f state=%s\n",
+      r.epochs_completed, batch, r.final_val_accuracy, r.final_val_loss, r.elapsed_seconds, whole,
+      to_string(r.state));
   return r.state == RunState::completed ? 0 : 1;
 }
 

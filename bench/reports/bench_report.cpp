@@ -68,9 +68,12 @@ int main(int argc, char** argv) {
   int per_axis = 10, epochs = 100;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
-    if (arg == "--trials-per-axis" && a + 1 < argc) per_axis = std::atoi(argv[++a]);
-    else if (arg == "--epochs" && a + 1 < argc) epochs = std::atoi(argv[++a]);
-    else dir = arg;
+    if (arg == "--trials-per-axis" && a + 1 < argc)
+      per_axis = std::atoi(argv[++a]);
+    else if (arg == "--epochs" && a + 1 < argc)
+      epochs = std::atoi(argv[++a]);
+    else
+      dir = arg;
   }
   const fs::path work = dir / ("sweep-bench-report-" + std::to_string(::getpid()));
   fs::create_directories(work);
@@ -100,19 +103,25 @@ int main(int argc, char** argv) {
 
   sweep::Store store(work / "sweep.db", {.read_only = true});
   sweep::reports::ReportData loaded;
-  const Measured load = measure([&] { loaded = sweep::reports::load_report_data(store, options.name); });
+  const Measured load =
+      measure([&] { loaded = sweep::reports::load_report_data(store, options.name); });
   const fs::path out = work / "report.html";
-  const Measured write = measure([&] { sweep::reports::write_report(store, options.name, out.string()); });
+  const Measured write =
+      measure([&] { sweep::reports::write_report(store, options.name, out.string()); });
   const auto file_bytes = fs::file_size(out);
 
-  std::printf("report of %zu trials x %d epochs (%zu metric points)\n", data.trials.size(), epochs, points);
+  std::printf("report of %zu trials x %d epochs (%zu metric points)\n", data.trials.size(), epochs,
+              points);
   std::printf("  %-34s %8s %8s\n", "step", "wall s", "cpu s");
   std::printf("  %-34s %8.3f %8.3f\n", "render (from memory)", render.wall, render.cpu);
   std::printf("  %-34s %8.3f %8.3f\n", "load_report_data (from the store)", load.wall, load.cpu);
-  std::printf("  %-34s %8.3f %8.3f   goal < 2 s\n", "write_report (load+render+write)", write.wall, write.cpu);
-  std::printf("  %-34s %8.3f %8.3f   (setup, not the report)\n", "filling the store", fill.wall, fill.cpu);
+  std::printf("  %-34s %8.3f %8.3f   goal < 2 s\n", "write_report (load+render+write)", write.wall,
+              write.cpu);
+  std::printf("  %-34s %8.3f %8.3f   (setup, not the report)\n", "filling the store", fill.wall,
+              fill.cpu);
   std::printf("  HTML size: %.2f MB (%zu bytes; ECharts is ~1.0 MB of it)   goal < 5 MB\n",
-              static_cast<double>(file_bytes) / (1024.0 * 1024.0), static_cast<std::size_t>(file_bytes));
+              static_cast<double>(file_bytes) / (1024.0 * 1024.0),
+              static_cast<std::size_t>(file_bytes));
   std::printf("  report kept at %s\n", out.c_str());
   std::printf("RESULT report_render_s=%.3f\n", render.wall);
   std::printf("RESULT report_load_s=%.3f\n", load.wall);

@@ -43,14 +43,18 @@ struct Timer {
 void report(const char* key, const char* what, double count, const char* unit, const Timer& t) {
   const double wall = std::chrono::duration<double>(Clock::now() - t.wall).count();
   const double cpu = cpu_seconds() - t.cpu;
-  std::printf("%-56s %8.0f %-11s %7.3f s wall %10.0f/s   %7.3f s cpu %10.0f/cpu-s\n", what,
-              count, unit, wall, count / wall, cpu, count / cpu);
+  std::printf("%-56s %8.0f %-11s %7.3f s wall %10.0f/s   %7.3f s cpu %10.0f/cpu-s\n", what, count,
+              unit, wall, count / wall, cpu, count / cpu);
   std::printf("RESULT store_%s_per_s=%.0f\n", key, count / wall);
 }
 
 sweep::SweepSpec spec(const std::string& name) {
-  return {.name = name, .config_yaml = "name: " + name, .config_path = "", .metric_name = "val_accuracy",
-          .metric_goal = sweep::MetricGoal::maximize, .devices = "cpu"};
+  return {.name = name,
+          .config_yaml = "name: " + name,
+          .config_path = "",
+          .metric_name = "val_accuracy",
+          .metric_goal = sweep::MetricGoal::maximize,
+          .devices = "cpu"};
 }
 
 std::vector<sweep::TrialSpec> trial_specs(int n) {
@@ -59,13 +63,20 @@ std::vector<sweep::TrialSpec> trial_specs(int n) {
     out.push_back({.number = i,
                    .params = {{"training.learning_rate", 1e-4 * (i + 1)},
                               {"training.batch_size", 32 << (i % 4)}},
-                   .config_yaml = "training: {}", .seed = i, .repeat = 0, .wait_reason = ""});
+                   .config_yaml = "training: {}",
+                   .seed = i,
+                   .repeat = 0,
+                   .wait_reason = ""});
   return out;
 }
 
 sweep::MetricPoint point(std::int64_t trial, const char* name, std::int64_t step, double v) {
-  return {.trial_id = trial, .name = name, .step = step, .epoch = static_cast<double>(step),
-          .value = v, .wall_time = 1.7e9 + static_cast<double>(step)};
+  return {.trial_id = trial,
+          .name = name,
+          .step = step,
+          .epoch = static_cast<double>(step),
+          .value = v,
+          .wall_time = 1.7e9 + static_cast<double>(step)};
 }
 
 }  // namespace
@@ -94,7 +105,8 @@ int main(int argc, char** argv) {
         batch.clear();
         for (int i = r; i < r + kBatch; ++i)
           batch.push_back(point(ids[static_cast<std::size_t>(i % 100)],
-                                i % 2 ? "train_loss" : "val_accuracy", i / 200, 0.001 * (i % 1000)));
+                                i % 2 ? "train_loss" : "val_accuracy", i / 200,
+                                0.001 * (i % 1000)));
         store.log_metrics(batch);
       }
       report("batched_rows", "metric rows, log_metrics batches of 10,000", kRows, "rows", t0);
@@ -136,7 +148,8 @@ int main(int argc, char** argv) {
       const auto specs = trial_specs(kTrials);
       Timer t0;
       store.add_trials(s, specs);
-      report("trials_created", "trials created (add_trials, one transaction)", kTrials, "trials", t0);
+      report("trials_created", "trials created (add_trials, one transaction)", kTrials, "trials",
+             t0);
       t0 = Timer{};
       int n = 0;
       while (auto t = store.claim_next_trial(s, "cpu:0")) {
@@ -144,8 +157,8 @@ int main(int argc, char** argv) {
                               {.summary = nlohmann::json{{"best", 0.5}}});
         ++n;
       }
-      report("trial_transitions", "trial transitions (claim_next_trial + set_trial_state)", 2.0 * n, "transitions",
-             t0);
+      report("trial_transitions", "trial transitions (claim_next_trial + set_trial_state)", 2.0 * n,
+             "transitions", t0);
     }
     // 5. The report's reads: 1,000 trials x 100 epochs x 4 series = 400,000 points.
     {
@@ -165,12 +178,12 @@ int main(int argc, char** argv) {
       Timer t0;
       std::size_t points = 0;
       store.for_each_metric(s, [&](const sweep::MetricPoint&) { ++points; });
-      report("report_rows", "report read: for_each_metric, 1,000 trials x 100 epochs", static_cast<double>(points),
-             "rows", t0);
+      report("report_rows", "report read: for_each_metric, 1,000 trials x 100 epochs",
+             static_cast<double>(points), "rows", t0);
       t0 = Timer{};
       const auto latest = store.latest_metrics(s);
-      report("latest_series", "status read: latest_metrics", static_cast<double>(latest.size()), "series",
-             t0);
+      report("latest_series", "status read: latest_metrics", static_cast<double>(latest.size()),
+             "series", t0);
       t0 = Timer{};
       const auto table = store.export_table(s);
       report("export_trials", "export_table", static_cast<double>(table.rows.size()), "trials", t0);

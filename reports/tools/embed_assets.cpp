@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
   const std::string text = code.str();
   {
     std::ifstream old(argv[1], std::ios::binary);
-    const std::string previous((std::istreambuf_iterator<char>(old)), std::istreambuf_iterator<char>());
+    const std::string previous((std::istreambuf_iterator<char>(old)),
+                               std::istreambuf_iterator<char>());
     if (old && previous == text) return 0;
   }
   std::ofstream out(argv[1], std::ios::binary | std::ios::trunc);

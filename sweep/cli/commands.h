@@ -7,10 +7,9 @@
  */
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace sweep::cli {
 

@@ -38,8 +38,8 @@ void add_where_options(CLI::App& command, Where& where, bool with_name) {
 }
 
 Store open_store(const Where& where) {
-  const fs::path path =
-      where.db_path.empty() ? run::default_db_path(where.out_dir, where.name) : fs::path(where.db_path);
+  const fs::path path = where.db_path.empty() ? run::default_db_path(where.out_dir, where.name)
+                                              : fs::path(where.db_path);
   if (!fs::exists(path))
     throw Error("no sweep database at " + path.string() +
                 (where.db_path.empty() ? " (give --out DIR or --db PATH)" : ""));
@@ -82,7 +82,8 @@ void print_sweeps(const Store& store) {
   for (const SweepSummary& s : store.list_sweeps()) {
     std::cout << s.sweep.name << "  " << to_string(s.sweep.state) << "  " << s.trial_count
               << " trials";
-    for (const auto& [state, count] : s.trials_by_state) std::cout << ", " << count << " " << to_string(state);
+    for (const auto& [state, count] : s.trials_by_state)
+      std::cout << ", " << count << " " << to_string(state);
     std::cout << "  (" << store.path().string() << ")\n";
   }
 }
@@ -93,7 +94,9 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
   auto list_args = std::make_shared<Where>();
   CLI::App* list = app.add_subcommand("list", "List the sweeps under runs/ (or in one database)");
   add_where_options(*list, *list_args, false);
-  list->footer("Examples:\n  sweep list\n  sweep list --out /data/runs\n  sweep list --db runs/quickstart/sweep.db");
+  list->footer(
+      "Examples:\n  sweep list\n  sweep list --out /data/runs\n  sweep list --db "
+      "runs/quickstart/sweep.db");
   list->callback([list_args, &exit_code] {
     std::vector<fs::path> databases;
     if (!list_args->db_path.empty()) {
@@ -113,7 +116,8 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
   });
 
   auto show_args = std::make_shared<Where>();
-  CLI::App* show = app.add_subcommand("show", "Show a sweep's trials: state, device, parameters, metric, why");
+  CLI::App* show =
+      app.add_subcommand("show", "Show a sweep's trials: state, device, parameters, metric, why");
   add_where_options(*show, *show_args, true);
   show->footer("Example:\n  sweep show quickstart");
   show->callback([show_args, &exit_code] {
@@ -126,13 +130,14 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
     for (const MetricPoint& p : store.metrics(sweep.id)) {
       if (p.name != sweep.metric_name || !std::isfinite(p.value)) continue;
       auto [it, added] = best_by_trial.emplace(p.trial_id, p.value);
-      const bool better = sweep.metric_goal == MetricGoal::maximize ? p.value > it->second
-                                                                    : p.value < it->second;
+      const bool better =
+          sweep.metric_goal == MetricGoal::maximize ? p.value > it->second : p.value < it->second;
       if (!added && better) it->second = p.value;
     }
     for (const TrialRow& t : store.trials(sweep.id)) {
       std::printf("  %3lld  %-13s %-7s %-9s %s", static_cast<long long>(t.number),
-                  std::string(to_string(t.state)).c_str(), t.device.empty() ? "-" : t.device.c_str(),
+                  std::string(to_string(t.state)).c_str(),
+                  t.device.empty() ? "-" : t.device.c_str(),
                   best_by_trial.count(t.id) ? value_text(best_by_trial[t.id]).c_str() : "-",
                   params_text(t.params).c_str());
       if (!t.wait_reason.empty() && t.state == TrialState::queued)
@@ -161,19 +166,22 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
               << config::format_value(winner->value) << " at step " << winner->step << " ("
               << to_string(winner->trial.state) << ")\n"
               << "params: " << params_text(winner->trial.params) << "\n"
-              << "config:\n" << winner->trial.config_yaml;
+              << "config:\n"
+              << winner->trial.config_yaml;
     exit_code = kExitOk;
   });
 
   auto export_args = std::make_shared<Where>();
   CLI::App* exporter = app.add_subcommand("export", "Export a sweep's trials as CSV or JSON");
   add_where_options(*exporter, *export_args, true);
-  exporter->add_option("--format", export_args->format, "csv (one row per trial) or json (everything)")
+  exporter
+      ->add_option("--format", export_args->format, "csv (one row per trial) or json (everything)")
       ->check(CLI::IsMember({"csv", "json"}));
   exporter->add_option("-o,--output", export_args->output, "File to write (default: stdout)")
       ->type_name("FILE");
-  exporter->footer("Examples:\n  sweep export quickstart --format csv -o quickstart.csv\n"
-                   "  sweep export quickstart --format json | python3 -m json.tool");
+  exporter->footer(
+      "Examples:\n  sweep export quickstart --format csv -o quickstart.csv\n"
+      "  sweep export quickstart --format json | python3 -m json.tool");
   exporter->callback([export_args, &exit_code] {
     const Store store = open_store(*export_args);
     const SweepRow sweep = find(store, export_args->name);

@@ -124,7 +124,8 @@ void warn_if_no_worker(const Queue& q, std::ostream& out) {
   for (const JobRow& row : q.jobs()) pending = pending || !is_terminal(row.state);
   if (pending && queue::alive_workers(q.paths()).empty())
     out << "note: no worker is alive for " << q.paths().db.string()
-        << ": start one with  sweep worker --detach" << "\n";
+        << ": start one with  sweep worker --detach"
+        << "\n";
 }
 
 // ---- submit ----------------------------------------------------------------------------------
@@ -139,14 +140,17 @@ void add_submit(CLI::App& app, int& exit_code) {
     double worker_idle_exit = 60;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* c = app.add_subcommand("submit", "Queue a sweep to run in the background; prints its job id");
+  CLI::App* c =
+      app.add_subcommand("submit", "Queue a sweep to run in the background; prints its job id");
   c->add_option("FILE", o->file, "The sweep's YAML config")->required();
   add_set_option(*c, o->overrides);
   add_queue_option(*c, o->queue);
   c->add_option("--priority", o->priority, "Higher runs first; equal priority: submit order")
       ->capture_default_str();
-  c->add_option("--name", o->name, "Name of the sweep (default: the config's name)")->type_name("NAME");
-  c->add_option("--out", o->out, "Directory for runs (default: output.dir, runs)")->type_name("DIR");
+  c->add_option("--name", o->name, "Name of the sweep (default: the config's name)")
+      ->type_name("NAME");
+  c->add_option("--out", o->out, "Directory for runs (default: output.dir, runs)")
+      ->type_name("DIR");
   c->add_option("--max-attempts", o->max_attempts,
                 "A trial that killed its worker this many times is failed; the sweep goes on")
       ->capture_default_str();
@@ -206,7 +210,8 @@ void add_worker(CLI::App& app, int& exit_code) {
   c->add_option("--lease", o->lease, "Seconds a claimed job stays ours without a heartbeat")
       ->capture_default_str();
   c->add_option("--heartbeat", o->heartbeat, "Seconds between heartbeats")->capture_default_str();
-  c->add_option("--poll", o->poll, "Seconds between looks at an empty queue")->capture_default_str();
+  c->add_option("--poll", o->poll, "Seconds between looks at an empty queue")
+      ->capture_default_str();
   // Set by a detaching parent only: the worker's lock, already taken, and its id.
   c->add_option("--registration-fd", o->registration_fd)->group("");
   c->add_option("--worker-id", o->worker_id)->group("");
@@ -356,7 +361,7 @@ void add_wait(CLI::App& app, int& exit_code) {
     std::cout << "job " << job.id() << " " << to_string(*state) << "\n";
     const JobRow row = job.row();
     if (!row.error.empty()) std::cerr << "job " << job.id() << ": " << row.error << "\n";
-    exit_code = *state == JobState::done ? kExitOk
+    exit_code = *state == JobState::done        ? kExitOk
                 : *state == JobState::cancelled ? kExitCancelled
                                                 : kExitFailure;
   });

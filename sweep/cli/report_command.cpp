@@ -54,8 +54,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "  sweep report quickstart -o /tmp/q.html\n"
       "  sweep report 3                          # job 3 of `sweep submit`");
   c->callback([o, &exit_code] {
-    const fs::path db = o->db_path.empty() ? run::default_db_path(o->out_dir, o->target)
-                                           : fs::path(o->db_path);
+    const fs::path db =
+        o->db_path.empty() ? run::default_db_path(o->out_dir, o->target) : fs::path(o->db_path);
     if (!fs::exists(db) && o->db_path.empty() && all_digits(o->target)) {
       queue::Queue q(o->queue.empty() ? queue::default_queue_path() : fs::path(o->queue),
                      {.read_only = true});

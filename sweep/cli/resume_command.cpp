@@ -19,10 +19,12 @@ struct ResumeArgs {
 
 void add_resume_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ResumeArgs>();
-  CLI::App* command = app.add_subcommand(
-      "resume", "Continue a sweep: unfinished trials run (from their checkpoints), finished ones never again");
+  CLI::App* command = app.add_subcommand("resume",
+                                         "Continue a sweep: unfinished trials run (from their "
+                                         "checkpoints), finished ones never again");
   command->add_option("NAME", args->name, "The sweep's name")->required();
-  command->add_option("--out", args->out_dir, "Directory of runs (default: runs)")->type_name("DIR");
+  command->add_option("--out", args->out_dir, "Directory of runs (default: runs)")
+      ->type_name("DIR");
   command->add_option("--db", args->db_path, "SQLite database (default: OUT/NAME/sweep.db)")
       ->type_name("PATH");
   command->add_flag("--retry-failed", args->retry_failed,

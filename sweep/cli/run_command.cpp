@@ -26,8 +26,8 @@ struct RunOptions {
 void print_plan(const config::SweepConfig& config, const std::vector<config::TrialPlan>& trials) {
   const auto& metric = config.sweep.metric;
   std::cout << "sweep " << config.name << ": " << trials.size()
-            << (trials.size() == 1 ? " trial" : " trials") << " (" << config.shape()
-            << "), metric " << metric.name << " (" << metric.goal << ")";
+            << (trials.size() == 1 ? " trial" : " trials") << " (" << config.shape() << "), metric "
+            << metric.name << " (" << metric.goal << ")";
   if (metric.target) std::cout << ", target " << *metric.target;
   std::cout << "\n";
   for (const config::TrialPlan& trial : trials) {

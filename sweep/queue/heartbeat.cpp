@@ -12,10 +12,14 @@ namespace sweep::queue {
 
 std::string_view describe(StopCause cause) {
   switch (cause) {
-    case StopCause::none: return "running";
-    case StopCause::cancelled: return "cancelled by sweep cancel";
-    case StopCause::lease_lost: return "lease lost (the job was reclaimed by another worker)";
-    case StopCause::worker_stopping: return "the worker is shutting down";
+    case StopCause::none:
+      return "running";
+    case StopCause::cancelled:
+      return "cancelled by sweep cancel";
+    case StopCause::lease_lost:
+      return "lease lost (the job was reclaimed by another worker)";
+    case StopCause::worker_stopping:
+      return "the worker is shutting down";
   }
   return "unknown";
 }
@@ -23,8 +27,13 @@ std::string_view describe(StopCause cause) {
 Heartbeat::Heartbeat(Store& queue, std::int64_t job_id, std::string owner, HeartbeatTiming timing,
                      std::atomic<bool>& stop, std::function<bool()> shutting_down,
                      const std::filesystem::path& log_path)
-    : queue_(queue), job_id_(job_id), owner_(std::move(owner)), timing_(timing), stop_(stop),
-      shutting_down_(std::move(shutting_down)), log_(log_path, std::ios::app),
+    : queue_(queue),
+      job_id_(job_id),
+      owner_(std::move(owner)),
+      timing_(timing),
+      stop_(stop),
+      shutting_down_(std::move(shutting_down)),
+      log_(log_path, std::ios::app),
       thread_([this] { loop(); }) {}
 
 Heartbeat::~Heartbeat() {
@@ -57,7 +66,8 @@ void Heartbeat::loop() {
     wake_.wait_for(lock, std::chrono::milliseconds(100));
     if (quit_) break;
     lock.unlock();
-    if (shutting_down_ && shutting_down_()) stop_with(StopCause::worker_stopping, "signal received");
+    if (shutting_down_ && shutting_down_())
+      stop_with(StopCause::worker_stopping, "signal received");
     if (Clock::now() >= next_beat && cause_.load() != StopCause::lease_lost &&
         cause_.load() != StopCause::cancelled) {
       next_beat = Clock::now() + std::chrono::duration_cast<Clock::duration>(interval);

@@ -32,8 +32,8 @@ enum class StopCause { none, cancelled, lease_lost, worker_stopping };
 std::string_view describe(StopCause cause);
 
 struct HeartbeatTiming {
-  double lease_s = 10;     // how long a claim stays valid without a heartbeat
-  double interval_s = 2;   // how often the lease is renewed
+  double lease_s = 10;    // how long a claim stays valid without a heartbeat
+  double interval_s = 2;  // how often the lease is renewed
 };
 
 class Heartbeat {

@@ -170,10 +170,11 @@ StopCause run_claimed_job(const JobRunContext& context, const JobRow& job) {
         break;
       case StopCause::none: {
         const bool ok = end.exit_code && *end.exit_code == 0;
-        const bool recorded = context.queue.finish_job(
-            job.id, context.owner, ok ? JobState::done : JobState::failed,
-            end.exit_code ? std::optional<std::int64_t>(*end.exit_code) : std::optional<std::int64_t>(1),
-            end.error);
+        const bool recorded =
+            context.queue.finish_job(job.id, context.owner, ok ? JobState::done : JobState::failed,
+                                     end.exit_code ? std::optional<std::int64_t>(*end.exit_code)
+                                                   : std::optional<std::int64_t>(1),
+                                     end.error);
         log << "== " << now_text() << ": job " << job.id << " " << (ok ? "done" : "failed")
             << (recorded ? "" : " (not recorded: the job was taken from this worker meanwhile)")
             << std::endl;

@@ -22,8 +22,8 @@ struct JobRunContext {
   Store& queue;
   const QueuePaths& paths;
   const WorkerOptions& worker;
-  std::string owner;                     // the lease owner "host:pid:random"
-  std::function<bool()> shutting_down;   // the worker got SIGTERM / SIGINT
+  std::string owner;                    // the lease owner "host:pid:random"
+  std::function<bool()> shutting_down;  // the worker got SIGTERM / SIGINT
 };
 
 // Returns how the job ended for this worker (StopCause::none: it ran to its end here).

@@ -53,7 +53,8 @@ JobSweep job_sweep(const JobRow& job) {
 
 std::string JobProgress::summary() const {
   if (trials_total == 0) return "-";
-  std::string text = std::to_string(trials_finished) + "/" + std::to_string(trials_total) + " trials";
+  std::string text =
+      std::to_string(trials_finished) + "/" + std::to_string(trials_total) + " trials";
   if (trials_running > 0) text += " (" + std::to_string(trials_running) + " running)";
   if (best) text += ", best " + metric_name + " " + format_number(*best);
   return text;
@@ -83,7 +84,8 @@ JobProgress progress_of(const JobRow& row) {
 
 JobRow Job::row() const {
   auto found = store_->job(id_);
-  if (!found) throw Error("job " + std::to_string(id_) + " is no longer in " + store_->path().string());
+  if (!found)
+    throw Error("job " + std::to_string(id_) + " is no longer in " + store_->path().string());
   return *found;
 }
 
@@ -134,7 +136,8 @@ JobResults Job::fetch() const {
     trial.number = row.number;
     trial.state = row.state;
     trial.params = row.params;
-    if (auto it = best_by_number.find(row.number); it != best_by_number.end()) trial.best = it->second;
+    if (auto it = best_by_number.find(row.number); it != best_by_number.end())
+      trial.best = it->second;
     trial.device = row.device;
     trial.wait_reason = row.wait_reason;
     trial.stop_reason = row.stop_reason;
@@ -162,21 +165,23 @@ nlohmann::json JobResults::to_json() const {
                            {"error", t.error}});
   }
   nlohmann::json best_json = nullptr;
-  if (best) best_json = {{"trial", best->trial.number}, {"value", best->value}, {"step", best->step}};
-  return {{"job",
-           {{"id", job.id},
-            {"state", to_string(job.state)},
-            {"attempts", job.attempts},
-            {"worker", job.lease_owner},
-            {"error", job.error},
-            {"exit_code", job.exit_code ? nlohmann::json(*job.exit_code) : nlohmann::json(nullptr)}}},
-          {"sweep",
-           {{"name", sweep_name},
-            {"database", db_path.string()},
-            {"started", started},
-            {"metric", {{"name", metric_name}, {"goal", to_string(metric_goal)}}},
-            {"best", best_json}}},
-          {"trials", trials_json}};
+  if (best)
+    best_json = {{"trial", best->trial.number}, {"value", best->value}, {"step", best->step}};
+  return {
+      {"job",
+       {{"id", job.id},
+        {"state", to_string(job.state)},
+        {"attempts", job.attempts},
+        {"worker", job.lease_owner},
+        {"error", job.error},
+        {"exit_code", job.exit_code ? nlohmann::json(*job.exit_code) : nlohmann::json(nullptr)}}},
+      {"sweep",
+       {{"name", sweep_name},
+        {"database", db_path.string()},
+        {"started", started},
+        {"metric", {{"name", metric_name}, {"goal", to_string(metric_goal)}}},
+        {"best", best_json}}},
+      {"trials", trials_json}};
 }
 
 // ---- Queue --------------------------------------------------------------------------------------
@@ -232,12 +237,13 @@ Job Queue::submit(const config::SweepConfig& config, const SubmitOptions& option
     const auto other = read_job_line(row.config_yaml);
     if (other && other->sweep_db().lexically_normal() == sweep_db)
       throw Error("job " + std::to_string(row.id) + " (" + std::string(to_string(row.state)) +
-                  ") already runs a sweep named '" + config.name + "' into " +
-                  sweep_db.string() + ": submit with --name OTHER");
+                  ") already runs a sweep named '" + config.name + "' into " + sweep_db.string() +
+                  ": submit with --name OTHER");
   }
 
   JobSpec spec;
-  spec.config_path = config.path.empty() ? "" : fs::absolute(config.path).lexically_normal().string();
+  spec.config_path =
+      config.path.empty() ? "" : fs::absolute(config.path).lexically_normal().string();
   spec.config_yaml = attach_job_line(config::effective_yaml(config), submitted);
   spec.priority = options.priority;
   spec.max_attempts = options.max_attempts + 1;

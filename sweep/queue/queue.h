@@ -13,9 +13,8 @@
  * thread-safe; every method may be called from any thread at the same time. Any number of
  * processes may use one queue database at once (SQLite WAL, BEGIN IMMEDIATE, busy timeout).
  *
- *   sweep::queue::Queue queue;                          // $SWEEP_HOME/queue.db or ~/.sweep/queue.db
- *   sweep::queue::SubmitOptions options;
- *   options.overrides = {"training.epochs=2"};
+ *   sweep::queue::Queue queue;                          // $SWEEP_HOME/queue.db or
+ * ~/.sweep/queue.db sweep::queue::SubmitOptions options; options.overrides = {"training.epochs=2"};
  *   options.worker_binary = "/usr/local/bin/sweep";     // start a worker if none is alive
  *   sweep::queue::Job job = queue.submit("configs/quickstart.yaml", options);
  *   std::cout << "job " << job.id() << "\n";
@@ -30,11 +29,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "store/store.h"
 #include "sweep/config.h"
@@ -51,7 +49,7 @@ struct SubmitOptions {
   // A trial found `running` after its worker died this many times is failed ("killed its worker
   // N times") and the sweep goes on; the job itself may be claimed max_attempts + 1 times.
   int max_attempts = 3;
-  std::string working_dir;             // "" = the current directory
+  std::string working_dir;  // "" = the current directory
   // When not empty: if no worker is alive, start `worker_binary worker --detach` (the `sweep`
   // executable) with these idle_exit seconds. "" = leave starting workers to the caller.
   std::string worker_binary;
@@ -71,13 +69,13 @@ struct TrialResult {
 struct JobResults {
   JobRow job;
   std::string sweep_name;
-  std::filesystem::path db_path;        // OUT/NAME/sweep.db
-  bool started = false;                 // false: no sweep database yet (still queued)
+  std::filesystem::path db_path;  // OUT/NAME/sweep.db
+  bool started = false;           // false: no sweep database yet (still queued)
   std::string metric_name;
   MetricGoal metric_goal = MetricGoal::maximize;
-  std::vector<TrialResult> trials;      // by number
+  std::vector<TrialResult> trials;  // by number
   std::optional<BestTrial> best;
-  nlohmann::json to_json() const;       // {"job": {...}, "sweep": {...}, "trials": [...]}
+  nlohmann::json to_json() const;  // {"job": {...}, "sweep": {...}, "trials": [...]}
 };
 
 // One line of `sweep status`: the job and its sweep's progress.
@@ -89,7 +87,7 @@ struct JobProgress {
   std::int64_t trials_running = 0;
   std::string metric_name;
   std::optional<double> best;
-  std::string summary() const;       // "7/12 trials, best val_accuracy 0.89"
+  std::string summary() const;  // "7/12 trials, best val_accuracy 0.89"
 };
 
 class Job {
@@ -102,7 +100,7 @@ class Job {
   // queued → cancelled at once; running → cancelled, and its worker stops the trials at their
   // next iteration (each keeps its checkpoint). False when the job had already ended.
   bool cancel() const;
-  JobResults fetch() const;    // works at any time: partial results while it runs
+  JobResults fetch() const;  // works at any time: partial results while it runs
   JobProgress progress() const;
   std::optional<SubmittedJob> submitted() const;  // where its sweep goes
   // After submit with a worker_binary: the log of the worker it started, "" when one was alive.
@@ -124,7 +122,8 @@ class Queue {
  public:
   // Opens (creating unless read_only) the queue database. A file that is not a sweep store, or
   // is damaged, throws sweep::Error naming the path.
-  explicit Queue(const std::filesystem::path& path = default_queue_path(), QueueOptions options = {});
+  explicit Queue(const std::filesystem::path& path = default_queue_path(),
+                 QueueOptions options = {});
 
   // Validates the config (throws config::ConfigError with every problem, as `sweep validate`),
   // refuses a sweep name already used in OUT/ or by a job still queued or running, enqueues,

@@ -14,7 +14,8 @@ namespace sweep::queue {
 namespace fs = std::filesystem;
 
 fs::path default_queue_path() {
-  if (const char* home = std::getenv("SWEEP_HOME"); home && *home) return fs::path(home) / "queue.db";
+  if (const char* home = std::getenv("SWEEP_HOME"); home && *home)
+    return fs::path(home) / "queue.db";
   const char* user_home = std::getenv("HOME");
   if (!user_home || !*user_home)
     throw Error("neither SWEEP_HOME nor HOME is set: give the queue database with --queue PATH");

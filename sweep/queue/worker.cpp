@@ -86,7 +86,8 @@ int parse_index(const std::string& text, const std::string& whole) {
 
 void apply_worker_devices(config::ResourcesSpec& resources, const std::string& devices,
                           int cpu_slots) {
-  if (cpu_slots < 0) throw Error("--cpu-slots must be at least 1, not " + std::to_string(cpu_slots));
+  if (cpu_slots < 0)
+    throw Error("--cpu-slots must be at least 1, not " + std::to_string(cpu_slots));
   if (cpu_slots > 0) resources.cpu_slots = cpu_slots;
   if (devices.empty()) return;
   if (devices == "cpu") {
@@ -125,19 +126,18 @@ int run_worker(const WorkerOptions& options) {
       options.registration_fd >= 0
           ? WorkerRegistration(paths, options.registration_fd, options.worker_id)
           : WorkerRegistration(paths);
-  const std::string owner =
-      host_name() + ":" + std::to_string(::getpid()) + ":" + random_hex(6);
+  const std::string owner = host_name() + ":" + std::to_string(::getpid()) + ":" + random_hex(6);
   registration.describe({{"owner", owner},
                          {"pid", ::getpid()},
                          {"devices", options.devices.empty() ? "per job" : options.devices},
                          {"cpu_slots", options.cpu_slots},
                          {"started_at", utc_now()},
                          {"log", paths.worker_log(registration.id()).string()}});
-  log << "worker " << owner << " on " << paths.db.string() << ": lease "
-      << options.timing.lease_s << " s, heartbeat every " << options.timing.interval_s << " s"
-      << (options.idle_exit_s > 0 ? ", exits after " + std::to_string(options.idle_exit_s) +
-                                        " s idle"
-                                  : std::string())
+  log << "worker " << owner << " on " << paths.db.string() << ": lease " << options.timing.lease_s
+      << " s, heartbeat every " << options.timing.interval_s << " s"
+      << (options.idle_exit_s > 0
+              ? ", exits after " + std::to_string(options.idle_exit_s) + " s idle"
+              : std::string())
       << std::endl;
 
   const JobRunContext context{queue, paths, options, owner, [] { return StopSignals::received(); }};
@@ -173,7 +173,8 @@ int run_worker(const WorkerOptions& options) {
       const StopCause cause = run_claimed_job(context, *job);
       const auto row = queue.job(job->id);
       log << "job " << job->id << ": " << (row ? to_string(row->state) : "gone")
-          << (cause == StopCause::none ? "" : std::string(" (") + std::string(describe(cause)) + ")")
+          << (cause == StopCause::none ? ""
+                                       : std::string(" (") + std::string(describe(cause)) + ")")
           << std::endl;
       idle_since = Clock::now();
       continue;

@@ -26,14 +26,14 @@ namespace sweep::queue {
 
 struct WorkerOptions {
   std::filesystem::path queue_db;
-  std::string devices;        // "" = each job's resources; "cpu"; "all"; "0,2" or "cuda:0,cuda:2"
-  int cpu_slots = 0;          // trials at once on the CPU; 0 = each job's resources.cpu_slots
-  double idle_exit_s = 0;     // exit once nothing was queued or running this long; 0 = never
-  double poll_s = 0.5;        // how often an idle worker looks at the queue
-  HeartbeatTiming timing;     // lease and heartbeat interval
+  std::string devices;          // "" = each job's resources; "cpu"; "all"; "0,2" or "cuda:0,cuda:2"
+  int cpu_slots = 0;            // trials at once on the CPU; 0 = each job's resources.cpu_slots
+  double idle_exit_s = 0;       // exit once nothing was queued or running this long; 0 = never
+  double poll_s = 0.5;          // how often an idle worker looks at the queue
+  HeartbeatTiming timing;       // lease and heartbeat interval
   std::ostream* log = nullptr;  // the worker's own messages; nullptr = std::cout
-  int registration_fd = -1;   // a detached worker's inherited lock (worker_registry.h)
-  std::string worker_id;      // with registration_fd
+  int registration_fd = -1;     // a detached worker's inherited lock (worker_registry.h)
+  std::string worker_id;        // with registration_fd
 };
 
 // Throws sweep::Error for a bad --devices text.

@@ -148,8 +148,8 @@ std::string start_detached_worker(const QueuePaths& paths, const DetachedWorkerO
   UniqueFd log = open_file(paths.worker_log(id), O_WRONLY | O_CREAT | O_APPEND);
   UniqueFd null = open_file("/dev/null", O_RDONLY);
 
-  std::vector<std::string> args = {options.sweep_binary, "worker", "--queue", paths.db.string(),
-                                   "--registration-fd", "3", "--worker-id", id};
+  std::vector<std::string> args = {options.sweep_binary, "worker", "--queue",     paths.db.string(),
+                                   "--registration-fd",  "3",      "--worker-id", id};
   args.insert(args.end(), options.worker_args.begin(), options.worker_args.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());

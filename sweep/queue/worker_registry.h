@@ -14,10 +14,9 @@
  */
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sweep/queue/queue_paths.h"
 
@@ -56,8 +55,8 @@ class SpawnLock {
 };
 
 struct WorkerInfo {
-  std::string id;               // the lock file's ID part
-  nlohmann::json details;       // what the worker wrote: owner, pid, host, devices, started_at
+  std::string id;          // the lock file's ID part
+  nlohmann::json details;  // what the worker wrote: owner, pid, host, devices, started_at
 };
 
 // Workers whose lock is held right now. Lock files left by dead workers are removed.

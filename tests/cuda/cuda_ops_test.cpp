@@ -63,7 +63,8 @@ TEST_F(CudaOps, ReluForwardKeepsNaN) {
   auto in = twin(x), out = twin_out(x.size());
   cpu->relu_forward(in.cf(), out.cf(), x.size());
   gpu->relu_forward(in.gf(), out.gf(), x.size());
-  const auto yc = host(*cpu, out.c.as<void>(), x.size()), yg = host(*gpu, out.g.as<void>(), x.size());
+  const auto yc = host(*cpu, out.c.as<void>(), x.size()),
+             yg = host(*gpu, out.g.as<void>(), x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     const float want = std::isnan(x[i]) ? nan : (x[i] <= 0.f ? 0.f : x[i]);
     if (std::isnan(want)) {
@@ -92,11 +93,14 @@ TEST_F(CudaOps, DropoutMatchesCpuBitForBit) {
 }
 
 TEST_F(CudaOps, DenseForwardBackward) {
-  struct Case { int n, in, out; bool bias, dx; };
+  struct Case {
+    int n, in, out;
+    bool bias, dx;
+  };
   for (const Case c : {Case{64, 800, 500, true, true}, Case{1, 17, 3, true, true},
                        Case{33, 129, 10, false, false}, Case{256, 500, 10, true, true}}) {
-    const std::string tag = "dense " + std::to_string(c.n) + "x" + std::to_string(c.in) + "->" +
-                            std::to_string(c.out);
+    const std::string tag =
+        "dense " + std::to_string(c.n) + "x" + std::to_string(c.in) + "->" + std::to_string(c.out);
     auto x = twin_random(std::size_t(c.n) * c.in), w = twin_random(std::size_t(c.out) * c.in);
     auto b = twin_random(c.out), y = twin_out(std::size_t(c.n) * c.out);
     cpu->dense_forward(x.cf(), w.cf(), c.bias ? b.cf() : nullptr, y.cf(), c.n, c.in, c.out);
@@ -116,19 +120,18 @@ TEST_F(CudaOps, DenseForwardBackward) {
 
 TEST_F(CudaOps, ConvForwardBackward) {
   const ConvGeom geoms[] = {
-      conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0),  // LeNet conv1
-      conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0), // LeNet conv2
-      conv_geom(3, 3, 32, 32, 16, 3, 3, 1, 1),   // same padding
-      conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1),    // stride 2, odd sizes
-      conv_geom(1, 4, 9, 9, 6, 1, 1, 1, 0),      // batch 1, pointwise
-      conv_geom(5, 3, 17, 15, 8, 4, 2, 2, 0),    // non-square kernel, stride 2
+      conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0),   // LeNet conv1
+      conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0),  // LeNet conv2
+      conv_geom(3, 3, 32, 32, 16, 3, 3, 1, 1),    // same padding
+      conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1),     // stride 2, odd sizes
+      conv_geom(1, 4, 9, 9, 6, 1, 1, 1, 0),       // batch 1, pointwise
+      conv_geom(5, 3, 17, 15, 8, 4, 2, 2, 0),     // non-square kernel, stride 2
   };
   for (const ConvGeom& g : geoms) {
-    const std::string tag = "conv n" + std::to_string(g.n) + " c" + std::to_string(g.c) + " " +
-                            std::to_string(g.h) + "x" + std::to_string(g.w) + " k" +
-                            std::to_string(g.k) + " " + std::to_string(g.r) + "x" +
-                            std::to_string(g.s) + " s" + std::to_string(g.stride_h) + " p" +
-                            std::to_string(g.pad_h);
+    const std::string tag =
+        "conv n" + std::to_string(g.n) + " c" + std::to_string(g.c) + " " + std::to_string(g.h) +
+        "x" + std::to_string(g.w) + " k" + std::to_string(g.k) + " " + std::to_string(g.r) + "x" +
+        std::to_string(g.s) + " s" + std::to_string(g.stride_h) + " p" + std::to_string(g.pad_h);
     const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
     const std::size_t ws = std::size_t(g.k) * g.c * g.r * g.s;
     const std::size_t ys = std::size_t(g.n) * g.k * g.out_h * g.out_w;
@@ -195,7 +198,9 @@ TEST_F(CudaOps, MaxPoolTiesRouteToExactlyOneInput) {
 }
 
 TEST_F(CudaOps, BatchNormTrainInferBackward) {
-  struct Case { int n, c, hw; };
+  struct Case {
+    int n, c, hw;
+  };
   for (const Case k : {Case{64, 16, 64}, Case{3, 5, 7 * 9}, Case{32, 100, 1}}) {
     const BatchNormGeom g{k.n, k.c, k.hw, 1e-5f, 0.1f};
     const std::string tag = "batchnorm n" + std::to_string(k.n) + " c" + std::to_string(k.c) +
@@ -218,10 +223,10 @@ TEST_F(CudaOps, BatchNormTrainInferBackward) {
     gpu->batchnorm_forward_infer(g, x.gf(), gamma.gf(), beta.gf(), rmean.gf(), rvar.gf(), yi.gf());
     expect_close(yi, 1e-4, 1e-4, tag + " y (inference)");
     auto dy = twin_random(xs), dx = twin_out(xs), dg = twin_out(k.c), db = twin_out(k.c);
-    cpu->batchnorm_backward(g, x.cf(), dy.cf(), gamma.cf(), smean.cf(), sinv.cf(), dx.cf(),
-                            dg.cf(), db.cf());
-    gpu->batchnorm_backward(g, x.gf(), dy.gf(), gamma.gf(), smean.gf(), sinv.gf(), dx.gf(),
-                            dg.gf(), db.gf());
+    cpu->batchnorm_backward(g, x.cf(), dy.cf(), gamma.cf(), smean.cf(), sinv.cf(), dx.cf(), dg.cf(),
+                            db.cf());
+    gpu->batchnorm_backward(g, x.gf(), dy.gf(), gamma.gf(), smean.gf(), sinv.gf(), dx.gf(), dg.gf(),
+                            db.gf());
     expect_close(dx, 1e-4, 1e-3, tag + " dx");
     expect_close(dg, 1e-3, 1e-4, tag + " dgamma");
     expect_close(db, 1e-3, 1e-4, tag + " dbeta");
@@ -229,7 +234,9 @@ TEST_F(CudaOps, BatchNormTrainInferBackward) {
 }
 
 TEST_F(CudaOps, SoftmaxCrossEntropyAndArgmax) {
-  struct Case { int n, classes; };
+  struct Case {
+    int n, classes;
+  };
   for (const Case k : {Case{64, 10}, Case{1, 3}, Case{257, 100}, Case{1000, 10}, Case{5, 37}}) {
     const std::string tag = "xent n" + std::to_string(k.n) + " classes" + std::to_string(k.classes);
     const std::size_t ls = std::size_t(k.n) * k.classes;
@@ -249,7 +256,8 @@ TEST_F(CudaOps, SoftmaxCrossEntropyAndArgmax) {
     gpu->softmax_cross_entropy(logits.gf(), lg.as<std::int32_t>(), k.n, k.classes, dl.gf(),
                                sg.as<double>());
     expect_close(dl, 1e-7, 1e-5, tag + " dlogits");
-    const auto stc = host<double>(*cpu, sc.as<void>(), 2), stg = host<double>(*gpu, sg.as<void>(), 2);
+    const auto stc = host<double>(*cpu, sc.as<void>(), 2),
+               stg = host<double>(*gpu, sg.as<void>(), 2);
     EXPECT_NEAR(stg[0], stc[0], 1e-9 * k.n + 1e-12 * std::fabs(stc[0])) << tag << " loss sum";
     EXPECT_EQ(stg[1], stc[1]) << tag << " correct count";
     // Without dlogits only the stats change.
@@ -260,7 +268,8 @@ TEST_F(CudaOps, SoftmaxCrossEntropyAndArgmax) {
     DeviceBuffer pc(*cpu, k.n * 4), pg(*gpu, k.n * 4);
     cpu->argmax(logits.cf(), k.n, k.classes, pc.as<std::int32_t>());
     gpu->argmax(logits.gf(), k.n, k.classes, pg.as<std::int32_t>());
-    EXPECT_EQ(host<std::int32_t>(*cpu, pc.as<void>(), k.n), host<std::int32_t>(*gpu, pg.as<void>(), k.n))
+    EXPECT_EQ(host<std::int32_t>(*cpu, pc.as<void>(), k.n),
+              host<std::int32_t>(*gpu, pg.as<void>(), k.n))
         << tag << " argmax";
   }
 }
@@ -282,7 +291,8 @@ TEST_F(CudaOps, SumSquaresAndClipScale) {
     gpu->copy_to_device(sg.as<void>(), &start, 8);
     cpu->sum_squares(x.cf(), n, sc.as<double>());
     gpu->sum_squares(x.gf(), n, sg.as<double>());
-    const double c = host<double>(*cpu, sc.as<void>(), 1)[0], g = host<double>(*gpu, sg.as<void>(), 1)[0];
+    const double c = host<double>(*cpu, sc.as<void>(), 1)[0],
+                 g = host<double>(*gpu, sg.as<void>(), 1)[0];
     EXPECT_NEAR(g, c, 1e-9 * c) << "sum_squares n=" << n;
     for (float max_norm : {0.1f, 1e6f}) {
       DeviceBuffer fc(*cpu, 4), fg(*gpu, 4);
@@ -323,7 +333,11 @@ TEST_F(CudaOps, OptimizerStepAllKinds) {
 }
 
 TEST_F(CudaOps, GatherBatchMatchesCpuBitForBit) {
-  struct Case { int n, c, h, w, batch; bool flip; int shift; };
+  struct Case {
+    int n, c, h, w, batch;
+    bool flip;
+    int shift;
+  };
   for (const Case k : {Case{500, 1, 28, 28, 64, false, 0}, Case{500, 1, 28, 28, 64, true, 2},
                        Case{300, 3, 32, 32, 33, true, 4}, Case{50, 2, 5, 7, 1, true, 3}}) {
     const std::string tag = "gather c" + std::to_string(k.c) + " " + std::to_string(k.h) + "x" +

@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -25,10 +25,9 @@ namespace sweep::trainer::test {
 
 inline bool have_cuda() { return cuda_device_count_impl() > 0; }
 
-#define SWEEP_SKIP_WITHOUT_CUDA()                                        \
-  do {                                                                   \
-    if (!::sweep::trainer::test::have_cuda())                            \
-      GTEST_SKIP() << "no CUDA device: GPU tests skipped";               \
+#define SWEEP_SKIP_WITHOUT_CUDA()                                                                  \
+  do {                                                                                             \
+    if (!::sweep::trainer::test::have_cuda()) GTEST_SKIP() << "no CUDA device: GPU tests skipped"; \
   } while (0)
 
 // A CPU backend and a CUDA backend side by side, with fresh random inputs per test.
@@ -62,7 +61,9 @@ class CudaVsCpu : public ::testing::Test {
     gpu->copy_to_device(t.g.f(), host.data(), host.size() * 4);
     return t;
   }
-  Twin twin_random(std::size_t n, float lo = -1.f, float hi = 1.f) { return twin(random(n, lo, hi)); }
+  Twin twin_random(std::size_t n, float lo = -1.f, float hi = 1.f) {
+    return twin(random(n, lo, hi));
+  }
   // An output buffer on both, poisoned with NaN so an unwritten element cannot pass.
   Twin twin_out(std::size_t n) {
     return twin(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
@@ -79,8 +80,8 @@ class CudaVsCpu : public ::testing::Test {
   void expect_close(const Twin& t, double tol, double eps, const std::string& what) {
     expect_close(host(*cpu, t.c.as<void>(), t.n), host(*gpu, t.g.as<void>(), t.n), tol, eps, what);
   }
-  void expect_close(const std::vector<float>& ref, const std::vector<float>& got,
-                           double tol, double eps, const std::string& what) {
+  void expect_close(const std::vector<float>& ref, const std::vector<float>& got, double tol,
+                    double eps, const std::string& what) {
     ASSERT_EQ(ref.size(), got.size()) << what;
     std::size_t bad = 0, worst = 0;
     double worst_excess = -1;
@@ -97,8 +98,8 @@ class CudaVsCpu : public ::testing::Test {
       }
     }
     EXPECT_EQ(bad, 0u) << what << " (input seed " << seed << "): " << bad << " of " << ref.size()
-                       << " values out of tolerance; worst at " << worst << ": cpu "
-                       << ref[worst] << " cuda " << got[worst];
+                       << " values out of tolerance; worst at " << worst << ": cpu " << ref[worst]
+                       << " cuda " << got[worst];
   }
 
   unsigned seed = 0;

@@ -20,8 +20,7 @@
 namespace sweep::trainer::test {
 namespace {
 
-TrainConfig synthetic_lenet(DeviceKind kind, int train_size, int test_size, int epochs,
-                            int batch) {
+TrainConfig synthetic_lenet(DeviceKind kind, int train_size, int test_size, int epochs, int batch) {
   TrainConfig c;
   c.data.dataset = "synthetic";
   c.data.synthetic.train_size = train_size;
@@ -133,8 +132,12 @@ TEST(CudaGraph, ReplayedStepsEqualEagerSteps) {
   ModelSpec model;  // lenet preset
   struct Run {
     Run(Backend& b, const ModelSpec& m)
-        : net(b, m, Shape{1, 28, 28}, 10, kBatch, 11), x(b, kBatch * 784 * 4), y(b, kBatch * 4),
-          dl(b, kBatch * 10 * 4), stats(b, 16), s1(b, net.param_count() * 4),
+        : net(b, m, Shape{1, 28, 28}, 10, kBatch, 11),
+          x(b, kBatch * 784 * 4),
+          y(b, kBatch * 4),
+          dl(b, kBatch * 10 * 4),
+          stats(b, 16),
+          s1(b, net.param_count() * 4),
           s2(b, net.param_count() * 4) {}
     Network net;
     DeviceBuffer x, y, dl, stats, s1, s2;
@@ -214,8 +217,10 @@ TEST(CudaGraph, ReplayedAdamReadsLrAndTFromTheStepBlock) {
     gpu.copy_to_device(b.as<void>(), v.data(), n * 4);
     return b;
   };
-  DeviceBuffer pe = make(p), ge = make(g), m1 = DeviceBuffer(gpu, n * 4), v1 = DeviceBuffer(gpu, n * 4);
-  DeviceBuffer pr = make(p), gr = make(g), m2 = DeviceBuffer(gpu, n * 4), v2 = DeviceBuffer(gpu, n * 4);
+  DeviceBuffer pe = make(p), ge = make(g), m1 = DeviceBuffer(gpu, n * 4),
+               v1 = DeviceBuffer(gpu, n * 4);
+  DeviceBuffer pr = make(p), gr = make(g), m2 = DeviceBuffer(gpu, n * 4),
+               v2 = DeviceBuffer(gpu, n * 4);
   auto opt = [](int t) {
     OptimizerStep s;
     s.kind = OptimizerKind::adam;
@@ -224,7 +229,8 @@ TEST(CudaGraph, ReplayedAdamReadsLrAndTFromTheStepBlock) {
     s.t = t;
     return s;
   };
-  for (int t = 1; t <= 5; ++t) gpu.optimizer_step(opt(t), pe.f(), ge.f(), m1.f(), v1.f(), n, nullptr);
+  for (int t = 1; t <= 5; ++t)
+    gpu.optimizer_step(opt(t), pe.f(), ge.f(), m1.f(), v1.f(), n, nullptr);
   gpu.synchronize();
   gpu.begin_capture();
   gpu.optimizer_step(opt(99), pr.f(), gr.f(), m2.f(), v2.f(), n, nullptr);  // values ignored
@@ -316,8 +322,10 @@ TEST(CudaGraphTrain, LoopStepsWithCaptureMatchEagerSteps) {
         : net(b, m, Shape{1, 28, 28}, d.classes, kBatch, 5),
           opt(b, t, net.param_count()),
           src(b, d, n, kBatch, ShuffleMode::every_epoch, 9, AugmentSpec{true, 2, 0}, true),
-          x(b, std::size_t(kBatch) * 784 * 4), y(b, kBatch * 4),
-          dl(b, std::size_t(kBatch) * d.classes * 4), stats(b, 16) {}
+          x(b, std::size_t(kBatch) * 784 * 4),
+          y(b, kBatch * 4),
+          dl(b, std::size_t(kBatch) * d.classes * 4),
+          stats(b, 16) {}
     Network net;
     Optimizer opt;
     BatchSource src;

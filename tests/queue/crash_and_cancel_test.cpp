@@ -2,14 +2,13 @@
 // reclaimed and continued, completed trials are not rerun, the interrupted one resumes from its
 // checkpoint, no metric point is lost or doubled), a trial that keeps killing its worker, cancel
 // while queued and while running, and a queue file that is not a queue.
+#include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 
 #include <fstream>
 #include <map>
 #include <set>
-
-#include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include "queue_test_util.h"
 #include "sweep/queue/queue.h"
@@ -19,8 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kFastLease = {"--lease", "1.5", "--heartbeat", "0.25", "--poll",
-                                             "0.1"};
+const std::vector<std::string> kFastLease = {"--lease", "1.5",    "--heartbeat",
+                                             "0.25",    "--poll", "0.1"};
 
 std::vector<std::string> worker_args(std::vector<std::string> extra) {
   std::vector<std::string> args = kFastLease;
@@ -93,8 +92,7 @@ TEST(QueueCrash, AKilledWorkersJobIsReclaimedAndContinuesFromCheckpoints) {
 
   const pid_t first = dir.start_worker(worker_args({}));
   std::int64_t victim = -1;
-  ASSERT_TRUE(wait_for_running_checkpoint(db, "crash", victim))
-      << diagnose(dir, db, "crash");
+  ASSERT_TRUE(wait_for_running_checkpoint(db, "crash", victim)) << diagnose(dir, db, "crash");
   dir.kill_hard(first);
 
   std::map<std::int64_t, TrialRow> before;
@@ -153,8 +151,7 @@ TEST(QueueCrash, ATrialThatKeepsKillingItsWorkerIsFailedAndTheRestRuns) {
 
   const pid_t first = dir.start_worker(worker_args({}));
   std::int64_t victim = -1;
-  ASSERT_TRUE(wait_for_running_checkpoint(db, "loop", victim))
-      << diagnose(dir, db, "loop");
+  ASSERT_TRUE(wait_for_running_checkpoint(db, "loop", victim)) << diagnose(dir, db, "loop");
   dir.kill_hard(first);
   dir.start_worker(worker_args({"--idle-exit", "0.5"}));
 

@@ -22,7 +22,8 @@ TEST(SubmittedJobLine, RoundTripsAndKeepsTheConfigLinesWhereTheyWere) {
   ASSERT_TRUE(back);
   EXPECT_EQ(back->working_dir, job.working_dir);
   EXPECT_EQ(back->overrides, job.overrides);
-  EXPECT_EQ(back->sweep_db(), std::filesystem::path(job.working_dir) / "runs" / "lenet" / "sweep.db");
+  EXPECT_EQ(back->sweep_db(),
+            std::filesystem::path(job.working_dir) / "runs" / "lenet" / "sweep.db");
   EXPECT_FALSE(read_job_line(config));
   job.output_dir = "/abs/out";
   EXPECT_EQ(read_job_line(attach_job_line(config, job))->sweep_db(),

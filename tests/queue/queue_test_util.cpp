@@ -5,6 +5,7 @@
 #include "queue_test_util.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,8 +15,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "sweep/queue/queue_paths.h"
 #include "sweep/queue/worker_registry.h"

@@ -1,13 +1,12 @@
 // Submit → a detached worker → done, through the real binary; priority order; bad configs; the
 // C++ API on the same queue; and several submitters at once while `sweep status` is polled.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <set>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "queue_test_util.h"
 #include "sweep/queue/queue.h"
@@ -108,8 +107,8 @@ TEST(QueueWorker, RunsJobsByPriorityThenSubmitOrder) {
   std::vector<std::int64_t> ids;
   for (const auto& [name, priority] :
        std::vector<std::pair<std::string, std::string>>{{"low", "0"}, {"high", "5"}, {"low2", "0"}})
-    ids.push_back(job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker", "--name", name,
-                                       "--priority", priority})));
+    ids.push_back(job_id_of(
+        dir.sweep({"submit", "tiny.yaml", "--no-worker", "--name", name, "--priority", priority})));
   const pid_t worker = dir.start_worker({"--idle-exit", "0.5", "--poll", "0.1"});
   EXPECT_EQ(dir.wait_exit(worker, std::chrono::seconds(60)), 0);
   Queue queue(dir.queue_db(), {.read_only = true});
@@ -148,8 +147,8 @@ TEST(QueueApi, SubmitWaitFetchFromCpp) {
   for (const TrialRow& t : store.trials(store.find_sweep("api")->id))
     EXPECT_EQ(t.summary.value("epochs_completed", 0), 2);
   EXPECT_FALSE(job.cancel());  // already ended
-  EXPECT_TRUE(eventually([&] { return alive_workers(queue.paths()).empty(); },
-                         std::chrono::seconds(15)));
+  EXPECT_TRUE(
+      eventually([&] { return alive_workers(queue.paths()).empty(); }, std::chrono::seconds(15)));
 }
 
 TEST(QueueConcurrency, EightSubmittersAtOnceGetEightJobsAndStatusNeverFails) {

@@ -40,10 +40,10 @@ ReportData make_synthetic_sweep(const SyntheticSweepOptions& o) {
   data.devices = "cpu x2";
   data.dataset = o.dataset;
   data.config_path = "configs/" + o.name + ".yaml";
-  data.config_yaml = "name: " + o.name + "\ndata: {dataset: " + o.dataset +
-                     "}\nmodel: {preset: lenet}\ntraining: {optimizer: sgdm, epochs: " +
-                     std::to_string(o.epochs) +
-                     "}\nsweep:\n  method: grid\n  metric: {name: val_accuracy, goal: maximize}\n";
+  data.config_yaml =
+      "name: " + o.name + "\ndata: {dataset: " + o.dataset +
+      "}\nmodel: {preset: lenet}\ntraining: {optimizer: sgdm, epochs: " + std::to_string(o.epochs) +
+      "}\nsweep:\n  method: grid\n  metric: {name: val_accuracy, goal: maximize}\n";
   data.created_at = 1'700'000'000;
   data.started_at = data.created_at + 2;
   SplitMix rng(o.seed);
@@ -59,8 +59,10 @@ ReportData make_synthetic_sweep(const SyntheticSweepOptions& o) {
         t.id = 1000 + number;
         t.number = number;
         t.params = {{"training.learning_rate", lr}, {"training.batch_size", bs}};
-        if (sweep_momentum) t.params["training.momentum"] = momentum;
-        else t.params["training.optimizer"] = "sgdm";
+        if (sweep_momentum)
+          t.params["training.momentum"] = momentum;
+        else
+          t.params["training.optimizer"] = "sgdm";
         t.device = "cpu:" + std::to_string(number % 2);
         t.state = TrialState::completed;
 
@@ -74,9 +76,11 @@ ReportData make_synthetic_sweep(const SyntheticSweepOptions& o) {
         int epochs = o.epochs;
         bool diverges = false;
         if (o.with_misfits) {
-          if (lr == o.learning_rates.back() && bs == o.batch_sizes.front() && momentum == o.momenta.back())
+          if (lr == o.learning_rates.back() && bs == o.batch_sizes.front() &&
+              momentum == o.momenta.back())
             diverges = true;
-          else if (lr == o.learning_rates.front() && bs == o.batch_sizes.back() && momentum == o.momenta.front())
+          else if (lr == o.learning_rates.front() && bs == o.batch_sizes.back() &&
+                   momentum == o.momenta.front())
             epochs = std::max(1, o.epochs * 4 / 10);  // hopeless and slow: stopped early
         }
         const int diverge_epoch = std::max(1, o.epochs / 3);
@@ -90,7 +94,8 @@ ReportData make_synthetic_sweep(const SyntheticSweepOptions& o) {
           for (int k = 1; k <= per_epoch; ++k) {
             ++step;
             const double ep = (e - 1) + static_cast<double>(k) / per_epoch;
-            double loss = 0.25 + 2.0 * std::exp(-speed * ep) + (0.92 - ceiling) * 2 + rng.noise(0.04);
+            double loss =
+                0.25 + 2.0 * std::exp(-speed * ep) + (0.92 - ceiling) * 2 + rng.noise(0.04);
             if (diverges && ep > diverge_epoch - 0.5) {
               loss = ep >= diverge_epoch ? nan : loss * std::exp(12 * (ep - diverge_epoch + 0.5));
             }
@@ -103,15 +108,18 @@ ReportData make_synthetic_sweep(const SyntheticSweepOptions& o) {
             epochs = e;
             break;
           }
-          const double a = ceiling * (1 - std::exp(-speed * e)) + 0.1 * std::exp(-speed * e) + rng.noise(0.006);
+          const double a =
+              ceiling * (1 - std::exp(-speed * e)) + 0.1 * std::exp(-speed * e) + rng.noise(0.006);
           acc.push_back({e, static_cast<double>(e), a});
-          vloss.push_back({e, static_cast<double>(e), 0.3 + 2.0 * std::exp(-speed * e) + (0.92 - ceiling) * 3});
+          vloss.push_back(
+              {e, static_cast<double>(e), 0.3 + 2.0 * std::exp(-speed * e) + (0.92 - ceiling) * 3});
         }
         const double seconds = epochs * (3.0 + 200.0 / bs) * (1 + rng.noise(0.1));
         t.started_at = clock;
         t.finished_at = clock + seconds;
         clock += seconds / 2;
-        t.summary = {{"images_per_second", 60000.0 * epochs / seconds}, {"epochs_completed", epochs}};
+        t.summary = {{"images_per_second", 60000.0 * epochs / seconds},
+                     {"epochs_completed", epochs}};
 
         if (diverges) {
           t.state = TrialState::diverged;
@@ -126,7 +134,10 @@ ReportData make_synthetic_sweep(const SyntheticSweepOptions& o) {
           nlohmann::json matrix = nlohmann::json::array();
           for (int r = 0; r < 10; ++r) {
             nlohmann::json row = nlohmann::json::array();
-            const double hit = std::clamp(final_acc + (r == 6 ? -0.25 : r == 0 ? -0.08 : 0.03), 0.0, 1.0);
+            const double hit = std::clamp(final_acc + (r == 6   ? -0.25
+                                                       : r == 0 ? -0.08
+                                                                : 0.03),
+                                          0.0, 1.0);
             for (int c = 0; c < 10; ++c) {
               double share = r == c ? hit : (1 - hit) / 9;
               if (r == 6 && c == 0) share += 0.1;
@@ -146,10 +157,12 @@ ReportData make_synthetic_sweep(const SyntheticSweepOptions& o) {
     if (failed.state == TrialState::completed) {
       failed.state = TrialState::failed;
       failed.error = "out of memory on cpu:1: asked for 1073741824 bytes, 52428800 bytes free";
-      failed.series["val_accuracy"].resize(std::min<std::size_t>(2, failed.series["val_accuracy"].size()));
+      failed.series["val_accuracy"].resize(
+          std::min<std::size_t>(2, failed.series["val_accuracy"].size()));
       failed.series["val_loss"].resize(std::min<std::size_t>(2, failed.series["val_loss"].size()));
-      failed.series["train_loss"].resize(std::min<std::size_t>(2 * static_cast<std::size_t>(std::max(1, o.loss_points_per_epoch)),
-                                                               failed.series["train_loss"].size()));
+      failed.series["train_loss"].resize(
+          std::min<std::size_t>(2 * static_cast<std::size_t>(std::max(1, o.loss_points_per_epoch)),
+                                failed.series["train_loss"].size()));
       failed.summary.erase("confusion");
       failed.summary["epochs_completed"] = 2;
     }

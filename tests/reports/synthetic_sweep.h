@@ -22,11 +22,11 @@ struct SyntheticSweepOptions {
   std::string name = "synthetic-lr-bs";
   std::vector<double> learning_rates = {0.001, 0.003, 0.01, 0.03, 0.1};
   std::vector<int> batch_sizes = {32, 64, 128};
-  std::vector<double> momenta = {0.9};      // a third swept parameter when it has > 1 value
+  std::vector<double> momenta = {0.9};  // a third swept parameter when it has > 1 value
   int epochs = 10;
-  int loss_points_per_epoch = 10;           // train_loss is logged this often (per iteration)
-  bool with_misfits = true;                 // one diverged, one stopped early, one failed trial
-  bool with_confusion = true;               // completed trials record a 10x10 confusion matrix
+  int loss_points_per_epoch = 10;  // train_loss is logged this often (per iteration)
+  bool with_misfits = true;        // one diverged, one stopped early, one failed trial
+  bool with_confusion = true;      // completed trials record a 10x10 confusion matrix
   std::string dataset = "fashion-mnist";
   std::uint64_t seed = 7;
 };

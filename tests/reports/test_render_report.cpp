@@ -1,9 +1,9 @@
 // render_report() and the JSON it embeds: content, escaping, odd sweeps, size.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "reports/assets.h"
 #include "reports/report.h"
@@ -28,7 +28,9 @@ nlohmann::json embedded_payload(const std::string& html) {
 
 std::size_t count(const std::string& haystack, const std::string& needle) {
   std::size_t n = 0;
-  for (auto pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
+  for (auto pos = haystack.find(needle); pos != std::string::npos;
+       pos = haystack.find(needle, pos + 1))
+    ++n;
   return n;
 }
 
@@ -37,8 +39,9 @@ TEST(RenderReport, IsOneSelfContainedPageWithEveryChartCard) {
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find(std::string(assets::echarts_js().substr(0, 200))), std::string::npos);
   EXPECT_GT(assets::echarts_js().size(), 500'000u);
-  for (const char* id : {"chart-heatmap", "chart-vs-param", "chart-curves-metric", "chart-curves-loss",
-                         "chart-parallel", "chart-confusion", "chart-time", "trials-table", "report-status"})
+  for (const char* id :
+       {"chart-heatmap", "chart-vs-param", "chart-curves-metric", "chart-curves-loss",
+        "chart-parallel", "chart-confusion", "chart-time", "trials-table", "report-status"})
     EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   // No network: nothing is loaded from anywhere.
   EXPECT_EQ(html.find("<script src"), std::string::npos);
@@ -95,8 +98,8 @@ TEST(RenderReport, EmptySweepRendersAndSaysSo) {
 }
 
 TEST(RenderReport, SingleTrialSweepHasABestTrialAndNoAxes) {
-  ReportData data = testing::make_synthetic_sweep({.learning_rates = {0.01}, .batch_sizes = {64},
-                                                   .with_misfits = false});
+  ReportData data = testing::make_synthetic_sweep(
+      {.learning_rates = {0.01}, .batch_sizes = {64}, .with_misfits = false});
   ASSERT_EQ(data.trials.size(), 1u);
   const std::string html = render_report(data);
   const nlohmann::json payload = embedded_payload(html);
@@ -167,7 +170,8 @@ TEST(RenderReport, PerEpochCurvesStoreOnlyTheirStartAndStep) {
 }
 
 TEST(RenderReport, LongTrainingLossIsDownsampled) {
-  const ReportData data = testing::make_synthetic_sweep({.epochs = 50, .loss_points_per_epoch = 40});
+  const ReportData data =
+      testing::make_synthetic_sweep({.epochs = 50, .loss_points_per_epoch = 40});
   const nlohmann::json payload = embedded_payload(render_report(data));
   EXPECT_EQ(payload["curves"][0]["l"]["y"].size(), kMaxLossPoints);
 }

@@ -2,6 +2,7 @@
 // network; the page records script errors and which ECharts charts finished drawing into
 // <pre id="report-status">, which --dump-dom hands back. Skipped (with the reason) when Chromium
 // is not installed. The screenshot and the page stay in the test's output directory.
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <iostream>
 #include <sstream>
 
-#include <gtest/gtest.h>
-
 #include "reports/report.h"
 #include "tests/reports/synthetic_sweep.h"
 
@@ -22,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kAllCharts[] = {"heatmap", "vs-param", "curves-metric", "curves-loss",
+const char* const kAllCharts[] = {"heatmap",  "vs-param",  "curves-metric", "curves-loss",
                                   "parallel", "confusion", "time"};
 
 std::string find_chromium() {
@@ -40,8 +39,9 @@ std::string read_file(const fs::path& path) {
 }
 
 std::string unescape_html_text(std::string text) {
-  const std::pair<const char*, const char*> entities[] = {
-      {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&nbsp;", "\xC2\xA0"}, {"&amp;", "&"}};
+  const std::pair<const char*, const char*> entities[] = {{"&lt;", "<"},          {"&gt;", ">"},
+                                                          {"&quot;", "\""},       {"&#39;", "'"},
+                                                          {"&nbsp;", "\xC2\xA0"}, {"&amp;", "&"}};
   for (const auto& [from, to] : entities) {
     const std::string f = from, t = to;
     for (auto pos = text.find(f); pos != std::string::npos; pos = text.find(f, pos + t.size()))
@@ -55,8 +55,9 @@ class ReportBrowser : public ::testing::Test {
   void SetUp() override {
     chromium_ = find_chromium();
     if (chromium_.empty())
-      GTEST_SKIP() << "Chromium is not installed (looked for $SWEEP_CHROMIUM, /usr/bin/chromium, "
-                      "/usr/bin/chromium-browser): `apt-get install chromium` to run the browser test";
+      GTEST_SKIP()
+          << "Chromium is not installed (looked for $SWEEP_CHROMIUM, /usr/bin/chromium, "
+             "/usr/bin/chromium-browser): `apt-get install chromium` to run the browser test";
     std::string pattern = (fs::temp_directory_path() / "sweep-report-browser-XXXXXX").string();
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     temp_ = pattern;
@@ -67,7 +68,8 @@ class ReportBrowser : public ::testing::Test {
     if (!temp_.empty()) fs::remove_all(temp_);
   }
 
-  // Runs Chromium headless on `page` with `mode_args`; stdout to `stdout_path`. Returns the exit status.
+  // Runs Chromium headless on `page` with `mode_args`; stdout to `stdout_path`. Returns the exit
+  // status.
   int chromium(const fs::path& page, const std::string& mode_args, const fs::path& stdout_path,
                const std::string& fragment = "") {
     const fs::path profile = temp_ / ("profile-" + std::to_string(runs_++));
@@ -76,24 +78,27 @@ class ReportBrowser : public ::testing::Test {
         "timeout 120 '" + chromium_ +
         "' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
         " --disable-background-networking --disable-component-update --disable-sync"
-        " --user-data-dir='" + profile.string() + "' --virtual-time-budget=5000 " + mode_args +
-        " 'file://" + page.string() + fragment + "' > '" + stdout_path.string() + "' 2> '" +
+        " --user-data-dir='" +
+        profile.string() + "' --virtual-time-budget=5000 " + mode_args + " 'file://" +
+        page.string() + fragment + "' > '" + stdout_path.string() + "' 2> '" +
         (temp_ / "chromium.log").string() + "'";
     return std::system(command.c_str());
   }
 
   // Loads `page`, returns the page's own record of errors and drawn charts.
-  nlohmann::json load_and_read_status(const fs::path& page, const std::string& name, std::string* dom_out,
-                                      const std::string& fragment = "") {
+  nlohmann::json load_and_read_status(const fs::path& page, const std::string& name,
+                                      std::string* dom_out, const std::string& fragment = "") {
     const fs::path dom_path = out_ / (name + ".dom.html");
     const int rc = chromium(page, "--dump-dom", dom_path, fragment);
-    EXPECT_EQ(rc, 0) << "chromium --dump-dom failed; its log:\n" << read_file(temp_ / "chromium.log");
+    EXPECT_EQ(rc, 0) << "chromium --dump-dom failed; its log:\n"
+                     << read_file(temp_ / "chromium.log");
     const std::string dom = read_file(dom_path);
     if (dom_out) *dom_out = dom;
     const std::string open = "<pre id=\"report-status\" hidden=\"\">";
     const auto begin = dom.find(open);
     if (begin == std::string::npos) {
-      ADD_FAILURE() << "no #report-status in the DOM Chromium returned (" << dom.size() << " bytes)";
+      ADD_FAILURE() << "no #report-status in the DOM Chromium returned (" << dom.size()
+                    << " bytes)";
       return nlohmann::json::object();
     }
     const auto start = begin + open.size();
@@ -130,10 +135,12 @@ TEST_F(ReportBrowser, FullSweepDrawsEveryChartWithoutErrorsAndRunsNoInjectedScri
       "<script>document.documentElement.setAttribute('data-pwned','name')</script>lr-bs <&> sweep";
   ReportData data = testing::make_synthetic_sweep({.name = hostile_name});
   data.trials[2].params["training.optimizer"] =
-      "</script><img src=x onerror=\"document.documentElement.setAttribute('data-pwned','param')\">";
+      "</script><img src=x "
+      "onerror=\"document.documentElement.setAttribute('data-pwned','param')\">";
   data.trials[3].error =
       "<img src=x onerror=\"document.documentElement.setAttribute('data-pwned','error')\">";
-  data.config_yaml += "# </script><script>document.documentElement.setAttribute('data-pwned','config')</script>\n";
+  data.config_yaml +=
+      "# </script><script>document.documentElement.setAttribute('data-pwned','config')</script>\n";
   data.generated_at = 1'700'000'500;
 
   const fs::path page = temp_ / "report.html";
@@ -153,7 +160,8 @@ TEST_F(ReportBrowser, FullSweepDrawsEveryChartWithoutErrorsAndRunsNoInjectedScri
   // Hover every chart's first items (report.js does it for #check-tooltips) and keep the tooltips'
   // HTML in the page: the hostile texts must arrive as text there too.
   std::string tips_dom;
-  const nlohmann::json tips_status = load_and_read_status(page, "tooltips", &tips_dom, "#check-tooltips");
+  const nlohmann::json tips_status =
+      load_and_read_status(page, "tooltips", &tips_dom, "#check-tooltips");
   expect_clean(tips_status, {std::begin(kAllCharts), std::end(kAllCharts)});
   EXPECT_EQ(tips_dom.find("data-pwned=\""), std::string::npos) << "a tooltip ran injected HTML";
   std::size_t tips = 0;
@@ -167,7 +175,8 @@ TEST_F(ReportBrowser, FullSweepDrawsEveryChartWithoutErrorsAndRunsNoInjectedScri
   const fs::path shot = out_ / "report.png";
   fs::remove(shot);
   const fs::path ignored = temp_ / "screenshot.out";
-  EXPECT_EQ(chromium(page, "--window-size=1400,3000 --screenshot='" + shot.string() + "'", ignored), 0)
+  EXPECT_EQ(chromium(page, "--window-size=1400,3000 --screenshot='" + shot.string() + "'", ignored),
+            0)
       << read_file(temp_ / "chromium.log");
   ASSERT_TRUE(fs::exists(shot)) << "no screenshot written";
   EXPECT_GT(fs::file_size(shot), 50'000u) << "the screenshot is suspiciously small (blank page?)";
@@ -191,12 +200,15 @@ TEST_F(ReportBrowser, EmptySweepOneParameterSweepAndNaNOnlySweepDrawWithoutError
                {std::begin(kAllCharts), std::end(kAllCharts)});
 
   // Two trials, every metric NaN: nothing to rank, but the curves and times still draw.
-  ReportData nan = testing::make_synthetic_sweep({.name = "nan-only", .learning_rates = {0.01, 0.1},
-                                                  .batch_sizes = {64}, .with_misfits = false,
+  ReportData nan = testing::make_synthetic_sweep({.name = "nan-only",
+                                                  .learning_rates = {0.01, 0.1},
+                                                  .batch_sizes = {64},
+                                                  .with_misfits = false,
                                                   .with_confusion = false});
   for (TrialData& t : nan.trials) {
     t.state = TrialState::diverged;
-    for (auto& point : t.series["val_accuracy"]) point.value = std::numeric_limits<double>::quiet_NaN();
+    for (auto& point : t.series["val_accuracy"])
+      point.value = std::numeric_limits<double>::quiet_NaN();
   }
   const fs::path nan_page = temp_ / "nan.html";
   write_file_atomically(nan_page, render_report(nan));

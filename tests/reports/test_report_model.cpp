@@ -1,8 +1,8 @@
 // The numbers the report shows: best trial, swept parameters, heatmap cells, downsampling.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 #include "reports/report_model.h"
 #include "tests/reports/synthetic_sweep.h"
@@ -21,8 +21,8 @@ TrialData trial(std::int64_t number, nlohmann::json params, std::vector<double> 
   t.state = state;
   t.params = std::move(params);
   for (std::size_t e = 0; e < metric_by_epoch.size(); ++e)
-    t.series["val_accuracy"].push_back({static_cast<std::int64_t>(e + 1), static_cast<double>(e + 1),
-                                        metric_by_epoch[e]});
+    t.series["val_accuracy"].push_back(
+        {static_cast<std::int64_t>(e + 1), static_cast<double>(e + 1), metric_by_epoch[e]});
   return t;
 }
 
@@ -57,9 +57,9 @@ TEST(ReportModel, BestTrialMinimizeTakesTheLowest) {
 
 TEST(ReportModel, TiesGoToTheEarlierStepThenTheLowerNumber) {
   ReportData d;
-  d.trials.push_back(trial(0, {{"lr", 1}}, {0.1, 0.8}));       // 0.8 at step 2
-  d.trials.push_back(trial(1, {{"lr", 2}}, {0.8, 0.8}));       // 0.8 at step 1: wins
-  d.trials.push_back(trial(2, {{"lr", 3}}, {0.8}));            // 0.8 at step 1, higher number
+  d.trials.push_back(trial(0, {{"lr", 1}}, {0.1, 0.8}));  // 0.8 at step 2
+  d.trials.push_back(trial(1, {{"lr", 2}}, {0.8, 0.8}));  // 0.8 at step 1: wins
+  d.trials.push_back(trial(2, {{"lr", 3}}, {0.8}));       // 0.8 at step 1, higher number
   EXPECT_EQ(best_trial_index(d, score_trials(d)), 1u);
 }
 
@@ -99,10 +99,16 @@ TEST(ReportModel, EmptySweepHasNothingAndDoesNotThrow) {
 
 TEST(ReportModel, SweptParametersAreThoseWithSeveralValuesComparedAsNumbers) {
   ReportData d;
-  d.trials.push_back(trial(0, {{"training.learning_rate", 0.01}, {"training.batch_size", 64},
-                               {"training.optimizer", "sgdm"}}, {0.5}));
-  d.trials.push_back(trial(1, {{"training.learning_rate", 0.001}, {"training.batch_size", 64.0},
-                               {"training.optimizer", "sgdm"}}, {0.6}));
+  d.trials.push_back(trial(0,
+                           {{"training.learning_rate", 0.01},
+                            {"training.batch_size", 64},
+                            {"training.optimizer", "sgdm"}},
+                           {0.5}));
+  d.trials.push_back(trial(1,
+                           {{"training.learning_rate", 0.001},
+                            {"training.batch_size", 64.0},
+                            {"training.optimizer", "sgdm"}},
+                           {0.6}));
   const auto swept = swept_params(d);
   ASSERT_EQ(swept.size(), 1u);  // 64 and 64.0 are one value
   EXPECT_EQ(swept[0].name, "training.learning_rate");
@@ -131,7 +137,8 @@ TEST(ReportModel, HeatmapAxesFallBackToTheParametersWithTheMostValues) {
   for (double m : {0.5, 0.9})
     for (int depth : {1, 2, 3})
       for (double drop : {0.0, 0.1, 0.2, 0.3})
-        d.trials.push_back(trial(n++, {{"momentum", m}, {"depth", depth}, {"dropout", drop}}, {0.5}));
+        d.trials.push_back(
+            trial(n++, {{"momentum", m}, {"depth", depth}, {"dropout", drop}}, {0.5}));
   const auto swept = swept_params(d);
   const HeatmapAxes axes = choose_heatmap_axes(swept);
   EXPECT_EQ(swept[*axes.x].name, "dropout");  // 4 values
@@ -161,7 +168,8 @@ TEST(ReportModel, HeatmapCellHoldsTheBestTrialOfTheCell) {
   // Same (lr, bs), three momenta: the cell must show the 0.88 trial, and count 3 trials.
   d.trials.push_back(trial(0, {{"lr", 0.01}, {"bs", 64}, {"momentum", 0.5}}, {0.70}));
   d.trials.push_back(trial(1, {{"lr", 0.01}, {"bs", 64}, {"momentum", 0.9}}, {0.88}));
-  d.trials.push_back(trial(2, {{"lr", 0.01}, {"bs", 64}, {"momentum", 0.99}}, {kNaN}, TrialState::diverged));
+  d.trials.push_back(
+      trial(2, {{"lr", 0.01}, {"bs", 64}, {"momentum", 0.99}}, {kNaN}, TrialState::diverged));
   d.trials.push_back(trial(3, {{"lr", 0.1}, {"bs", 64}, {"momentum", 0.9}}, {0.80}));
   d.trials.push_back(trial(4, {{"lr", 0.01}, {"bs", 128}, {"momentum", 0.9}}, {0.85}));
   const ReportModel m = analyze(d);

@@ -1,12 +1,11 @@
 // load_report_data / write_report against a real SQLite store in a temporary directory.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "common/check.h"
 #include "reports/report.h"
@@ -69,13 +68,16 @@ TEST_F(ReportStore, LoadsEveryTrialAndSeriesBackAsWritten) {
       for (std::size_t k = 0; k < points.size(); ++k) {
         EXPECT_EQ(got[k].step, points[k].step);
         EXPECT_DOUBLE_EQ(got[k].epoch, points[k].epoch);
-        if (std::isnan(points[k].value)) EXPECT_TRUE(std::isnan(got[k].value));  // NaN survives
-        else EXPECT_DOUBLE_EQ(got[k].value, points[k].value);
+        if (std::isnan(points[k].value))
+          EXPECT_TRUE(std::isnan(got[k].value));  // NaN survives
+        else
+          EXPECT_DOUBLE_EQ(got[k].value, points[k].value);
       }
     }
   }
   // By numeric id too.
-  EXPECT_EQ(load_report_data(store, std::to_string(sweep_id)).trials.size(), original.trials.size());
+  EXPECT_EQ(load_report_data(store, std::to_string(sweep_id)).trials.size(),
+            original.trials.size());
 }
 
 TEST_F(ReportStore, UnknownSweepThrowsANamedError) {
@@ -89,8 +91,8 @@ TEST_F(ReportStore, UnknownSweepThrowsANamedError) {
 }
 
 TEST_F(ReportStore, WriteReportIsAtomicAndEscapesTheHostileName) {
-  const ReportData original =
-      testing::make_synthetic_sweep({.name = "<script>alert(1)</script>", .learning_rates = {0.01, 0.1}});
+  const ReportData original = testing::make_synthetic_sweep(
+      {.name = "<script>alert(1)</script>", .learning_rates = {0.01, 0.1}});
   {
     Store writer(dir_ / "sweep.db");
     testing::store_sweep(writer, original);

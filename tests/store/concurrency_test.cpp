@@ -1,11 +1,10 @@
 // Many threads and many processes on one database: atomic claims, writers with a polling reader,
 // a reader during a writer, several processes creating the same fresh file. Never an error.
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
-
-#include <gmock/gmock.h>
 
 #include <atomic>
 #include <cstring>
@@ -83,8 +82,8 @@ std::vector<std::vector<std::int64_t>> run_helpers(const TempDir& dir,
   std::vector<std::string> full = args;
   full.insert(full.begin() + 2, go.string());
   for (int i = 0; i < kWorkers; ++i)
-    procs.push_back(std::make_unique<HelperProcess>(
-        full, dir / (args[0] + "-" + std::to_string(i) + ".out")));
+    procs.push_back(
+        std::make_unique<HelperProcess>(full, dir / (args[0] + "-" + std::to_string(i) + ".out")));
   touch(go);
   std::vector<std::vector<std::int64_t>> outputs;
   for (auto& p : procs) {
@@ -184,8 +183,8 @@ TEST(StoreConcurrency, ProcessesClaimEachJobOnce) {
   {
     Store store(path);
     for (int i = 0; i < kItems; ++i)
-      ids.push_back(store.enqueue_job({.config_yaml = "name: j" + std::to_string(i),
-                                       .priority = i % 4}));
+      ids.push_back(
+          store.enqueue_job({.config_yaml = "name: j" + std::to_string(i), .priority = i % 4}));
   }
   const auto claimed = run_helpers(dir, {"claim-jobs", path.string()});
   expect_each_exactly_once(claimed, ids);
@@ -209,7 +208,8 @@ TEST(StoreConcurrency, ProcessesWriteMetricsWhileAnotherProcessPollsReads) {
   }
   const auto go = dir / "go";
   const auto stop = dir / "stop";
-  HelperProcess reader({"poll-reads", path.string(), go.string(), stop.string()}, dir / "reader.out");
+  HelperProcess reader({"poll-reads", path.string(), go.string(), stop.string()},
+                       dir / "reader.out");
   std::vector<std::unique_ptr<HelperProcess>> writers;
   for (int w = 0; w < kWorkers; ++w)
     writers.push_back(std::make_unique<HelperProcess>(

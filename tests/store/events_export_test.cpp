@@ -70,13 +70,13 @@ TEST_F(ExportFixture, TableHasOneRowPerTrialAndAColumnPerParamAndSeries) {
   EXPECT_EQ(r0[0], "0");
   EXPECT_EQ(r0[1], "completed");
   EXPECT_EQ(r0[2], "cpu:0");
-  EXPECT_EQ(r0[3], "");         // trial 0 has no "extra"
+  EXPECT_EQ(r0[3], "");  // trial 0 has no "extra"
   EXPECT_EQ(r0[4], "64");
-  EXPECT_EQ(r0[5], "0.001");    // shortest round-trip text
-  EXPECT_EQ(r0[6], "sgdm");     // strings without JSON quotes
-  EXPECT_EQ(r0[7], "0.9");      // best, not final
+  EXPECT_EQ(r0[5], "0.001");  // shortest round-trip text
+  EXPECT_EQ(r0[6], "sgdm");   // strings without JSON quotes
+  EXPECT_EQ(r0[7], "0.9");    // best, not final
   EXPECT_EQ(r0[8], "0.25");
-  EXPECT_EQ(r0[9], "0.8");      // final = highest step
+  EXPECT_EQ(r0[9], "0.8");  // final = highest step
   EXPECT_EQ(r0[10], "1");
   EXPECT_FALSE(r0[13].empty());
   const auto& r1 = t.rows[1];

@@ -9,8 +9,10 @@ namespace {
 using namespace std::chrono_literals;
 
 JobSpec job_spec(std::string name, std::int64_t priority = 0, std::int64_t max_attempts = 3) {
-  return {.config_path = "configs/" + name + ".yaml", .config_yaml = "name: " + name,
-          .priority = priority, .max_attempts = max_attempts};
+  return {.config_path = "configs/" + name + ".yaml",
+          .config_yaml = "name: " + name,
+          .priority = priority,
+          .max_attempts = max_attempts};
 }
 
 TEST(StoreJobs, EnqueueRoundTripAndClaimOrder) {

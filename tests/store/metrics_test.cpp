@@ -22,11 +22,10 @@ struct MetricsFixture : ::testing::Test {
 };
 
 TEST_F(MetricsFixture, NanAndInfinitiesSurviveTheRoundTrip) {
-  store.log_metrics(std::vector<MetricPoint>{point(ids[0], "train_loss", 0, 2.5),
-                                             point(ids[0], "train_loss", 1, kNaN),
-                                             point(ids[0], "train_loss", 2, kInf),
-                                             point(ids[0], "train_loss", 3, -kInf),
-                                             point(ids[0], "train_loss", 4, -0.0)});
+  store.log_metrics(std::vector<MetricPoint>{
+      point(ids[0], "train_loss", 0, 2.5), point(ids[0], "train_loss", 1, kNaN),
+      point(ids[0], "train_loss", 2, kInf), point(ids[0], "train_loss", 3, -kInf),
+      point(ids[0], "train_loss", 4, -0.0)});
   const auto pts = store.trial_metrics(ids[0]);
   ASSERT_EQ(pts.size(), 5u);
   EXPECT_EQ(pts[0].value, 2.5);

@@ -1,11 +1,12 @@
 // Opening files: fresh, reopened, foreign, damaged, newer, read-only; migration steps.
+#include "store/schema.h"
+
 #include <gmock/gmock.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "raw_sqlite.h"
-#include "store/schema.h"
 #include "store/sqlite_connection.h"
 #include "store_test_util.h"
 
@@ -85,8 +86,9 @@ TEST(StoreSchema, ForeignSqliteDatabaseIsRefusedListingItsTables) {
   const auto path = dir / "app.db";
   {
     RawDb raw(path);
-    raw.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
-             "CREATE TABLE orders (id INTEGER PRIMARY KEY)");
+    raw.exec(
+        "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
+        "CREATE TABLE orders (id INTEGER PRIMARY KEY)");
   }
   const auto message = error_of([&] { Store store(path); });
   EXPECT_THAT(message, HasSubstr(path.string()));
@@ -102,8 +104,9 @@ TEST(StoreSchema, ForeignDatabaseWithATableNamedSchemaVersionIsRefused) {
   const auto path = dir / "other.db";
   {
     RawDb raw(path);
-    raw.exec("CREATE TABLE schema_version (version INTEGER); INSERT INTO schema_version VALUES (1);"
-             "PRAGMA application_id = 1234");
+    raw.exec(
+        "CREATE TABLE schema_version (version INTEGER); INSERT INTO schema_version VALUES (1);"
+        "PRAGMA application_id = 1234");
   }
   EXPECT_THAT(error_of([&] { Store store(path); }), HasSubstr("not a sweep store"));
 }
@@ -167,7 +170,9 @@ TEST(StoreSchema, DatabaseWrittenByV1OpensInCurrentCode) {
     raw.exec("PRAGMA journal_mode = WAL; BEGIN;" + sql.str());
     raw.exec(
         "INSERT INTO schema_version VALUES (1, 1, 1700000000.0);"
-        "PRAGMA application_id = " + std::to_string(store_detail::kApplicationId) + ";"
+        "PRAGMA application_id = " +
+        std::to_string(store_detail::kApplicationId) +
+        ";"
         "INSERT INTO sweeps (id, name, config_yaml, metric_name, metric_goal, state, created_at) "
         "  VALUES (7, 'old', 'name: old', 'val_loss', 'minimize', 'completed', 1700000000.0);"
         "INSERT INTO trials (id, sweep_id, number, state, params_json, queued_at, updated_at) "

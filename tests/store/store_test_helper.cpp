@@ -28,7 +28,8 @@
 namespace {
 
 void wait_for(const std::filesystem::path& file) {
-  while (!std::filesystem::exists(file)) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  while (!std::filesystem::exists(file))
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
 }
 
 std::string worker_name() { return "helper:" + std::to_string(::getpid()); }
@@ -65,10 +66,14 @@ int run(int argc, char** argv) {
     sweep::Store store(db);
     const std::int64_t trial_id = std::stoll(argv[4]);
     const int count = std::stoi(argv[5]);
-    sweep::MetricBatcher batcher(store, {.max_rows = 250, .max_delay = std::chrono::milliseconds(2)});
+    sweep::MetricBatcher batcher(store,
+                                 {.max_rows = 250, .max_delay = std::chrono::milliseconds(2)});
     for (int i = 0; i < count; ++i)
-      batcher.add({.trial_id = trial_id, .name = i % 2 ? "train_loss" : "val_accuracy",
-                   .step = i / 2, .epoch = std::nullopt, .value = 1.0 / (1 + i),
+      batcher.add({.trial_id = trial_id,
+                   .name = i % 2 ? "train_loss" : "val_accuracy",
+                   .step = i / 2,
+                   .epoch = std::nullopt,
+                   .value = 1.0 / (1 + i),
                    .wall_time = sweep::utc_now()});
     batcher.flush();
     std::cout << batcher.points_written() << '\n';
@@ -95,15 +100,21 @@ int run(int argc, char** argv) {
     sweep::Store store(db);
     const std::int64_t trial_id = std::stoll(argv[4]);
     std::vector<sweep::MetricPoint> batch(100);
-    for (std::int64_t step = 0;; ) {
-      for (auto& p : batch) p = {.trial_id = trial_id, .name = "loss", .step = step++,
-                                 .epoch = std::nullopt, .value = 0.5, .wall_time = 0};
+    for (std::int64_t step = 0;;) {
+      for (auto& p : batch)
+        p = {.trial_id = trial_id,
+             .name = "loss",
+             .step = step++,
+             .epoch = std::nullopt,
+             .value = 0.5,
+             .wall_time = 0};
       store.log_metrics(batch);
     }
   }
   if (mode == "open-fresh" && argc == 4) {
     sweep::Store store(db);
-    std::cout << store.enqueue_job({.config_path = worker_name(), .config_yaml = "name: x"}) << '\n';
+    std::cout << store.enqueue_job({.config_path = worker_name(), .config_yaml = "name: x"})
+              << '\n';
     return 0;
   }
   std::cerr << "store_test_helper: unknown mode or wrong arguments: " << mode << '\n';

@@ -166,8 +166,10 @@ TEST(StoreTrials, TerminalStatesAreFinal) {
   EXPECT_THROW(store.set_trial_state(424242, TrialState::failed), Error);
 
   // update_trial changes fields, never the state.
-  store.update_trial(ids[1], {.error = std::nullopt, .stop_reason = std::nullopt,
-                              .summary = std::nullopt, .checkpoint_path = std::nullopt,
+  store.update_trial(ids[1], {.error = std::nullopt,
+                              .stop_reason = std::nullopt,
+                              .summary = std::nullopt,
+                              .checkpoint_path = std::nullopt,
                               .log_path = "runs/t/trial-1.log"});
   EXPECT_EQ(store.trial(ids[1])->log_path, "runs/t/trial-1.log");
   EXPECT_EQ(store.trial(ids[1])->state, TrialState::queued);

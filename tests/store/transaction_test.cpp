@@ -24,27 +24,30 @@ TEST(StoreTransactions, ExceptionInsideAWriteRollsEverythingBack) {
     });
   };
   EXPECT_THROW(conn.write([&] {
-                 auto s = conn.statement(
-                     "INSERT INTO sweeps (name, config_yaml, metric_name, metric_goal, created_at) "
-                     "VALUES (?, '', 'm', 'maximize', 0)");
-                 s->bind_all("half").step();
-                 throw std::runtime_error("the caller failed between two writes");
-               }),
+    auto s = conn.statement(
+        "INSERT INTO sweeps (name, config_yaml, metric_name, metric_goal, created_at) "
+        "VALUES (?, '', 'm', 'maximize', 0)");
+    s->bind_all("half").step();
+    throw std::runtime_error("the caller failed between two writes");
+  }),
                std::runtime_error);
   EXPECT_EQ(count_sweeps(), 0);
   // A failing statement (CHECK constraint) inside the transaction also rolls back the earlier one.
   EXPECT_THROW(conn.write([&] {
-                 conn.exec("INSERT INTO sweeps (name, config_yaml, metric_name, metric_goal, "
-                           "created_at) VALUES ('ok', '', 'm', 'maximize', 0)");
-                 conn.exec("INSERT INTO sweeps (name, config_yaml, metric_name, metric_goal, "
-                           "created_at) VALUES ('bad', '', 'm', 'sideways', 0)");
-               }),
+    conn.exec(
+        "INSERT INTO sweeps (name, config_yaml, metric_name, metric_goal, "
+        "created_at) VALUES ('ok', '', 'm', 'maximize', 0)");
+    conn.exec(
+        "INSERT INTO sweeps (name, config_yaml, metric_name, metric_goal, "
+        "created_at) VALUES ('bad', '', 'm', 'sideways', 0)");
+  }),
                CallError);
   EXPECT_EQ(count_sweeps(), 0);
   // And the connection is not left inside a transaction.
   conn.write([&] {
-    conn.exec("INSERT INTO sweeps (name, config_yaml, metric_name, metric_goal, created_at) "
-              "VALUES ('after', '', 'm', 'maximize', 0)");
+    conn.exec(
+        "INSERT INTO sweeps (name, config_yaml, metric_name, metric_goal, created_at) "
+        "VALUES ('after', '', 'm', 'maximize', 0)");
   });
   EXPECT_EQ(count_sweeps(), 1);
 }

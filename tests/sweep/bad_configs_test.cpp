@@ -20,7 +20,8 @@ std::vector<BadConfig> bad_configs() {
       {"yaml syntax", "training: {epochs: 1\nsweep: {}\n",
        "t.yaml:2:6: YAML syntax error: end of map flow not found"},
       {"not a map", "- 1\n- 2\n",
-       "t.yaml:1:1: a config is a map of sections (name, data, model, training, sweep, ...), got a list"},
+       "t.yaml:1:1: a config is a map of sections (name, data, model, training, sweep, ...), got a "
+       "list"},
       {"unknown top-level key", kBase + "trainig: {}\n",
        "t.yaml:4:1: key 'trainig': unknown key, did you mean 'training'?"},
       {"unknown training key", "training:\n  learnin_rate: 0.1\n",
@@ -65,9 +66,10 @@ std::vector<BadConfig> bad_configs() {
       {"unknown metric", kBase + "sweep: {metric: {name: val_acuracy}}\n",
        "t.yaml:4:24: key 'sweep.metric.name': unknown metric 'val_acuracy': did you mean "
        "'val_accuracy'? (an external trainer command may report any name)"},
-      {"unknown distribution", kBase + "sweep:\n  method: random\n  max_trials: 2\n"
-                                       "  parameters:\n    training.momentum: {distribution: "
-                                       "uniformm, min: 0, max: 0.9}\n",
+      {"unknown distribution",
+       kBase + "sweep:\n  method: random\n  max_trials: 2\n"
+               "  parameters:\n    training.momentum: {distribution: "
+               "uniformm, min: 0, max: 0.9}\n",
        "t.yaml:8:39: key 'sweep.parameters.training.momentum.distribution': unknown distribution "
        "'uniformm' (did you mean 'uniform'?)"},
       {"grid over a continuous distribution",
@@ -75,7 +77,8 @@ std::vector<BadConfig> bad_configs() {
        "t.yaml:6:5: key 'sweep.parameters.training.momentum': grid needs values: distribution "
        "uniform has no finite set of values (give values: [...], or use method: random)"},
       {"random without max_trials",
-       kBase + "sweep:\n  method: random\n  parameters:\n    training.momentum: {min: 0.5, max: 0.9}\n",
+       kBase +
+           "sweep:\n  method: random\n  parameters:\n    training.momentum: {min: 0.5, max: 0.9}\n",
        "t.yaml:5:11: key 'sweep.method': random search needs max_trials: N"},
       {"log_uniform_values with min 0",
        kBase + "sweep:\n  method: random\n  max_trials: 2\n  parameters:\n"
@@ -96,7 +99,8 @@ std::vector<BadConfig> bad_configs() {
        "t.yaml:6:37: key 'training.weight_decy': unknown key, did you mean 'weight_decay'?"},
       {"swept key outside data/model/training",
        kBase + "sweep:\n  parameters:\n    trainng.epochs: {values: [1]}\n",
-       "t.yaml:6:5: key 'sweep.parameters.trainng.epochs': only data.*, model.* and training.* keys "
+       "t.yaml:6:5: key 'sweep.parameters.trainng.epochs': only data.*, model.* and training.* "
+       "keys "
        "can be swept (did you mean 'training.epochs'?)"},
       {"unknown early_terminate", kBase + "sweep: {early_terminate: {type: ash}}\n",
        "t.yaml:4:33: key 'sweep.early_terminate.type': unknown early_terminate type 'ash' (did you "
@@ -113,9 +117,10 @@ std::vector<BadConfig> bad_configs() {
        "t.yaml:4:24: key 'resources.execution': unknown execution 'gpus' (did you mean 'gpu'?)"},
       {"gpus twice", kBase + "resources: {gpus: [0, 0]}\n",
        "t.yaml:4:19: key 'resources.gpus': lists a GPU twice"},
-      {"patience without validation", "data: {dataset: synthetic, validation: none}\n"
-                                      "training: {early_stopping: {patience: 2}}\n"
-                                      "sweep: {metric: {name: train_loss}}\n",
+      {"patience without validation",
+       "data: {dataset: synthetic, validation: none}\n"
+       "training: {early_stopping: {patience: 2}}\n"
+       "sweep: {metric: {name: train_loss}}\n",
        "t.yaml:2:39: key 'training.early_stopping.patience': early stopping on val_loss needs a "
        "validation set, but data.validation is none"},
       {"bad name", kBase + "name: my sweep\n",
@@ -146,9 +151,10 @@ TEST(BadConfigs, AllProblemsOfAFileAreReportedInLineOrder) {
 }
 
 TEST(BadConfigs, DrawnValuesOutOfRangeAreOneLine) {
-  const std::vector<std::string> lines = problems(
-      kBase + "sweep:\n  method: random\n  max_trials: 50\n  parameters:\n"
-              "    training.learning_rate: {distribution: uniform, min: -1, max: 1}\n");
+  const std::vector<std::string> lines =
+      problems(kBase +
+               "sweep:\n  method: random\n  max_trials: 50\n  parameters:\n"
+               "    training.learning_rate: {distribution: uniform, min: -1, max: 1}\n");
   ASSERT_EQ(lines.size(), 1u) << ::testing::PrintToString(lines);
   EXPECT_EQ(lines[0].rfind("t.yaml:8:5: key 'training.learning_rate': must be > 0, got -", 0), 0u);
   EXPECT_NE(lines[0].find("more draws like it)"), std::string::npos);
@@ -168,8 +174,9 @@ TEST(BadConfigs, CaffeAliasesAreAcceptedButNotTogetherWithTheCanonicalKey) {
   EXPECT_EQ(config.base.training.epochs, 3);
   const auto lines = problems("training: {base_lr: 0.05, learning_rate: 0.1}\n");
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "t.yaml:1:21: key 'training.base_lr': 'base_lr' is another name for "
-                      "'learning_rate': give only one of them");
+  EXPECT_EQ(lines[0],
+            "t.yaml:1:21: key 'training.base_lr': 'base_lr' is another name for "
+            "'learning_rate': give only one of them");
 }
 
 }  // namespace

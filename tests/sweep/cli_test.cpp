@@ -1,5 +1,6 @@
 // The `sweep` binary as a user runs it: help texts, exit codes (0 ok, 2 bad config or command
 // line), validate's summary line, dry runs. The binary's path comes from CMake (SWEEP_BINARY).
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -7,8 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 namespace {
 
@@ -37,8 +36,8 @@ std::string quote(const std::string& arg) {
 }
 
 CliResult run_cli(const std::vector<std::string>& args) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sweep_cli_test_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sweep_cli_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string command = "cd " + quote(SWEEP_SOURCE_DIR) + " && " + quote(SWEEP_BINARY);
   for (const std::string& arg : args) {
@@ -81,16 +80,18 @@ TEST(Cli, ValidatePrintsTheTrialCountAndShape) {
 }
 
 TEST(Cli, ValidateReportsEveryProblemAndExitsTwo) {
-  const std::string path = write_temp("sweep_cli_bad.yaml",
-                                      "training:\n  learning_rate: -0.1\n  batch_sze: 4\n");
+  const std::string path =
+      write_temp("sweep_cli_bad.yaml", "training:\n  learning_rate: -0.1\n  batch_sze: 4\n");
   const CliResult r = run_cli({"validate", path});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find(path + ":2:18: key 'training.learning_rate': must be > 0, got -0.1\n"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find(path + ":3:3: key 'training.batch_sze': unknown key, did you mean "
                               "'batch_size'?\n"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("2 problems"), std::string::npos) << r.err;
   std::filesystem::remove(path);
 }
@@ -100,38 +101,45 @@ TEST(Cli, SetOverridesAreApplied) {
                                 "data.dataset=synthetic", "--set", "sweep.repeats=2"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(ok.out, "configs/cifar-convnet.yaml: ok, 8 trials (grid 2 × 2, 2 repeats each)\n");
-  const CliResult bad = run_cli({"validate", "configs/quickstart.yaml", "--set", "training.epochs=0"});
+  const CliResult bad =
+      run_cli({"validate", "configs/quickstart.yaml", "--set", "training.epochs=0"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--set training.epochs=0: key 'training.epochs': must be >= 1, got 0"),
-            std::string::npos) << bad.err;
+            std::string::npos)
+      << bad.err;
 }
 
 TEST(Cli, DryRunPrintsOneLinePerTrialAndWritesNothing) {
   const auto out_dir = std::filesystem::temp_directory_path() / "sweep_cli_dry_run_out";
   std::filesystem::remove_all(out_dir);
-  const CliResult r = run_cli({"run", "configs/quickstart.yaml", "--dry-run", "--out",
-                               out_dir.string()});
+  const CliResult r =
+      run_cli({"run", "configs/quickstart.yaml", "--dry-run", "--out", out_dir.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("sweep quickstart: 6 trials (grid 3 × 2), metric val_accuracy (maximize)"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("  trial 0: training.learning_rate=0.003 training.batch_size=32\n"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("  trial 5: training.learning_rate=0.03 training.batch_size=64\n"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   EXPECT_FALSE(std::filesystem::exists(out_dir));
 }
 
 TEST(Cli, EveryShippedConfigDryRuns) {
-  for (const char* name : {"quickstart", "fashion-mnist-lenet", "random-asha", "external-command"}) {
+  for (const char* name :
+       {"quickstart", "fashion-mnist-lenet", "random-asha", "external-command"}) {
     const CliResult r = run_cli({"run", std::string("configs/") + name + ".yaml", "--dry-run"});
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
     EXPECT_NE(r.out.find("dry run: nothing was trained or written"), std::string::npos) << name;
   }
-  const CliResult cifar = run_cli({"run", "configs/cifar-convnet.yaml", "--dry-run", "--set",
-                                   "data.dataset=synthetic"});
+  const CliResult cifar = run_cli(
+      {"run", "configs/cifar-convnet.yaml", "--dry-run", "--set", "data.dataset=synthetic"});
   EXPECT_EQ(cifar.exit_code, 0) << cifar.err;
   EXPECT_NE(cifar.out.find("trial 3: training.learning_rate=0.05 model.net_width=32"),
-            std::string::npos) << cifar.out;
+            std::string::npos)
+      << cifar.out;
 }
 
 TEST(Cli, UsageErrorsExitTwo) {

@@ -4,10 +4,10 @@
  */
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "sweep/config.h"
 #include "sweep/expand.h"

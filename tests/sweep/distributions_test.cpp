@@ -13,8 +13,8 @@ namespace {
 std::vector<double> draws(const std::string& spec, int n = 400) {
   const SweepConfig config = load_text(
       "trainer: {command: \"true\"}\n"
-      "sweep:\n  method: random\n  max_trials: " + std::to_string(n) +
-      "\n  metric: {name: score}\n  parameters:\n    x: " + spec + "\n");
+      "sweep:\n  method: random\n  max_trials: " +
+      std::to_string(n) + "\n  metric: {name: score}\n  parameters:\n    x: " + spec + "\n");
   std::vector<double> out;
   for (const TrialPlan& t : expand(config)) out.push_back(t.params["x"].get<double>());
   return out;
@@ -34,9 +34,11 @@ double sd(const std::vector<double>& v) {
 }
 
 Distribution inferred(const std::string& spec) {
-  const SweepConfig config = load_text("trainer: {command: \"true\"}\nsweep:\n  method: random\n"
-                                       "  max_trials: 1\n  metric: {name: s}\n  parameters:\n"
-                                       "    x: " + spec + "\n");
+  const SweepConfig config = load_text(
+      "trainer: {command: \"true\"}\nsweep:\n  method: random\n"
+      "  max_trials: 1\n  metric: {name: s}\n  parameters:\n"
+      "    x: " +
+      spec + "\n");
   return config.sweep.space.params.at(0).distribution;
 }
 

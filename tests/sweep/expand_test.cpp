@@ -50,10 +50,11 @@ TEST(Expand, GridMaxTrialsCapsTheList) {
 }
 
 TEST(Expand, RepeatsTrainEachPointWithSeedPlusRepeat) {
-  const SweepConfig config = load_text("data: {dataset: synthetic}\n"
-                                       "training: {epochs: 1, batch_size: 16, seed: 10}\n"
-                                       "sweep:\n  repeats: 3\n  parameters:\n"
-                                       "    training.learning_rate: {values: [0.1, 0.2]}\n");
+  const SweepConfig config = load_text(
+      "data: {dataset: synthetic}\n"
+      "training: {epochs: 1, batch_size: 16, seed: 10}\n"
+      "sweep:\n  repeats: 3\n  parameters:\n"
+      "    training.learning_rate: {values: [0.1, 0.2]}\n");
   const auto trials = expand(config);
   ASSERT_EQ(trials.size(), 6u);
   EXPECT_EQ(config.shape(), "grid 2, 3 repeats each");

@@ -3,6 +3,7 @@
 // must be resumable, and after `sweep resume` every trial is completed with no trial trained
 // twice (those completed before the interrupt are not started again: attempts stay 1).
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -14,8 +15,6 @@
 #include <fstream>
 #include <optional>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "store/store.h"
 
@@ -33,7 +32,8 @@ pid_t spawn_sweep(const std::vector<std::string>& args, const fs::path& log) {
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, SWEEP_BINARY, &actions, nullptr, argv.data(), environ);
@@ -66,15 +66,17 @@ TEST(InterruptResume, CtrlCCheckpointsAndResumeFinishesWithoutRetraining) {
   // One trial at a time on one thread: trials 0 and 1 train one short epoch, trials 2 and 3 about
   // two seconds each, so the Ctrl-C lands while trial 2 trains and trial 3 has not started.
   const fs::path config = dir / "slow.yaml";
-  std::ofstream(config) << "name: slow\n"
-                           "data: {dataset: synthetic, synthetic: {train_size: 2000, test_size: 200}}\n"
-                           "model: {preset: mlp, hidden: [128]}\n"
-                           "training: {batch_size: 32, log_every: 5}\n"
-                           "sweep:\n  parameters:\n"
-                           "    training.epochs: {values: [1, 25]}\n"
-                           "    training.learning_rate: {values: [0.01, 0.02]}\n"
-                           "resources: {cpu_slots: 1, cpu_threads: 1}\n"
-                           "output: {dir: " << dir.string() << "}\n";
+  std::ofstream(config)
+      << "name: slow\n"
+         "data: {dataset: synthetic, synthetic: {train_size: 2000, test_size: 200}}\n"
+         "model: {preset: mlp, hidden: [128]}\n"
+         "training: {batch_size: 32, log_every: 5}\n"
+         "sweep:\n  parameters:\n"
+         "    training.epochs: {values: [1, 25]}\n"
+         "    training.learning_rate: {values: [0.01, 0.02]}\n"
+         "resources: {cpu_slots: 1, cpu_threads: 1}\n"
+         "output: {dir: "
+      << dir.string() << "}\n";
   const fs::path db = dir / "slow" / "sweep.db";
 
   const pid_t pid = spawn_sweep({"run", config.string()}, dir / "run.log");
@@ -150,7 +152,8 @@ TEST(InterruptResume, CtrlCCheckpointsAndResumeFinishesWithoutRetraining) {
   bool resumed_event = false;
   for (const auto& e : store.events(sweep->id))
     resumed_event = resumed_event || (e.kind == "resumed" && e.trial_id.has_value());
-  EXPECT_EQ(resumed_event, !interrupted_running.empty()) << "no trial continued from its checkpoint";
+  EXPECT_EQ(resumed_event, !interrupted_running.empty())
+      << "no trial continued from its checkpoint";
   fs::remove_all(dir);
 }
 

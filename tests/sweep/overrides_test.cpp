@@ -6,10 +6,9 @@ namespace sweep::config::testing {
 namespace {
 
 TEST(Overrides, ScalarsListsAndMapsAreYaml) {
-  const SweepConfig config = load_text(kSyntheticBase, {"training.epochs=3",
-                                                        "model.hidden=[32, 8]",
-                                                        "data.augment={flip: true, translate: 2}",
-                                                        "training.optimizer=adam"});
+  const SweepConfig config = load_text(
+      kSyntheticBase, {"training.epochs=3", "model.hidden=[32, 8]",
+                       "data.augment={flip: true, translate: 2}", "training.optimizer=adam"});
   EXPECT_EQ(config.base.training.epochs, 3);
   EXPECT_EQ(config.base.model.hidden, (std::vector<int>{32, 8}));
   EXPECT_TRUE(config.base.data.augment.flip);
@@ -19,9 +18,9 @@ TEST(Overrides, ScalarsListsAndMapsAreYaml) {
 
 TEST(Overrides, LaterSetsWinAndCreateMissingSections) {
   const SweepConfig config =
-      load_text("data: {dataset: synthetic}\n", {"training.schedule.type=cosine",
-                                                 "training.learning_rate=0.5",
-                                                 "training.learning_rate=0.25"});
+      load_text("data: {dataset: synthetic}\n",
+                {"training.schedule.type=cosine", "training.learning_rate=0.5",
+                 "training.learning_rate=0.25"});
   EXPECT_EQ(config.base.training.schedule.type, "cosine");
   EXPECT_EQ(config.base.training.learning_rate, 0.25);
 }
@@ -48,19 +47,22 @@ TEST(Overrides, BadValuesAreReportedAsTheSetArgument) {
   const auto lines = problems(kSyntheticBase, {"training.epochs=0", "training.momentum=[1",
                                                "noequals", "training.epochs.x=1"});
   ASSERT_EQ(lines.size(), 4u) << ::testing::PrintToString(lines);
-  EXPECT_EQ(lines[0], "--set training.momentum=[1: key 'training.momentum': the value is not "
-                      "valid YAML: end of sequence flow not found");
+  EXPECT_EQ(lines[0],
+            "--set training.momentum=[1: key 'training.momentum': the value is not "
+            "valid YAML: end of sequence flow not found");
   EXPECT_EQ(lines[1], "--set noequals: expected KEY=VALUE, such as training.epochs=2");
-  EXPECT_EQ(lines[2], "--set training.epochs.x=1: key 'training.epochs.x': 'training.epochs' "
-                      "holds a value, not a section: 'training.epochs.x' cannot be set");
+  EXPECT_EQ(lines[2],
+            "--set training.epochs.x=1: key 'training.epochs.x': 'training.epochs' "
+            "holds a value, not a section: 'training.epochs.x' cannot be set");
   EXPECT_EQ(lines[3], "--set training.epochs=0: key 'training.epochs': must be >= 1, got 0");
 }
 
 TEST(Overrides, UnknownKeySuggestsTheNearestField) {
   const auto lines = problems(kSyntheticBase, {"training.learning_rte=0.1"});
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "--set training.learning_rte=0.1: key 'training.learning_rte': unknown "
-                      "key, did you mean 'learning_rate'?");
+  EXPECT_EQ(lines[0],
+            "--set training.learning_rte=0.1: key 'training.learning_rte': unknown "
+            "key, did you mean 'learning_rate'?");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The README's default sweep, run for real as shipped (configs/quickstart.yaml on the installed
 // Fashion-MNIST): every trial completes, the best one learned, the database and the report exist.
 // Skips, saying why, when the Debian package dataset-fashion-mnist is not installed.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -8,8 +9,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "store/store.h"
 
@@ -20,11 +19,12 @@ namespace fs = std::filesystem;
 TEST(Quickstart, RunsAsShippedLearnsAndWritesReport) {
   if (!fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "dataset-fashion-mnist is not installed: the quickstart needs it";
-  const fs::path out = fs::temp_directory_path() / ("sweep_quickstart_" + std::to_string(::getpid()));
+  const fs::path out =
+      fs::temp_directory_path() / ("sweep_quickstart_" + std::to_string(::getpid()));
   fs::remove_all(out);
   const std::string command = std::string("cd '") + SWEEP_SOURCE_DIR + "' && '" + SWEEP_BINARY +
-                              "' run configs/quickstart.yaml --out '" + out.string() +
-                              "' > '" + (out.string() + ".log") + "' 2>&1";
+                              "' run configs/quickstart.yaml --out '" + out.string() + "' > '" +
+                              (out.string() + ".log") + "' 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream log_file(out.string() + ".log");
   std::stringstream log;

@@ -150,10 +150,9 @@ TEST(RunSweep, ReachingTheTargetCancelsTheOtherTrials) {
 
 TEST(RunSweep, ExternalCommandTrialsReportTheirJsonLines) {
   const fs::path dir = fresh_dir("sweep_run_external");
-  const SweepConfig config = load_config(std::string(SWEEP_SOURCE_DIR) +
-                                             "/configs/external-command.yaml",
-                                         {"output.dir=" + dir.string(),
-                                          "sweep.parameters.lr={values: [0.1]}"});
+  const SweepConfig config =
+      load_config(std::string(SWEEP_SOURCE_DIR) + "/configs/external-command.yaml",
+                  {"output.dir=" + dir.string(), "sweep.parameters.lr={values: [0.1]}"});
   std::ostringstream out;
   run::RunOptions options;
   options.out = &out;

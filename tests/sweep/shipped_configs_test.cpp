@@ -85,9 +85,9 @@ TEST(ShippedConfigs, EveryYamlInConfigsIsCovered) {
   for (const auto& entry : std::filesystem::directory_iterator(shipped(""))) {
     if (entry.path().extension() != ".yaml") continue;
     const bool cifar = entry.path().filename() == "cifar-convnet.yaml";
-    EXPECT_NO_THROW(load_config(entry.path().string(),
-                                cifar ? std::vector<std::string>{"data.dataset=synthetic"}
-                                      : std::vector<std::string>{}))
+    EXPECT_NO_THROW(load_config(
+        entry.path().string(),
+        cifar ? std::vector<std::string>{"data.dataset=synthetic"} : std::vector<std::string>{}))
         << entry.path();
   }
 }

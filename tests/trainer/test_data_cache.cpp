@@ -1,5 +1,6 @@
 // The decoded-file cache in load_data: a second load of the same files gives the same data
 // without reading them again, and an edited file is read again (never a stale data set).
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -7,8 +8,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/check.h"
 #include "trainer/data/load_data.h"
@@ -20,7 +19,8 @@ using sweep::trainer::DataSpec;
 using sweep::trainer::load_data;
 
 void put_u32(std::ofstream& out, std::uint32_t v) {
-  const unsigned char b[4] = {static_cast<unsigned char>(v >> 24), static_cast<unsigned char>(v >> 16),
+  const unsigned char b[4] = {static_cast<unsigned char>(v >> 24),
+                              static_cast<unsigned char>(v >> 16),
                               static_cast<unsigned char>(v >> 8), static_cast<unsigned char>(v)};
   out.write(reinterpret_cast<const char*>(b), 4);
 }
@@ -40,7 +40,8 @@ void write_split(const fs::path& dir, const std::string& split, int n, unsigned 
 }
 
 TEST(DataCache, SecondLoadIsTheSameAndAnEditedFileIsReadAgain) {
-  const fs::path dir = fs::temp_directory_path() / ("sweep_data_cache_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("sweep_data_cache_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   write_split(dir, "train", 20, 7);
   write_split(dir, "t10k", 10, 7);

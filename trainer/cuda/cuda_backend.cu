@@ -7,12 +7,11 @@
  * cudaMalloc is cleared (cudaGetLastError) before throwing OutOfMemory, so the backend stays
  * usable and the next trial is not poisoned by a sticky error.
  */
-#include "trainer/cuda/cuda_backend.h"
-
 #include <cstdio>
 #include <cstring>
 
 #include "common/check.h"
+#include "trainer/cuda/cuda_backend.h"
 
 namespace sweep::trainer::cuda {
 

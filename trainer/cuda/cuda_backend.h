@@ -132,9 +132,9 @@ class CudaBackend final : public Backend {
   CudnnHandle cudnn_;
 
   DeviceMemory cublas_workspace_;
-  DeviceMemory conv_workspace_;   // grown only when a new shape needs more
-  DeviceMemory sumsq_partial_;    // (kSumSquaresBlocks) doubles
-  DeviceMemory scratch_;          // grown only when a new shape needs more
+  DeviceMemory conv_workspace_;  // grown only when a new shape needs more
+  DeviceMemory sumsq_partial_;   // (kSumSquaresBlocks) doubles
+  DeviceMemory scratch_;         // grown only when a new shape needs more
   // Workspaces replaced while a graph exists: the graph still points at them, so they live until
   // drop_graph (an eager step of a new shape, e.g. a last partial batch, may grow a workspace).
   std::vector<DeviceMemory> graph_owned_;

@@ -18,7 +18,8 @@ std::unique_ptr<Backend> make_cuda_backend(const DeviceSpec& spec) {
   int device = spec.index;
   if (device < 0) SWEEP_CHECK_CUDA(cudaGetDevice(&device));
   if (spec.precision != "fp32" && spec.precision != "tf32")
-    throw Error("training.precision '" + spec.precision + "' is not supported by the CUDA backend: use fp32 or tf32");
+    throw Error("training.precision '" + spec.precision +
+                "' is not supported by the CUDA backend: use fp32 or tf32");
   return std::make_unique<cuda::CudaBackend>(
       device, spec.precision == "tf32" ? cuda::MathMode::tf32 : cuda::MathMode::fp32);
 }

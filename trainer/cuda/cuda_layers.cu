@@ -43,8 +43,9 @@ void CudaBackend::dropout_forward(const float* x, float* y, float* mask, std::si
                                   std::uint64_t seed, std::uint64_t counter) {
   enter();
   if (capturing_)
-    throw Error("cuda: dropout cannot be captured in a CUDA graph yet (its counter changes every "
-                "step); run this model's steps eagerly");
+    throw Error(
+        "cuda: dropout cannot be captured in a CUDA graph yet (its counter changes every "
+        "step); run this model's steps eagerly");
   cuda::dropout(x, y, mask, n, p, seed, counter, stream());
 }
 
@@ -83,21 +84,20 @@ void CudaBackend::dense_backward(const float* x, const float* w, const float* dy
 // ------------------------------------------------------------------------------ convolution
 
 const ConvPlan& CudaBackend::conv_plan(const ConvGeom& g) {
-  const std::array<int, 15> key{g.n,        g.c,        g.h,     g.w,     g.k,
-                                g.r,        g.s,        g.stride_h, g.stride_w, g.pad_h,
-                                g.pad_w,    g.out_h,    g.out_w, 0,       0};
+  const std::array<int, 15> key{g.n,     g.c,     g.h,        g.w,        g.k,
+                                g.r,     g.s,     g.stride_h, g.stride_w, g.pad_h,
+                                g.pad_w, g.out_h, g.out_w,    0,          0};
   auto it = conv_plans_.find(key);
   if (it == conv_plans_.end()) {
     require_not_capturing("building a convolution plan");
-    it = conv_plans_
-             .emplace(key, std::make_unique<ConvPlan>(dnn(), g, math_, workspace_limit_))
+    it = conv_plans_.emplace(key, std::make_unique<ConvPlan>(dnn(), g, math_, workspace_limit_))
              .first;
   }
   return *it->second;
 }
 
-void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w,
-                                 const float* b, float* y) {
+void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
+                                 float* y) {
   enter();
   const ConvPlan& plan = conv_plan(g);
   plan.forward(dnn(), x, w, y, conv_workspace(plan.workspace_bytes()));
@@ -132,9 +132,19 @@ float* CudaBackend::scratch_floats(std::size_t n) {
 // ---------------------------------------------------------------------------------- pooling
 
 const PoolPlan& CudaBackend::pool_plan(const PoolGeom& g, PoolMode mode) {
-  const std::array<int, 13> key{g.n,        g.c,     g.h,     g.w,     g.kh,
-                                g.kw,       g.stride_h, g.stride_w, g.pad_h, g.pad_w,
-                                g.out_h,    g.out_w, static_cast<int>(mode)};
+  const std::array<int, 13> key{g.n,
+                                g.c,
+                                g.h,
+                                g.w,
+                                g.kh,
+                                g.kw,
+                                g.stride_h,
+                                g.stride_w,
+                                g.pad_h,
+                                g.pad_w,
+                                g.out_h,
+                                g.out_w,
+                                static_cast<int>(mode)};
   auto it = pool_plans_.find(key);
   if (it == pool_plans_.end()) {
     require_not_capturing("building a pooling plan");
@@ -172,11 +182,11 @@ const BatchNormPlan& CudaBackend::bn_plan(const BatchNormGeom& g) {
 
 void CudaBackend::batchnorm_forward_train(const BatchNormGeom& g, const float* x,
                                           const float* gamma, const float* beta,
-                                          float* running_mean, float* running_var,
-                                          float* save_mean, float* save_invstd, float* y) {
+                                          float* running_mean, float* running_var, float* save_mean,
+                                          float* save_invstd, float* y) {
   enter();
-  bn_plan(g).forward_train(dnn(), x, gamma, beta, running_mean, running_var, save_mean,
-                           save_invstd, y);
+  bn_plan(g).forward_train(dnn(), x, gamma, beta, running_mean, running_var, save_mean, save_invstd,
+                           y);
 }
 
 void CudaBackend::batchnorm_forward_infer(const BatchNormGeom& g, const float* x,

@@ -145,7 +145,9 @@ class DeviceMemory {
   }
   void* get() const { return p_; }
   template <class T>
-  T* as() const { return static_cast<T*>(p_); }
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
   std::size_t bytes() const { return bytes_; }
 
  private:
@@ -176,7 +178,9 @@ class PinnedMemory {
   PinnedMemory(const PinnedMemory&) = delete;
   PinnedMemory& operator=(const PinnedMemory&) = delete;
   template <class T>
-  T* as() const { return static_cast<T*>(p_); }
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
 
  private:
   void* p_ = nullptr;

@@ -37,9 +37,7 @@ template <class T, cudnnStatus_t (*Create)(T*), cudnnStatus_t (*Destroy)(T)>
 class Desc {
  public:
   Desc() { SWEEP_CHECK_CUDNN(Create(&d_)); }
-  ~Desc() {
-    SWEEP_LOG_ON_ERROR(Destroy(d_) == CUDNN_STATUS_SUCCESS, "cudnnDestroy*Descriptor");
-  }
+  ~Desc() { SWEEP_LOG_ON_ERROR(Destroy(d_) == CUDNN_STATUS_SUCCESS, "cudnnDestroy*Descriptor"); }
   Desc(const Desc&) = delete;
   Desc& operator=(const Desc&) = delete;
   T get() const { return d_; }
@@ -155,9 +153,10 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
   static std::map<ChoiceKey, Choice> cache;
   int device = 0;
   SWEEP_CHECK_CUDA(cudaGetDevice(&device));
-  const ChoiceKey key{device, g.n,        g.c,        g.h,     g.w,     g.k,
-                      g.r,    g.s,        g.stride_h, g.stride_w, g.pad_h, g.pad_w,
-                      g.out_h, g.out_w,   int(math),  static_cast<long long>(limit)};
+  const ChoiceKey key{device,     g.n,        g.c,       g.h,
+                      g.w,        g.k,        g.r,       g.s,
+                      g.stride_h, g.stride_w, g.pad_h,   g.pad_w,
+                      g.out_h,    g.out_w,    int(math), static_cast<long long>(limit)};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -167,29 +166,34 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
 
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count));
   std::vector<cudnnConvolutionFwdAlgoPerf_t> ff(count), fh(count);
-  SWEEP_CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, p.x, wd, p.fwd,
-                                                         p.y, count, &found, ff.data()));
-  SWEEP_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(
-      h, p.x, wd, p.fwd, p.y, count, &predicted, fh.data()));
+  SWEEP_CHECK_CUDNN(
+      cudnnFindConvolutionForwardAlgorithm(h, p.x, wd, p.fwd, p.y, count, &found, ff.data()));
+  SWEEP_CHECK_CUDNN(
+      cudnnGetConvolutionForwardAlgorithm_v7(h, p.x, wd, p.fwd, p.y, count, &predicted, fh.data()));
   const auto& f = pick_or_throw(ff, found, fh, predicted, math, limit, "forward");
 
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &count));
   std::vector<cudnnConvolutionBwdDataAlgoPerf_t> df(count), dh(count);
-  SWEEP_CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(
-      h, wd, p.y, p.bwd_data, p.x, count, &found, df.data()));
-  SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-      h, wd, p.y, p.bwd_data, p.x, count, &predicted, dh.data()));
+  SWEEP_CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(h, wd, p.y, p.bwd_data, p.x, count,
+                                                              &found, df.data()));
+  SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, p.y, p.bwd_data, p.x, count,
+                                                                &predicted, dh.data()));
   const auto& d = pick_or_throw(df, found, dh, predicted, math, limit, "backward-data");
 
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &count));
   std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> wf(count), wh(count);
-  SWEEP_CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(
-      h, p.x, p.y, p.bwd_filter, wd, count, &found, wf.data()));
-  SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-      h, p.x, p.y, p.bwd_filter, wd, count, &predicted, wh.data()));
+  SWEEP_CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(h, p.x, p.y, p.bwd_filter, wd,
+                                                                count, &found, wf.data()));
+  SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p.x, p.y, p.bwd_filter, wd,
+                                                                  count, &predicted, wh.data()));
   const auto& w = pick_or_throw(wf, found, wh, predicted, math, limit, "backward-filter");
 
-  const Choice c{f.algo,     d.algo,     w.algo, f.mathType, d.mathType, w.mathType,
+  const Choice c{f.algo,
+                 d.algo,
+                 w.algo,
+                 f.mathType,
+                 d.mathType,
+                 w.mathType,
                  std::max({f.memory, d.memory, w.memory})};
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, c);
@@ -219,15 +223,15 @@ ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_
   set_conv(p.conv_bwd_filter, g, math);
 
   int on = 0, oc = 0, oh = 0, ow = 0;
-  SWEEP_CHECK_CUDNN(cudnnGetConvolution2dForwardOutputDim(p.conv_fwd.get(), p.x.get(), wd, &on,
-                                                          &oc, &oh, &ow));
+  SWEEP_CHECK_CUDNN(
+      cudnnGetConvolution2dForwardOutputDim(p.conv_fwd.get(), p.x.get(), wd, &on, &oc, &oh, &ow));
   if (on != g.n || oc != g.k || oh != g.out_h || ow != g.out_w)
     throw Error("conv2d: geometry gives output " + std::to_string(g.out_h) + "x" +
                 std::to_string(g.out_w) + " but cuDNN computes " + std::to_string(oh) + "x" +
                 std::to_string(ow));
 
-  const ConvDescs descs{p.x.get(),        p.y.get(),             wd,
-                        p.conv_fwd.get(), p.conv_bwd_data.get(), p.conv_bwd_filter.get()};
+  const ConvDescs descs{
+      p.x.get(), p.y.get(), wd, p.conv_fwd.get(), p.conv_bwd_data.get(), p.conv_bwd_filter.get()};
   const Choice c = choose(h, descs, g, math, limit);
   p.fwd = c.fwd;
   p.bwd_data = c.bwd_data;
@@ -253,9 +257,8 @@ std::size_t ConvPlan::workspace_bytes() const { return impl_->workspace; }
 void ConvPlan::forward(cudnnHandle_t h, const float* x, const float* w, float* y,
                        void* workspace) const {
   const Impl& p = *impl_;
-  SWEEP_CHECK_CUDNN(cudnnConvolutionForward(h, &kOne, p.x.get(), x, p.w.get(), w,
-                                            p.conv_fwd.get(), p.fwd, workspace, p.workspace,
-                                            &kZero, p.y.get(), y));
+  SWEEP_CHECK_CUDNN(cudnnConvolutionForward(h, &kOne, p.x.get(), x, p.w.get(), w, p.conv_fwd.get(),
+                                            p.fwd, workspace, p.workspace, &kZero, p.y.get(), y));
 }
 
 void ConvPlan::backward_data(cudnnHandle_t h, const float* w, const float* dy, float* dx,
@@ -270,9 +273,8 @@ void ConvPlan::backward_filter(cudnnHandle_t h, const float* x, const float* dy,
                                void* workspace) const {
   const Impl& p = *impl_;
   SWEEP_CHECK_CUDNN(cudnnConvolutionBackwardFilter(h, &kOne, p.x.get(), x, p.y.get(), dy,
-                                                   p.conv_bwd_filter.get(), p.bwd_filter,
-                                                   workspace, p.workspace, &kZero, p.w.get(),
-                                                   dw));
+                                                   p.conv_bwd_filter.get(), p.bwd_filter, workspace,
+                                                   p.workspace, &kZero, p.w.get(), dw));
 }
 
 // ------------------------------------------------------------------------------------ pool
@@ -292,8 +294,7 @@ PoolPlan::PoolPlan(const PoolGeom& g, PoolMode mode) : impl_(std::make_unique<Im
   SWEEP_CHECK_CUDNN(cudnnSetPooling2dDescriptor(p.pool.get(), m, CUDNN_PROPAGATE_NAN, g.kh, g.kw,
                                                 g.pad_h, g.pad_w, g.stride_h, g.stride_w));
   int on = 0, oc = 0, oh = 0, ow = 0;
-  SWEEP_CHECK_CUDNN(
-      cudnnGetPooling2dForwardOutputDim(p.pool.get(), p.x.get(), &on, &oc, &oh, &ow));
+  SWEEP_CHECK_CUDNN(cudnnGetPooling2dForwardOutputDim(p.pool.get(), p.x.get(), &on, &oc, &oh, &ow));
   if (oh != g.out_h || ow != g.out_w)
     throw Error("pool: geometry gives output " + std::to_string(g.out_h) + "x" +
                 std::to_string(g.out_w) + " but cuDNN computes " + std::to_string(oh) + "x" +
@@ -325,7 +326,8 @@ struct BatchNormPlan::Impl {
 BatchNormPlan::BatchNormPlan(const BatchNormGeom& g) : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
   set_tensor(p.x, g.n, g.c, g.hw, 1);
-  SWEEP_CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(p.param.get(), p.x.get(), CUDNN_BATCHNORM_SPATIAL));
+  SWEEP_CHECK_CUDNN(
+      cudnnDeriveBNTensorDescriptor(p.param.get(), p.x.get(), CUDNN_BATCHNORM_SPATIAL));
   if (double(g.eps) < CUDNN_BN_MIN_EPSILON)
     throw Error("batchnorm: eps " + std::to_string(g.eps) + " is below cuDNN's minimum");
   p.eps = g.eps;

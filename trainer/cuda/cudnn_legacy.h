@@ -70,8 +70,8 @@ class BatchNormPlan {
   // running = (1 - momentum) running + momentum batch (cuDNN's exponentialAverageFactor is the
   // PyTorch momentum; its running variance takes the unbiased batch variance, as PyTorch's).
   void forward_train(cudnnHandle_t h, const float* x, const float* gamma, const float* beta,
-                     float* running_mean, float* running_var, float* save_mean,
-                     float* save_invstd, float* y) const;
+                     float* running_mean, float* running_var, float* save_mean, float* save_invstd,
+                     float* y) const;
   void forward_infer(cudnnHandle_t h, const float* x, const float* gamma, const float* beta,
                      const float* running_mean, const float* running_var, float* y) const;
   void backward(cudnnHandle_t h, const float* x, const float* dy, const float* gamma,

@@ -98,8 +98,8 @@ __global__ void column_sums_kernel(const float* dy, float* db, int rows, int col
 // Pass 1 of the conv bias gradient: partial (k, chunks) = sums of dy (n, k, plane) over the
 // samples of one chunk and the plane. A grid of k x chunks blocks fills the GPU even when k is
 // small (LeNet's first layer has 20 channels and 576 values per plane).
-__global__ void channel_partial_sums_kernel(const float* dy, float* partial, int n, int k, int plane,
-                                            int per_chunk) {
+__global__ void channel_partial_sums_kernel(const float* dy, float* partial, int n, int k,
+                                            int plane, int per_chunk) {
   __shared__ float lanes[kThreads];
   const int ch = blockIdx.x, chunk = blockIdx.y, chunks = gridDim.y;
   const int s0 = chunk * per_chunk, s1 = min(n, s0 + per_chunk);

@@ -61,8 +61,8 @@ __global__ void gather_kernel(GatherArgs a, const std::uint8_t* images /* (N, C,
 // ----------------------------------------------------------------------------- launchers
 
 inline void gather(const GatherArgs& a, const std::uint8_t* images, const std::uint8_t* labels,
-                   const std::int32_t* indices, float* x, std::int32_t* y,
-                   const StepScalars* dyn, cudaStream_t s) {
+                   const std::int32_t* indices, float* x, std::int32_t* y, const StepScalars* dyn,
+                   cudaStream_t s) {
   const std::size_t total = std::size_t(a.batch) * a.c * a.h * a.w;
   if (!total) return;
   gather_kernel<<<grid_for(total), kThreads, 0, s>>>(a, images, labels, indices, x, y, dyn);

@@ -18,7 +18,7 @@ namespace sweep::trainer::cuda {
 
 constexpr int kThreads = 256;
 constexpr std::size_t kMaxBlocks = 132 * 8;  // 8 waves of one block per H100 multiprocessor
-constexpr int kSumSquaresBlocks = 264;        // sum_squares partials: a scratch of this many doubles
+constexpr int kSumSquaresBlocks = 264;       // sum_squares partials: a scratch of this many doubles
 
 inline unsigned grid_for(std::size_t n, int threads = kThreads) {
   const std::size_t blocks = (n + threads - 1) / threads;
@@ -29,12 +29,12 @@ inline unsigned grid_for(std::size_t n, int threads = kThreads) {
 // arguments; in a captured step the optimizer and gather kernels read them from this block in
 // device memory instead (see CudaBackend::set_step_scalars), so one graph serves every step.
 struct StepScalars {
-  float lr;                    // learning rate of this step
-  float adam_step;             // lr / (1 - beta1^t)
-  float adam_inv_sqrt_bc2;     // 1 / sqrt(1 - beta2^t)
+  float lr;                 // learning rate of this step
+  float adam_step;          // lr / (1 - beta1^t)
+  float adam_inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^t)
   float pad_;
-  std::uint64_t step;          // augmentation step counter (GatherDesc::step)
-  std::int64_t index_delta;    // rows to add to the captured GatherDesc::indices pointer
+  std::uint64_t step;        // augmentation step counter (GatherDesc::step)
+  std::int64_t index_delta;  // rows to add to the captured GatherDesc::indices pointer
 };
 
 // Adam's bias corrections for step t, computed as the CPU backend does (double pow, then float):

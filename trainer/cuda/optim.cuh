@@ -118,12 +118,12 @@ inline void clip_scale(const double* sumsq, float max_norm, float* scale, cudaSt
   SWEEP_CHECK_LAUNCH();
 }
 
-inline void optimizer_step(const OptimizerArgs& a, float* params, const float* grads,
-                           float* state1, float* state2, std::size_t n, const float* grad_scale,
+inline void optimizer_step(const OptimizerArgs& a, float* params, const float* grads, float* state1,
+                           float* state2, std::size_t n, const float* grad_scale,
                            const StepScalars* dyn, cudaStream_t s) {
   if (!n) return;
-  optimizer_kernel<<<grid_for(n), kThreads, 0, s>>>(a, params, grads, state1, state2, n,
-                                                    grad_scale, dyn);
+  optimizer_kernel<<<grid_for(n), kThreads, 0, s>>>(a, params, grads, state1, state2, n, grad_scale,
+                                                    dyn);
   SWEEP_CHECK_LAUNCH();
 }
 
