@@ -92,21 +92,6 @@ void print_summary(std::ostream& out, const RunResult& result, const config::Swe
   if (!result.report_path.empty()) out << "report:   " << result.report_path.string() << "\n";
 }
 
-// Makes an epoch's points durable before the trainer goes on to write that epoch's checkpoint
-// (on_metric runs on the trial's thread, and the trainer saves right after its validation
-// callback returns): a process killed after the checkpoint then never loses points the resumed
-// trial will not report again. Points with an epoch are only the few per epoch end.
-class EpochEndFlush : public scheduler::EventSink {
- public:
-  explicit EpochEndFlush(std::shared_ptr<StoreSink> sink) : sink_(std::move(sink)) {}
-  void on_metric(const scheduler::TrialSpec&, const scheduler::MetricPoint& point) override {
-    if (point.epoch > 0) sink_->flush();
-  }
-
- private:
-  std::shared_ptr<StoreSink> sink_;
-};
-
 RunResult execute(Execution& x, const std::vector<TrialRow>& to_run, bool resume) {
   std::ostream& out = x.options.out ? *x.options.out : std::cout;
   const bool live = x.options.live.value_or(::isatty(STDOUT_FILENO) == 1 && !x.options.out);
@@ -182,9 +167,7 @@ RunResult execute(Execution& x, const std::vector<TrialRow>& to_run, bool resume
   x.store.set_sweep_state(x.sweep.id, SweepState::running);
   RunResult result;
   {
-    scheduler::Executor executor(devices.executor,
-                                 {store_sink, console, std::make_shared<EpochEndFlush>(store_sink)},
-                                 policy);
+    scheduler::Executor executor(devices.executor, {store_sink, console}, policy);
     std::vector<scheduler::TrialFuture> futures;
     std::vector<std::int64_t> trial_ids;
     for (const auto& spec : specs) trial_ids.push_back(spec.id);

@@ -54,6 +54,11 @@ void StoreSink::on_metric(const scheduler::TrialSpec& spec, const scheduler::Met
   row.value = point.value;
   row.wall_time = point.wall_time;
   batcher_.add(row);
+  // An epoch's points are durable before the trainer writes that epoch's checkpoint (on_metric
+  // runs on the trial's thread, and the trainer saves right after its validation callback
+  // returns): a process killed after the checkpoint never loses points the resumed trial will
+  // not report again. Points with an epoch are only the few per epoch end.
+  if (point.epoch > 0) batcher_.flush();
 }
 
 void StoreSink::on_log(const scheduler::TrialSpec& spec, std::string_view line) {
