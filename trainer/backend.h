@@ -189,9 +189,11 @@ class Backend {
 // Which backend to build for a trial. device < 0 on cuda means "the current device".
 struct DeviceSpec {
   DeviceKind kind = DeviceKind::cpu;
-  int index = 0;                   // GPU ordinal
-  int threads = 0;                 // CPU threads for this trial's oneTBB arena (0 = all)
-  std::string precision = "fp32";  // fp32 | tf32 (CUDA: tensor-core math for conv and dense)
+  int index = 0;    // GPU ordinal
+  int threads = 0;  // CPU threads for this trial's oneTBB arena (0 = all)
+  // fp32 | tf32 | bf16 (CUDA: tensor-core math for conv and dense; bf16 keeps fp32 parameters and
+  // activations and runs the products on bf16 operands). The CPU backend computes in fp32 always.
+  std::string precision = "fp32";
 };
 
 // The factory (trainer/backend_factory.cpp). Throws sweep::Error with a clear message when the

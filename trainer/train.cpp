@@ -66,6 +66,16 @@ void check_training_spec(const TrainingSpec& t) {
   if (t.output_network != "best" && t.output_network != "last")
     throw Error("training.output_network: '" + t.output_network + "' is not best or last");
   if (t.checkpoint.every_epochs < 0) throw Error("training.checkpoint.every_epochs must be >= 0");
+  if (t.precision != "fp32" && t.precision != "tf32" && t.precision != "bf16")
+    throw Error("training.precision: '" + t.precision + "' is not fp32, tf32 or bf16");
+}
+
+// The backend a run trains on: the device the caller chose, with the config's precision (the one
+// place a user sets it: training.precision; DeviceSpec::precision is the backend's parameter).
+DeviceSpec backend_spec(const TrainConfig& cfg) {
+  DeviceSpec spec = cfg.device;
+  spec.precision = cfg.training.precision;
+  return spec;
 }
 
 // Dropout draws a new mask from a counter each step, which a replayed graph cannot vary.
@@ -87,7 +97,7 @@ class Run {
                  t_.early_stopping.patience),
         schedule_(t_.schedule, t_.learning_rate),
         shuffle_(parse_shuffle_mode(cfg.data.shuffle)),
-        backend_(make_backend(cfg.device)),
+        backend_(make_backend(backend_spec(cfg))),
         data_(load_data(cfg.data, t_.seed)),
         net_(*backend_, cfg.model, Shape{data_.train.c, data_.train.h, data_.train.w},
              data_.train.classes, t_.batch_size, t_.seed),

@@ -149,7 +149,7 @@ double run_case(const Case& c, int warmup, int iters, int repeats) {
 int main(int argc, char** argv) {
   CLI::App app{"CUDA backend training-step throughput"};
   int iters = 500, warmup = 50, repeats = 5;
-  std::string only, mode_only;
+  std::string only, mode_only, prec_only;
   int batch_only = 0;
   app.add_option("--iters", iters, "timed steps per repeat");
   app.add_option("--warmup", warmup, "untimed steps first (and replays, in graph mode)");
@@ -157,18 +157,24 @@ int main(int argc, char** argv) {
   app.add_option("--only", only, "lenet or convnet");
   app.add_option("--batch", batch_only, "only this LeNet batch size");
   app.add_option("--mode", mode_only, "eager or graph only");
+  app.add_option("--precision", prec_only, "fp32, tf32 or bf16 only");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<Case> cases;
   if (only.empty() || only == "lenet")
     for (int b : {64, 256})
-      for (bool g : {false, true}) cases.push_back({"lenet", b, g, MathMode::fp32});
+      for (MathMode m : {MathMode::fp32, MathMode::bf16})
+        for (bool g : {false, true}) cases.push_back({"lenet", b, g, m});
   if (only.empty() || only == "convnet")
-    for (MathMode m : {MathMode::fp32, MathMode::tf32})
+    for (MathMode m : {MathMode::fp32, MathMode::tf32, MathMode::bf16})
       for (bool g : {false, true}) cases.push_back({"convnet", 256, g, m});
 
+  const auto prec_name = [](MathMode m) {
+    return m == MathMode::tf32 ? "tf32" : m == MathMode::bf16 ? "bf16" : "fp32";
+  };
   std::erase_if(cases, [&](const Case& c) {
     return (batch_only && c.model == "lenet" && c.batch != batch_only) ||
+           (!prec_only.empty() && prec_name(c.math) != prec_only) ||
            (!mode_only.empty() && (c.graph ? "graph" : "eager") != mode_only);
   });
   try {
@@ -177,7 +183,7 @@ int main(int argc, char** argv) {
       const int n = c.model == "lenet" ? iters : std::max(50, iters / 5);
       const double rate = run_case(c, warmup, n, repeats);
       const char* mode = c.graph ? "graph" : "eager";
-      const char* prec = c.math == MathMode::tf32 ? "tf32" : "fp32";
+      const char* prec = prec_name(c.math);
       std::printf("%-8s %-6d %-6s %-6s %12.0f\n", c.model.c_str(), c.batch, mode, prec, rate);
       std::printf(
           "RESULT peer=sweep model=%s batch=%d mode=%s precision=%s images_per_second=%.0f\n",

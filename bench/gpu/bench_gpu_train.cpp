@@ -9,7 +9,8 @@
  * callback) is inside the figure. Data loading and the end-of-run evaluation are outside it.
  *
  *   bench_gpu_train --data DIR [--batches 64 256] [--epochs 2]     throughput over whole epochs
- *   bench_gpu_train --data DIR --quality [--epochs 10] [--batch 64] the 10-epoch quality run
+ *   bench_gpu_train --data DIR --quality [--epochs 10] [--batch 64] [--precision bf16]
+ *                                                                  the 10-epoch quality run
  *   bench_gpu_train --data DIR --sequential8 [--epochs 2]          8 trials one after another
  * Prints `RESULT peer=sweep ...` lines for bench/gpu/run.sh.
  */
@@ -103,9 +104,10 @@ int throughput(const std::string& data, const std::vector<int>& batches, int epo
   return 0;
 }
 
-int quality(const std::string& data, int epochs, int batch) {
+int quality(const std::string& data, int epochs, int batch, const std::string& precision) {
   warm_up(data);
   TrainConfig c = lenet_config(data, batch, 0.01, epochs);
+  c.training.precision = precision;
   struct : TrainCallback {
     bool on_validation(const ValidationInfo& v) override {
       std::printf("epoch %d: test loss %.4f accuracy %.4f (%.2f s)\n", v.epoch, v.val_loss,
@@ -118,10 +120,11 @@ int quality(const std::string& data, int epochs, int batch) {
   const TrainResult r = train(c, cb);
   const double whole = seconds_since(start);
   std::printf(
-      "RESULT peer=sweep quality epochs=%d batch=%d test_accuracy=%.4f test_loss=%.4f "
-      "train_seconds=%.2f call_seconds=%.2f state=%s\n",
-      r.epochs_completed, batch, r.final_val_accuracy, r.final_val_loss, r.elapsed_seconds, whole,
-      to_string(r.state));
+      "RESULT peer=sweep quality epochs=%d batch=%d precision=%s test_accuracy=%.4f "
+      "test_loss=%.4f train_seconds=%.2f call_seconds=%.2f state=%s\n",
+      r.epochs_completed, batch, precision.c_str(), r.final_val_accuracy, r.final_val_loss,
+      r.elapsed_seconds, whole, to_string(r.state));
+  if (r.state != RunState::completed) std::printf("train(): %s\n", r.message.c_str());
   return r.state == RunState::completed ? 0 : 1;
 }
 
@@ -149,16 +152,18 @@ int main(int argc, char** argv) {
   std::string data = "/usr/share/datasets/fashion-mnist";
   std::vector<int> batches = {64, 256};
   int epochs = 0, batch = 64;
+  std::string precision = "fp32";
   bool run_quality = false, run_sequential8 = false;
   app.add_option("--data", data, "directory with the Fashion-MNIST idx files");
   app.add_option("--batches", batches, "batch sizes to time");
   app.add_option("--epochs", epochs, "epochs (default: 2 timed, 10 quality, 2 sequential8)");
   app.add_option("--batch", batch, "batch size for --quality");
   app.add_flag("--quality", run_quality, "train --epochs epochs and report the test accuracy");
+  app.add_option("--precision", precision, "training.precision for --quality: fp32, tf32, bf16");
   app.add_flag("--sequential8", run_sequential8, "the 8-trial sweep as sequential train() calls");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (run_quality) return quality(data, epochs ? epochs : 10, batch);
+    if (run_quality) return quality(data, epochs ? epochs : 10, batch, precision);
     if (run_sequential8) return sequential8(data, epochs ? epochs : 2);
     return throughput(data, batches, epochs ? epochs : 2);
   } catch (const std::exception& e) {

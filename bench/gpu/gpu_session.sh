@@ -39,6 +39,7 @@ tail -8 "$out/bench.log"
 step "c. quality: LeNet b64 sgdm 10 epochs"
 {
   time timeout 120 .gpu/bin/bench_gpu_train --data "$data" --quality
+  time timeout 120 .gpu/bin/bench_gpu_train --data "$data" --quality --precision bf16
   time timeout 120 python3 bench/gpu/torch_quality.py --data "$data"
 } > "$out/quality.log" 2>&1
 grep -E "RESULT|wall|epoch 10" "$out/quality.log"

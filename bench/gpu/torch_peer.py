@@ -9,7 +9,9 @@ conv-block net (3 blocks of 4 x [conv3x3 no bias, batchnorm, relu], maxpool betw
 average pool, dense). Two modes: eager, and the whole step captured in a CUDA graph by hand
 (torch.cuda.graph; each replay after copying the batch's indices into the static index tensor),
 which is what an expert PyTorch user can do. fp32 turns TF32 off in cuDNN and cuBLAS (PyTorch's
-default lets cuDNN convolutions use TF32); tf32 turns it on in both.
+default lets cuDNN convolutions use TF32); tf32 turns it on in both; bf16 runs the forward pass
+(and so its backward) under torch.autocast(bfloat16) with fp32 parameters, PyTorch's mixed
+precision, TF32 off.
 
     python3 torch_peer.py [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet]
 Prints `RESULT peer=torch model=.. batch=.. mode=.. precision=.. images_per_second=..` lines.
@@ -61,7 +63,8 @@ def run_case(model_name, batch, graph, precision, warmup, iters, repeats):
 
     def body(idx):
         x = (images[idx].float() * (1.0 / 255.0) - mean) / std
-        loss = F.cross_entropy(model(x), labels[idx])
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16"):
+            loss = F.cross_entropy(model(x), labels[idx])
         loss.backward()
         opt.step()
         return loss
@@ -119,9 +122,11 @@ def main():
     a = p.parse_args()
     cases = []
     if a.only in ("", "lenet"):
-        cases += [("lenet", b, g, "fp32") for b in (64, 256) for g in (False, True)]
+        cases += [("lenet", b, g, prec) for b in (64, 256) for prec in ("fp32", "bf16")
+                  for g in (False, True)]
     if a.only in ("", "convnet"):
-        cases += [("convnet", 256, g, prec) for prec in ("fp32", "tf32") for g in (False, True)]
+        cases += [("convnet", 256, g, prec) for prec in ("fp32", "tf32", "bf16")
+                  for g in (False, True)]
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}", flush=True)
     for name, batch, graph, prec in cases:
         n = a.iters if name == "lenet" else max(50, a.iters // 5)

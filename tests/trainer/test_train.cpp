@@ -326,6 +326,9 @@ TEST(Train, BadSettingsAreErrors) {
   c.training.schedule.type = "cyclic";
   EXPECT_THROW(train(c, rec), Error);
   c = small_config();
+  c.training.precision = "fp16";
+  EXPECT_THROW(train(c, rec), Error);
+  c = small_config();
   c.data.dataset = "mnist";
   c.data.path = "/nonexistent/mnist";
   try {

@@ -48,7 +48,9 @@ CudaBackend::CudaBackend(int device, MathMode math)
     throw Error("cuda device " + std::to_string(device) + " does not exist (" +
                 std::to_string(count) + " visible)");
   enter();
-  name_ = device_label(device) + (math == MathMode::tf32 ? " tf32" : "");
+  name_ = device_label(device) + (math == MathMode::tf32   ? " tf32"
+                                  : math == MathMode::bf16 ? " bf16"
+                                                           : "");
   stream_ = make_stream();
   cublas_ = make_cublas();
   cudnn_ = make_cudnn();

@@ -30,7 +30,8 @@ namespace sweep::trainer::cuda {
 class CudaBackend final : public Backend {
  public:
   // Throws sweep::Error when `device` does not exist. tf32: convolutions and dense products may
-  // use TF32 tensor cores (about 1e-3 relative error); fp32 forbids it in cuDNN and cuBLAS.
+  // use TF32 tensor cores (about 1e-3 relative error); fp32 forbids it in cuDNN and cuBLAS. bf16:
+  // their operands are rounded to bfloat16 (about 4e-3 relative), products accumulate in fp32.
   explicit CudaBackend(int device, MathMode math = MathMode::fp32);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
@@ -41,6 +42,12 @@ class CudaBackend final : public Backend {
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_.get(); }
   MathMode math() const { return math_; }
+  // bf16 mode: how a convolution shape picks its plan. fastest (default): the bf16 or the tf32
+  // plan, whichever cudnnFind times faster; bf16_first: bf16 whenever cuDNN has a deterministic
+  // bf16 algorithm (the op tests use it to exercise the bf16 path on every shape). Set it before
+  // the first convolution: plans already built keep their choice.
+  enum class ConvChoice { fastest, bf16_first };
+  void set_conv_choice(ConvChoice c) { conv_choice_ = c; }
 
   void* allocate(std::size_t bytes) override;
   void deallocate(void* p) noexcept override;
@@ -113,16 +120,28 @@ class CudaBackend final : public Backend {
   void enter() const;  // cudaSetDevice(device_)
   cudnnHandle_t dnn() const { return cudnn_.get(); }
   const ConvPlan& conv_plan(const ConvGeom& g);
+  std::unique_ptr<ConvPlan> make_conv_plan(const ConvGeom& g);
   const PoolPlan& pool_plan(const PoolGeom& g, PoolMode mode);
   const BatchNormPlan& bn_plan(const BatchNormGeom& g);
   void* conv_workspace(std::size_t bytes);
   float* scratch_floats(std::size_t n);  // grow-only scratch (bias-gradient partial sums)
+  // Grow-only scratch for the bf16 copies of one convolution's operands and results: `elements`
+  // bfloat16 values (the caller lays its arrays out in it, each rounded up to 128 elements).
+  void* bf16_scratch(std::size_t elements);
+  // c (m, n) column-major = op(a) op(b) with bfloat16 a and b, fp32 accumulation and c.
+  void gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void* a,
+                 int lda, const void* b, int ldb, float* c, int ldc);
+  void conv2d_forward_bf16(const ConvGeom& g, const ConvPlan& plan, const float* x, const float* w,
+                           const float* b, float* y);
+  void conv2d_backward_bf16(const ConvGeom& g, const ConvPlan& plan, const float* x, const float* w,
+                            const float* dy, float* dx, float* dw);
   void require_not_capturing(const char* what) const;
   void retire(DeviceMemory& m);  // frees m, or keeps it for the graph (graph_owned_)
   const StepScalars* dyn() const { return capturing_ ? step_block_.as<StepScalars>() : nullptr; }
 
   int device_;
   MathMode math_;
+  ConvChoice conv_choice_ = ConvChoice::fastest;
   std::string name_;
   std::size_t workspace_limit_;
 
@@ -135,6 +154,7 @@ class CudaBackend final : public Backend {
   DeviceMemory conv_workspace_;  // grown only when a new shape needs more
   DeviceMemory sumsq_partial_;   // (kSumSquaresBlocks) doubles
   DeviceMemory scratch_;         // grown only when a new shape needs more
+  DeviceMemory bf16_scratch_;    // likewise (MathMode::bf16 only)
   // Workspaces replaced while a graph exists: the graph still points at them, so they live until
   // drop_graph (an eager step of a new shape, e.g. a last partial batch, may grow a workspace).
   std::vector<DeviceMemory> graph_owned_;

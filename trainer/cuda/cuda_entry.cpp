@@ -17,11 +17,15 @@ namespace sweep::trainer {
 std::unique_ptr<Backend> make_cuda_backend(const DeviceSpec& spec) {
   int device = spec.index;
   if (device < 0) SWEEP_CHECK_CUDA(cudaGetDevice(&device));
-  if (spec.precision != "fp32" && spec.precision != "tf32")
+  cuda::MathMode math = cuda::MathMode::fp32;
+  if (spec.precision == "tf32")
+    math = cuda::MathMode::tf32;
+  else if (spec.precision == "bf16")
+    math = cuda::MathMode::bf16;
+  else if (spec.precision != "fp32")
     throw Error("training.precision '" + spec.precision +
-                "' is not supported by the CUDA backend: use fp32 or tf32");
-  return std::make_unique<cuda::CudaBackend>(
-      device, spec.precision == "tf32" ? cuda::MathMode::tf32 : cuda::MathMode::fp32);
+                "' is not supported by the CUDA backend: use fp32, tf32 or bf16");
+  return std::make_unique<cuda::CudaBackend>(device, math);
 }
 
 int cuda_device_count_impl() {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/check.h"
+#include "trainer/cuda/bf16.cuh"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/cuda/elementwise.cuh"
 
@@ -20,6 +21,10 @@ namespace sweep::trainer::cuda {
 
 namespace {
 const float kOne = 1.f, kZero = 0.f;
+
+// Offsets of consecutive arrays in one bf16 scratch: each starts on a 256-byte boundary.
+constexpr std::size_t kBf16Align = 128;
+std::size_t padded(std::size_t n) { return (n + kBf16Align - 1) / kBf16Align * kBf16Align; }
 }  // namespace
 
 // ------------------------------------------------------------------------------ elementwise
@@ -59,26 +64,53 @@ void CudaBackend::mul(const float* a, const float* b, float* y, std::size_t n) {
 void CudaBackend::dense_forward(const float* x, const float* w, const float* b, float* y, int n,
                                 int in, int out) {
   enter();
-  // column-major: y^T (out, n) = [w as (in, out)]^T (out, in) * [x as (in, n)]
-  SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, w, in,
-                                 x, in, &kZero, y, out));
+  if (math_ == MathMode::bf16) {
+    const std::size_t nx = std::size_t(n) * in, nw = std::size_t(out) * in;
+    auto* xb = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(nw)));
+    __nv_bfloat16* wb = xb + padded(nx);
+    narrow({{x, xb, n, in}, {w, wb, out, in}}, stream());
+    gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, wb, in, xb, in, y, out);
+  } else {
+    // column-major: y^T (out, n) = [w as (in, out)]^T (out, in) * [x as (in, n)]
+    SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, w,
+                                   in, x, in, &kZero, y, out));
+  }
   if (b) add_row_bias(y, b, n, out, stream());
 }
 
 void CudaBackend::dense_backward(const float* x, const float* w, const float* dy, float* dx,
                                  float* dw, float* db, int n, int in, int out) {
   enter();
-  if (dx) {
-    // dx (n, in) = dy (n, out) w (out, in); column-major: dx^T (in, n) = [w as (in, out)] *
-    // [dy as (out, n)]
-    SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &kOne, w,
-                                   in, dy, out, &kZero, dx, in));
+  if (math_ == MathMode::bf16) {
+    const std::size_t nx = std::size_t(n) * in, nw = dx ? std::size_t(out) * in : 0,
+                      ny = std::size_t(n) * out;
+    auto* xb = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(ny) + padded(nw)));
+    __nv_bfloat16 *dyb = xb + padded(nx), *wb = dyb + padded(ny);
+    narrow({{x, xb, n, in}, {dy, dyb, n, out}, {w, wb, dx ? out : 0, in}}, stream());
+    if (dx) gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, wb, in, dyb, out, dx, in);
+    gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, xb, in, dyb, out, dw, in);
+  } else {
+    if (dx) {
+      // dx (n, in) = dy (n, out) w (out, in); column-major: dx^T (in, n) = [w as (in, out)] *
+      // [dy as (out, n)]
+      SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &kOne, w,
+                                     in, dy, out, &kZero, dx, in));
+    }
+    // dw (out, in) = dy^T (out, n) x (n, in); column-major: dw^T (in, out) = [x as (in, n)] *
+    // [dy as (out, n)]^T
+    SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &kOne, x,
+                                   in, dy, out, &kZero, dw, in));
   }
-  // dw (out, in) = dy^T (out, n) x (n, in); column-major: dw^T (in, out) = [x as (in, n)] *
-  // [dy as (out, n)]^T
-  SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &kOne, x, in,
-                                 dy, out, &kZero, dw, in));
   if (db) column_sums(dy, db, n, out, stream());
+}
+
+// bf16 operands, fp32 accumulation and fp32 result (cuBLAS' FAST_16BF compute mode on fp32 data
+// was measured to leave small products in fp32, so the operands are narrowed here, explicitly).
+void CudaBackend::gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            const void* a, int lda, const void* b, int ldb, float* c, int ldc) {
+  SWEEP_CHECK_CUBLAS(cublasGemmEx(cublas_.get(), ta, tb, m, n, k, &kOne, a, CUDA_R_16BF, lda, b,
+                                  CUDA_R_16BF, ldb, &kZero, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT));
 }
 
 // ------------------------------------------------------------------------------ convolution
@@ -90,31 +122,103 @@ const ConvPlan& CudaBackend::conv_plan(const ConvGeom& g) {
   auto it = conv_plans_.find(key);
   if (it == conv_plans_.end()) {
     require_not_capturing("building a convolution plan");
-    it = conv_plans_.emplace(key, std::make_unique<ConvPlan>(dnn(), g, math_, workspace_limit_))
-             .first;
+    it = conv_plans_.emplace(key, make_conv_plan(g)).first;
   }
   return *it->second;
+}
+
+// bf16 where it pays: cuDNN's bf16 kernels are fast for wide layers (tensor cores want channels
+// in multiples of 8) and slow or missing for narrow ones (LeNet's 1-channel first layer: 20x
+// slower than fp32, measured). So in bf16 mode each shape gets a bf16 plan and a tf32 plan, both
+// timed by cudnnFind, and the faster one; a shape with no deterministic bf16 algorithm runs tf32.
+// tf32 (not fp32) because a bf16 user has already accepted reduced-precision products.
+std::unique_ptr<ConvPlan> CudaBackend::make_conv_plan(const ConvGeom& g) {
+  if (math_ != MathMode::bf16) return std::make_unique<ConvPlan>(dnn(), g, math_, workspace_limit_);
+  std::unique_ptr<ConvPlan> bf16;
+  try {
+    bf16 = std::make_unique<ConvPlan>(dnn(), g, MathMode::bf16, workspace_limit_);
+  } catch (const Error&) {  // no deterministic bf16 algorithm for this shape
+  }
+  if (bf16 && conv_choice_ == ConvChoice::bf16_first) return bf16;
+  auto tf32 = std::make_unique<ConvPlan>(dnn(), g, MathMode::tf32, workspace_limit_);
+  if (bf16 && bf16->measured_ms() <= tf32->measured_ms()) return bf16;
+  return tf32;
 }
 
 void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
                                  float* y) {
   enter();
   const ConvPlan& plan = conv_plan(g);
+  if (plan.math() == MathMode::bf16) return conv2d_forward_bf16(g, plan, x, w, b, y);
   plan.forward(dnn(), x, w, y, conv_workspace(plan.workspace_bytes()));
   if (b) add_channel_bias(y, b, g.n, g.k, g.out_h * g.out_w, stream());
+}
+
+// bf16: narrow x and w to NHWC (one launch), convolve in bf16 with fp32 accumulation, widen y back
+// to NCHW and add the bias (one launch). One launch more than fp32; the products run on bf16
+// tensor cores.
+void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const ConvPlan& plan, const float* x,
+                                      const float* w, const float* b, float* y) {
+  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                    nw = std::size_t(g.k) * g.c * g.r * g.s,
+                    ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+  auto* base = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(nw) + padded(ny)));
+  __nv_bfloat16 *xb = base, *wb = xb + padded(nx), *yb = wb + padded(nw);
+  narrow({{x, xb, g.n, g.c, g.h * g.w}, {w, wb, g.k, g.c, g.r * g.s}}, stream());
+  plan.forward(dnn(), xb, wb, yb, conv_workspace(plan.workspace_bytes()));
+  widen({{yb, y, g.n, g.k, g.out_h * g.out_w, b}}, stream());
 }
 
 void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float* w,
                                   const float* dy, float* dx, float* dw, float* db) {
   enter();
   const ConvPlan& plan = conv_plan(g);
-  void* ws = conv_workspace(plan.workspace_bytes());
-  plan.backward_filter(dnn(), x, dy, dw, ws);
-  if (dx) plan.backward_data(dnn(), w, dy, dx, ws);
-  if (db) {
+  if (plan.math() == MathMode::bf16) {
+    conv2d_backward_bf16(g, plan, x, w, dy, dx, dw);
+  } else {
+    void* ws = conv_workspace(plan.workspace_bytes());
+    plan.backward_filter(dnn(), x, dy, dw, ws);
+    if (dx) plan.backward_data(dnn(), w, dy, dx, ws);
+  }
+  if (db) {  // from the fp32 dy in every mode
     const std::size_t partials = std::size_t(g.k) * channel_sum_chunks(g.n, g.k);
     channel_sums(dy, db, g.n, g.k, g.out_h * g.out_w, scratch_floats(partials), stream());
   }
+}
+
+// bf16: narrow x, dy (and w when dx is wanted) to NHWC in one launch, both products in bf16 with
+// fp32 accumulation, then widen dw (and dx) back to NCHW in one launch.
+void CudaBackend::conv2d_backward_bf16(const ConvGeom& g, const ConvPlan& plan, const float* x,
+                                       const float* w, const float* dy, float* dx, float* dw) {
+  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                    nw = std::size_t(g.k) * g.c * g.r * g.s,
+                    ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+  const std::size_t nxd = dx ? nx : 0, nwd = dx ? nw : 0;
+  auto* base = static_cast<__nv_bfloat16*>(
+      bf16_scratch(padded(nx) + padded(ny) + padded(nwd) + padded(nw) + padded(nxd)));
+  __nv_bfloat16 *xb = base, *dyb = xb + padded(nx), *wb = dyb + padded(ny), *dwb = wb + padded(nwd),
+                *dxb = dwb + padded(nw);
+  const int hw = g.h * g.w, rs = g.r * g.s;
+  narrow({{x, xb, g.n, g.c, hw},
+          {dy, dyb, g.n, g.k, g.out_h * g.out_w},
+          {w, wb, dx ? g.k : 0, g.c, rs}},
+         stream());
+  void* ws = conv_workspace(plan.workspace_bytes());
+  plan.backward_filter(dnn(), xb, dyb, dwb, ws);
+  if (dx) plan.backward_data(dnn(), wb, dyb, dxb, ws);
+  widen({{dwb, dw, g.k, g.c, rs}, {dxb, dx, dx ? g.n : 0, g.c, hw}}, stream());
+}
+
+void* CudaBackend::bf16_scratch(std::size_t elements) {
+  const std::size_t bytes = elements * sizeof(__nv_bfloat16);
+  if (bytes <= bf16_scratch_.bytes()) return bf16_scratch_.get();
+  require_not_capturing("growing the bf16 scratch buffer");
+  SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream()));  // queued work may still read the old one
+  retire(bf16_scratch_);
+  void* p = nullptr;
+  SWEEP_CHECK_CUDA(cudaMalloc(&p, bytes));
+  bf16_scratch_.adopt(p, bytes);
+  return p;
 }
 
 float* CudaBackend::scratch_floats(std::size_t n) {

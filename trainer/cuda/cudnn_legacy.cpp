@@ -6,7 +6,9 @@
  * from cudnnGet*Algorithm_v7, cuDNN's heuristics, as PyTorch does without benchmark mode: they
  * cost no device time and no trial allocations. With fp32 precision the descriptors ask for
  * CUDNN_FMA_MATH and candidates that would convert to TF32 are skipped, because cuDNN's default
- * math lets fp32 convolutions run in TF32 on Hopper (about 1e-3 relative error).
+ * math lets fp32 convolutions run in TF32 on Hopper (about 1e-3 relative error). With bf16 the
+ * tensors are bfloat16 (x, w, y alike: the legacy API wants one storage type per convolution) and
+ * accumulation is fp32; the backend converts to and from them around each call.
  */
 #undef CUDNN_WARN_DEPRECATED
 #pragma GCC diagnostic push
@@ -20,6 +22,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -55,18 +58,29 @@ using ConvDesc = Desc<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescri
 using PoolDesc =
     Desc<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
 
-void set_tensor(const TensorDesc& d, int n, int c, int h, int w) {
-  SWEEP_CHECK_CUDNN(
-      cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+void set_tensor(const TensorDesc& d, int n, int c, int h, int w,
+                cudnnDataType_t type = CUDNN_DATA_FLOAT,
+                cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW) {
+  SWEEP_CHECK_CUDNN(cudnnSetTensor4dDescriptor(d.get(), format, type, n, c, h, w));
+}
+
+// The storage type and layout of a convolution's tensors under a math mode. bf16 tensors are
+// NHWC: cuDNN's Hopper tensor-core kernels read that layout, and given NCHW they add a transpose
+// before and after every call (measured); our own conversion kernels transpose for free.
+cudnnDataType_t conv_data_type(MathMode mode) {
+  return mode == MathMode::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+cudnnTensorFormat_t conv_format(MathMode mode) {
+  return mode == MathMode::bf16 ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
 }
 
 bool math_allowed(cudnnMathType_t m, MathMode mode) {
-  if (mode == MathMode::tf32) return true;
+  if (mode != MathMode::fp32) return true;
   return m != CUDNN_TENSOR_OP_MATH && m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
 // FFT and non-fused Winograd algorithms lose digits: on Hopper one of them gave 1% errors on a
-// LeNet weight gradient in fp32. With fp32 precision they are never chosen.
+// LeNet weight gradient in fp32, and 3-4% in bf16. With fp32 and bf16 they are never chosen.
 bool lossy(cudnnConvolutionFwdAlgo_t a) {
   return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
          a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
@@ -93,7 +107,10 @@ const Perf* pick(const std::vector<Perf>& perf, int returned, MathMode mode, std
     const Perf& p = perf[i];
     if (p.status != CUDNN_STATUS_SUCCESS || p.memory > limit || !math_allowed(p.mathType, mode))
       continue;
-    if (mode == MathMode::fp32 && lossy(p.algo)) continue;
+    if (mode != MathMode::tf32 && lossy(p.algo)) continue;
+    // bf16 outputs: an algorithm that accumulates with atomics adds in bf16 (3-4% errors in a
+    // LeNet weight gradient, measured), so only deterministic ones, which accumulate in fp32.
+    if (mode == MathMode::bf16 && p.determinism != CUDNN_DETERMINISTIC) continue;
     if (!fastest) fastest = &p;
     if (p.determinism == CUDNN_DETERMINISTIC && p.time <= 1.1f * fastest->time) return &p;
   }
@@ -124,6 +141,8 @@ struct ConvPlan::Impl {
   cudnnConvolutionBwdDataAlgo_t bwd_data{};
   cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
   std::size_t workspace = 0;
+  MathMode math = MathMode::fp32;
+  float ms = 0;
 };
 
 namespace {
@@ -137,6 +156,7 @@ struct Choice {
   cudnnConvolutionBwdFilterAlgo_t bwd_filter;
   cudnnMathType_t fwd_math, bwd_data_math, bwd_filter_math;
   std::size_t workspace;
+  float ms;  // Find's time for the three, summed; infinity when one came from the heuristics
 };
 
 using ChoiceKey = std::array<long long, 16>;
@@ -188,24 +208,33 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
                                                                   count, &predicted, wh.data()));
   const auto& w = pick_or_throw(wf, found, wh, predicted, math, limit, "backward-filter");
 
+  // Chosen from Find's list (measured), not the heuristics' fallback list (predicted)?
+  const auto measured = [](const auto& chosen, const auto& list) {
+    return &chosen >= list.data() && &chosen < list.data() + list.size() && chosen.time >= 0;
+  };
+  const bool timed = measured(f, ff) && measured(d, df) && measured(w, wf);
   const Choice c{f.algo,
                  d.algo,
                  w.algo,
                  f.mathType,
                  d.mathType,
                  w.mathType,
-                 std::max({f.memory, d.memory, w.memory})};
+                 std::max({f.memory, d.memory, w.memory}),
+                 timed ? f.time + d.time + w.time : std::numeric_limits<float>::infinity()};
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, c);
   return c;
 }
 
 void set_conv(const ConvDesc& d, const ConvGeom& g, MathMode mode) {
+  // The compute (accumulation) type is fp32 in every mode: bf16 products accumulate in fp32.
   SWEEP_CHECK_CUDNN(cudnnSetConvolution2dDescriptor(d.get(), g.pad_h, g.pad_w, g.stride_h,
                                                     g.stride_w, 1, 1, CUDNN_CROSS_CORRELATION,
                                                     CUDNN_DATA_FLOAT));
-  SWEEP_CHECK_CUDNN(cudnnSetConvolutionMathType(
-      d.get(), mode == MathMode::tf32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_FMA_MATH));
+  const cudnnMathType_t math = mode == MathMode::tf32   ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+                               : mode == MathMode::bf16 ? CUDNN_TENSOR_OP_MATH
+                                                        : CUDNN_FMA_MATH;
+  SWEEP_CHECK_CUDNN(cudnnSetConvolutionMathType(d.get(), math));
 }
 
 }  // namespace
@@ -213,11 +242,13 @@ void set_conv(const ConvDesc& d, const ConvGeom& g, MathMode mode) {
 ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_t limit)
     : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
-  set_tensor(p.x, g.n, g.c, g.h, g.w);
-  set_tensor(p.y, g.n, g.k, g.out_h, g.out_w);
+  const cudnnDataType_t type = conv_data_type(math);
+  const cudnnTensorFormat_t format = conv_format(math);
+  set_tensor(p.x, g.n, g.c, g.h, g.w, type, format);
+  set_tensor(p.y, g.n, g.k, g.out_h, g.out_w, type, format);
   const cudnnFilterDescriptor_t wd = p.w.get();
-  SWEEP_CHECK_CUDNN(
-      cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, g.k, g.c, g.r, g.s));
+  SWEEP_CHECK_CUDNN(cudnnSetFilter4dDescriptor(wd, type, format, g.k, g.c, g.r, g.s));
+  p.math = math;
   set_conv(p.conv_fwd, g, math);
   set_conv(p.conv_bwd_data, g, math);
   set_conv(p.conv_bwd_filter, g, math);
@@ -236,32 +267,38 @@ ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_
   p.fwd = c.fwd;
   p.bwd_data = c.bwd_data;
   p.bwd_filter = c.bwd_filter;
-  if (math == MathMode::tf32) {  // fp32 keeps FMA math: DEFAULT would allow TF32
+  if (math != MathMode::fp32) {  // fp32 keeps FMA math: DEFAULT would allow TF32
     SWEEP_CHECK_CUDNN(cudnnSetConvolutionMathType(p.conv_fwd.get(), c.fwd_math));
     SWEEP_CHECK_CUDNN(cudnnSetConvolutionMathType(p.conv_bwd_data.get(), c.bwd_data_math));
     SWEEP_CHECK_CUDNN(cudnnSetConvolutionMathType(p.conv_bwd_filter.get(), c.bwd_filter_math));
   }
   p.workspace = c.workspace;
+  p.ms = c.ms;
   if (std::getenv("SWEEP_CUDNN_LOG"))
     std::fprintf(stderr,
-                 "sweep: conv n%d c%d %dx%d k%d %dx%d s%d p%d: fwd algo %d, bwd-data algo %d, "
-                 "bwd-filter algo %d, workspace %zu bytes\n",
-                 g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, g.pad_h, int(c.fwd),
-                 int(c.bwd_data), int(c.bwd_filter), c.workspace);
+                 "sweep: conv n%d c%d %dx%d k%d %dx%d s%d p%d %s: fwd algo %d, bwd-data algo %d, "
+                 "bwd-filter algo %d, workspace %zu bytes, %.3f ms\n",
+                 g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, g.pad_h,
+                 math == MathMode::bf16   ? "bf16"
+                 : math == MathMode::tf32 ? "tf32"
+                                          : "fp32",
+                 int(c.fwd), int(c.bwd_data), int(c.bwd_filter), c.workspace, double(c.ms));
 }
 
 ConvPlan::~ConvPlan() = default;
 
 std::size_t ConvPlan::workspace_bytes() const { return impl_->workspace; }
+MathMode ConvPlan::math() const { return impl_->math; }
+float ConvPlan::measured_ms() const { return impl_->ms; }
 
-void ConvPlan::forward(cudnnHandle_t h, const float* x, const float* w, float* y,
+void ConvPlan::forward(cudnnHandle_t h, const void* x, const void* w, void* y,
                        void* workspace) const {
   const Impl& p = *impl_;
   SWEEP_CHECK_CUDNN(cudnnConvolutionForward(h, &kOne, p.x.get(), x, p.w.get(), w, p.conv_fwd.get(),
                                             p.fwd, workspace, p.workspace, &kZero, p.y.get(), y));
 }
 
-void ConvPlan::backward_data(cudnnHandle_t h, const float* w, const float* dy, float* dx,
+void ConvPlan::backward_data(cudnnHandle_t h, const void* w, const void* dy, void* dx,
                              void* workspace) const {
   const Impl& p = *impl_;
   SWEEP_CHECK_CUDNN(cudnnConvolutionBackwardData(h, &kOne, p.w.get(), w, p.y.get(), dy,
@@ -269,7 +306,7 @@ void ConvPlan::backward_data(cudnnHandle_t h, const float* w, const float* dy, f
                                                  p.workspace, &kZero, p.x.get(), dx));
 }
 
-void ConvPlan::backward_filter(cudnnHandle_t h, const float* x, const float* dy, float* dw,
+void ConvPlan::backward_filter(cudnnHandle_t h, const void* x, const void* dy, void* dw,
                                void* workspace) const {
   const Impl& p = *impl_;
   SWEEP_CHECK_CUDNN(cudnnConvolutionBackwardFilter(h, &kOne, p.x.get(), x, p.y.get(), dy,

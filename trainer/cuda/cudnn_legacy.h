@@ -19,10 +19,18 @@
 
 namespace sweep::trainer::cuda {
 
-enum class MathMode { fp32, tf32 };
+// fp32: IEEE fp32 products (no tensor-core conversion). tf32: fp32 data, TF32 tensor-core products
+// (about 1e-3 relative error). bf16: convolutions run on bfloat16 copies of their operands with
+// fp32 accumulation (the backend converts, see cuda_layers.cu), dense products in cuBLAS'
+// FAST_16BF mode; parameters, optimizer state and activations between layers stay fp32 (the
+// "fp32 master weights" of mixed precision, as PyTorch's bf16 autocast).
+enum class MathMode { fp32, tf32, bf16 };
 
 // Convolution: descriptors and the algorithms chosen by cuDNN's heuristics (the fastest predicted
 // one whose workspace fits `workspace_limit`), for forward, backward data and backward filter.
+// Tensors are float NCHW, or __nv_bfloat16 NHWC when math is bf16 (hence the untyped pointers;
+// filters then K,R,S,C). In bf16 only deterministic algorithms are taken (fp32 accumulation);
+// when cuDNN has none for a shape the constructor throws sweep::Error.
 class ConvPlan {
  public:
   ConvPlan(cudnnHandle_t handle, const ConvGeom& g, MathMode math, std::size_t workspace_limit);
@@ -31,13 +39,17 @@ class ConvPlan {
   ConvPlan& operator=(const ConvPlan&) = delete;
 
   std::size_t workspace_bytes() const;  // the largest of the three algorithms' needs
+  MathMode math() const;
+  // cudnnFind's times of the three chosen algorithms, summed (ms); infinity when any of them was
+  // chosen by the heuristics instead. The backend compares bf16 and tf32 plans by it.
+  float measured_ms() const;
   // y (N,K,OH,OW) = conv(x (N,C,H,W), w (K,C,R,S)); overwrites y.
-  void forward(cudnnHandle_t h, const float* x, const float* w, float* y, void* workspace) const;
+  void forward(cudnnHandle_t h, const void* x, const void* w, void* y, void* workspace) const;
   // dx (N,C,H,W) = conv^T(dy (N,K,OH,OW), w); overwrites dx.
-  void backward_data(cudnnHandle_t h, const float* w, const float* dy, float* dx,
+  void backward_data(cudnnHandle_t h, const void* w, const void* dy, void* dx,
                      void* workspace) const;
   // dw (K,C,R,S) = sum over the batch of x (*) dy; overwrites dw.
-  void backward_filter(cudnnHandle_t h, const float* x, const float* dy, float* dw,
+  void backward_filter(cudnnHandle_t h, const void* x, const void* dy, void* dw,
                        void* workspace) const;
 
  private:
