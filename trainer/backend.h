@@ -170,6 +170,12 @@ class Backend {
   // ---- data
   virtual void gather_batch(const GatherDesc& d, float* x, std::int32_t* y) = 0;
 
+  // ---- optional: the batch size that matters. A backend that times algorithms per shape (cuDNN's
+  // Find, a few milliseconds per convolution) does so only for batch n; other batch sizes (the
+  // last partial batch of an epoch or of a validation pass, run once an epoch) take a choice that
+  // costs no device time. 0 (the default): time every shape.
+  virtual void tune_for_batch(int /*n*/) {}
+
   // ---- optional: capture one training step and replay it (CUDA graphs). Backends that cannot
   // capture keep these defaults; the training loop then runs every step eagerly. Protocol: run one
   // step eagerly (every shape seen), then begin_capture(); <the step's ops exactly as eager>;

@@ -106,6 +106,9 @@ class Run {
                    cfg.data.augment, true),
         ipe_(train_src_.batches_per_epoch()),
         total_iters_(ipe_ * t_.epochs) {
+    // Algorithm timing (cuDNN Find) for the full batch only: the partial batches at epoch ends
+    // and after validation run once an epoch and are not worth milliseconds of timing each.
+    backend_->tune_for_batch(t_.batch_size);
     if (monitor_.needs_validation() && data_.validation.empty() && monitor_.patience() > 0)
       throw Error("training.early_stopping.monitor is " + monitor_.name() +
                   " but data.validation is none: monitor train_loss or add a validation set");

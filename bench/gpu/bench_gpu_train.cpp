@@ -75,11 +75,13 @@ struct ReportClock : TrainCallback {
   }
 };
 
-int throughput(const std::string& data, const std::vector<int>& batches, int epochs) {
+int throughput(const std::string& data, const std::vector<int>& batches, int epochs,
+               int log_every) {
   warm_up(data);
   for (int batch : batches) {
     TrainConfig c = lenet_config(data, batch, 0.01, epochs);
     c.data.validation = "none";
+    c.training.log_every = log_every;
     ReportClock clock;
     clock.batch = batch;
     const auto start = Clock::now();
@@ -151,13 +153,14 @@ int main(int argc, char** argv) {
   CLI::App app{"LeNet on Fashion-MNIST through train() on the GPU"};
   std::string data = "/usr/share/datasets/fashion-mnist";
   std::vector<int> batches = {64, 256};
-  int epochs = 0, batch = 64;
+  int epochs = 0, batch = 64, log_every = 10;
   std::string precision = "fp32";
   bool run_quality = false, run_sequential8 = false;
   app.add_option("--data", data, "directory with the Fashion-MNIST idx files");
   app.add_option("--batches", batches, "batch sizes to time");
   app.add_option("--epochs", epochs, "epochs (default: 2 timed, 10 quality, 2 sequential8)");
   app.add_option("--batch", batch, "batch size for --quality");
+  app.add_option("--log-every", log_every, "training.log_every for the throughput runs (10)");
   app.add_flag("--quality", run_quality, "train --epochs epochs and report the test accuracy");
   app.add_option("--precision", precision, "training.precision for --quality: fp32, tf32, bf16");
   app.add_flag("--sequential8", run_sequential8, "the 8-trial sweep as sequential train() calls");
@@ -165,7 +168,7 @@ int main(int argc, char** argv) {
   try {
     if (run_quality) return quality(data, epochs ? epochs : 10, batch, precision);
     if (run_sequential8) return sequential8(data, epochs ? epochs : 2);
-    return throughput(data, batches, epochs ? epochs : 2);
+    return throughput(data, batches, epochs ? epochs : 2, log_every);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpu_train: %s\n", e.what());
     return 1;

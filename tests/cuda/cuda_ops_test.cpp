@@ -157,6 +157,26 @@ TEST_F(CudaOps, ConvForwardBackward) {
   }
 }
 
+// A plan times its algorithms (cudnnFind) only when asked: the shapes of partial batches take
+// the heuristics' choice, which costs no device time, and still compute the same convolution.
+TEST_F(CudaOps, ConvPlanTimesAlgorithmsOnlyWhenAsked) {
+  const ConvGeom g = conv_geom(16, 20, 12, 12, 50, 5, 5, 1, 0);
+  cuda::CudnnHandle h = cuda::make_cudnn();
+  const cuda::ConvPlan timed(h.get(), g, cuda::MathMode::fp32, std::size_t{256} << 20, true);
+  const cuda::ConvPlan untimed(h.get(), g, cuda::MathMode::fp32, std::size_t{256} << 20, false);
+  EXPECT_TRUE(std::isfinite(timed.measured_ms()));
+  EXPECT_GT(timed.measured_ms(), 0.f);
+  EXPECT_TRUE(std::isinf(untimed.measured_ms()));
+  // Through the backend: batch 16 is not the tuned batch, and the result is still right.
+  gpu->tune_for_batch(64);
+  const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w, ws = std::size_t(g.k) * g.c * 25;
+  auto x = twin_random(xs), w = twin_random(ws);
+  auto y = twin_out(std::size_t(g.n) * g.k * g.out_h * g.out_w);
+  cpu->conv2d_forward(g, x.cf(), w.cf(), nullptr, y.cf());
+  gpu->conv2d_forward(g, x.gf(), w.gf(), nullptr, y.gf());
+  expect_close(y, 1e-3, kEps, "conv with an untimed plan");
+}
+
 TEST_F(CudaOps, PoolForwardBackward) {
   const PoolGeom geoms[] = {
       pool_geom(64, 20, 24, 24, 2, 2, 0),  // LeNet

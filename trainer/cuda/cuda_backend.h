@@ -48,6 +48,7 @@ class CudaBackend final : public Backend {
   // the first convolution: plans already built keep their choice.
   enum class ConvChoice { fastest, bf16_first };
   void set_conv_choice(ConvChoice c) { conv_choice_ = c; }
+  void tune_for_batch(int n) override { tuned_batch_ = n; }
 
   void* allocate(std::size_t bytes) override;
   void deallocate(void* p) noexcept override;
@@ -142,6 +143,7 @@ class CudaBackend final : public Backend {
   int device_;
   MathMode math_;
   ConvChoice conv_choice_ = ConvChoice::fastest;
+  int tuned_batch_ = 0;  // tune_for_batch
   std::string name_;
   std::size_t workspace_limit_;
 

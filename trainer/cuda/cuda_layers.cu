@@ -133,7 +133,12 @@ const ConvPlan& CudaBackend::conv_plan(const ConvGeom& g) {
 // timed by cudnnFind, and the faster one; a shape with no deterministic bf16 algorithm runs tf32.
 // tf32 (not fp32) because a bf16 user has already accepted reduced-precision products.
 std::unique_ptr<ConvPlan> CudaBackend::make_conv_plan(const ConvGeom& g) {
-  if (math_ != MathMode::bf16) return std::make_unique<ConvPlan>(dnn(), g, math_, workspace_limit_);
+  // Time the algorithms only for the batch size that runs every step (tune_for_batch).
+  const bool find = tuned_batch_ == 0 || g.n == tuned_batch_;
+  if (math_ != MathMode::bf16)
+    return std::make_unique<ConvPlan>(dnn(), g, math_, workspace_limit_, find);
+  // Untimed bf16 could land on a slow bf16 kernel (narrow layers); tf32 is a safe choice there.
+  if (!find) return std::make_unique<ConvPlan>(dnn(), g, MathMode::tf32, workspace_limit_, false);
   std::unique_ptr<ConvPlan> bf16;
   try {
     bf16 = std::make_unique<ConvPlan>(dnn(), g, MathMode::bf16, workspace_limit_);

@@ -159,7 +159,7 @@ struct Choice {
   float ms;  // Find's time for the three, summed; infinity when one came from the heuristics
 };
 
-using ChoiceKey = std::array<long long, 16>;
+using ChoiceKey = std::array<long long, 17>;
 
 struct ConvDescs {
   cudnnTensorDescriptor_t x, y;
@@ -167,8 +167,9 @@ struct ConvDescs {
   cudnnConvolutionDescriptor_t fwd, bwd_data, bwd_filter;
 };
 
+// find = false: cuDNN's heuristics alone (no device time; for a shape that runs once an epoch).
 Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode math,
-              std::size_t limit) {
+              std::size_t limit, bool find) {
   static std::mutex mutex;
   static std::map<ChoiceKey, Choice> cache;
   int device = 0;
@@ -176,7 +177,8 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
   const ChoiceKey key{device,     g.n,        g.c,       g.h,
                       g.w,        g.k,        g.r,       g.s,
                       g.stride_h, g.stride_w, g.pad_h,   g.pad_w,
-                      g.out_h,    g.out_w,    int(math), static_cast<long long>(limit)};
+                      g.out_h,    g.out_w,    int(math), static_cast<long long>(limit),
+                      find};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -186,24 +188,27 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
 
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count));
   std::vector<cudnnConvolutionFwdAlgoPerf_t> ff(count), fh(count);
-  SWEEP_CHECK_CUDNN(
-      cudnnFindConvolutionForwardAlgorithm(h, p.x, wd, p.fwd, p.y, count, &found, ff.data()));
+  if (find)
+    SWEEP_CHECK_CUDNN(
+        cudnnFindConvolutionForwardAlgorithm(h, p.x, wd, p.fwd, p.y, count, &found, ff.data()));
   SWEEP_CHECK_CUDNN(
       cudnnGetConvolutionForwardAlgorithm_v7(h, p.x, wd, p.fwd, p.y, count, &predicted, fh.data()));
   const auto& f = pick_or_throw(ff, found, fh, predicted, math, limit, "forward");
 
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &count));
   std::vector<cudnnConvolutionBwdDataAlgoPerf_t> df(count), dh(count);
-  SWEEP_CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(h, wd, p.y, p.bwd_data, p.x, count,
-                                                              &found, df.data()));
+  if (find)
+    SWEEP_CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(h, wd, p.y, p.bwd_data, p.x, count,
+                                                                &found, df.data()));
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, p.y, p.bwd_data, p.x, count,
                                                                 &predicted, dh.data()));
   const auto& d = pick_or_throw(df, found, dh, predicted, math, limit, "backward-data");
 
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &count));
   std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> wf(count), wh(count);
-  SWEEP_CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(h, p.x, p.y, p.bwd_filter, wd,
-                                                                count, &found, wf.data()));
+  if (find)
+    SWEEP_CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(h, p.x, p.y, p.bwd_filter, wd,
+                                                                  count, &found, wf.data()));
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p.x, p.y, p.bwd_filter, wd,
                                                                   count, &predicted, wh.data()));
   const auto& w = pick_or_throw(wf, found, wh, predicted, math, limit, "backward-filter");
@@ -239,7 +244,7 @@ void set_conv(const ConvDesc& d, const ConvGeom& g, MathMode mode) {
 
 }  // namespace
 
-ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_t limit)
+ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_t limit, bool find)
     : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
   const cudnnDataType_t type = conv_data_type(math);
@@ -263,7 +268,7 @@ ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_
 
   const ConvDescs descs{
       p.x.get(), p.y.get(), wd, p.conv_fwd.get(), p.conv_bwd_data.get(), p.conv_bwd_filter.get()};
-  const Choice c = choose(h, descs, g, math, limit);
+  const Choice c = choose(h, descs, g, math, limit, find);
   p.fwd = c.fwd;
   p.bwd_data = c.bwd_data;
   p.bwd_filter = c.bwd_filter;

@@ -26,14 +26,18 @@ namespace sweep::trainer::cuda {
 // "fp32 master weights" of mixed precision, as PyTorch's bf16 autocast).
 enum class MathMode { fp32, tf32, bf16 };
 
-// Convolution: descriptors and the algorithms chosen by cuDNN's heuristics (the fastest predicted
-// one whose workspace fits `workspace_limit`), for forward, backward data and backward filter.
+// Convolution: descriptors and the algorithms chosen for forward, backward data and backward
+// filter: the fastest one cudnnFind measures (or, without find, cuDNN's heuristics predict) whose
+// workspace fits `workspace_limit`.
 // Tensors are float NCHW, or __nv_bfloat16 NHWC when math is bf16 (hence the untyped pointers;
 // filters then K,R,S,C). In bf16 only deterministic algorithms are taken (fp32 accumulation);
 // when cuDNN has none for a shape the constructor throws sweep::Error.
 class ConvPlan {
  public:
-  ConvPlan(cudnnHandle_t handle, const ConvGeom& g, MathMode math, std::size_t workspace_limit);
+  // find: time every algorithm with cudnnFind (a few ms per shape, once per process) and take
+  // the fastest; false: cuDNN's heuristics alone, for shapes that run rarely (a partial batch).
+  ConvPlan(cudnnHandle_t handle, const ConvGeom& g, MathMode math, std::size_t workspace_limit,
+           bool find = true);
   ~ConvPlan();
   ConvPlan(const ConvPlan&) = delete;
   ConvPlan& operator=(const ConvPlan&) = delete;
