@@ -148,6 +148,11 @@ class Store {
   // Running jobs whose lease expired before `now` go back to queued, or to failed once they
   // used max_attempts. Returns the ids reclaimed (both kinds).
   std::vector<std::int64_t> reclaim_expired_jobs(double now = utc_now());
+  // running -> queued at once, for a worker that stops cleanly (SIGTERM, Ctrl-C) with the job
+  // unfinished. The claim counted an attempt; a clean hand-back is not a failure, so the job's
+  // attempt budget (max_attempts) grows by one and attempts stays a count of claims (a later
+  // claim sees attempts > 1 and continues the sweep). False when `owner` does not hold it.
+  bool release_job(std::int64_t job_id, std::string_view owner);
   // running -> done (exit_code 0) or failed; false when `owner` no longer holds the job.
   bool finish_job(std::int64_t job_id, std::string_view owner, JobState final_state,
                   std::optional<std::int64_t> exit_code, std::string_view error = {});

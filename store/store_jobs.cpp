@@ -82,6 +82,19 @@ std::vector<std::int64_t> Store::reclaim_expired_jobs(double now) {
   });
 }
 
+bool Store::release_job(std::int64_t job_id, std::string_view owner) {
+  auto lock = impl_->lock_for_write();
+  auto& conn = impl_->conn;
+  return conn.write([&] {
+    auto s = conn.statement(
+        "UPDATE jobs SET state = 'queued', lease_owner = '', lease_expires_at = NULL, "
+        "max_attempts = max_attempts + 1 "
+        "WHERE id = ?1 AND lease_owner = ?2 AND state = 'running'");
+    s->bind_all(job_id, owner).step();
+    return conn.changes() == 1;
+  });
+}
+
 bool Store::finish_job(std::int64_t job_id, std::string_view owner, JobState final_state,
                        std::optional<std::int64_t> exit_code, std::string_view error) {
   if (final_state != JobState::done && final_state != JobState::failed)

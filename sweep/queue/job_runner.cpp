@@ -88,7 +88,10 @@ RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostre
     run::RunResult result;
     if (job.attempts > 1 && sweep_exists(db, config.name)) {
       log << "continuing sweep " << config.name << " in " << db.string() << std::endl;
-      recover_crashed_trials(db, config.name, job.max_attempts - 1, log);
+      const int crash_limit = submitted.trial_crash_limit > 0
+                                  ? submitted.trial_crash_limit
+                                  : static_cast<int>(job.max_attempts - 1);
+      recover_crashed_trials(db, config.name, crash_limit, log);
       run::ResumeOptions resume;
       resume.run = options;
       resume.out_dir = config.output_dir;
@@ -161,12 +164,14 @@ StopCause run_claimed_job(const JobRunContext& context, const JobRow& job) {
             << std::endl;
         break;
       case StopCause::worker_stopping:
-        // Hand the job back now rather than when the lease runs out: an expired lease is what
-        // reclaim_expired_jobs looks for (the claim counted an attempt; the store has no release).
-        if (context.queue.heartbeat_job(job.id, context.owner, std::chrono::duration<double>(-1)))
-          context.queue.reclaim_expired_jobs();
-        log << "== job " << job.id << " handed back to the queue: the worker is shutting down"
-            << std::endl;
+        // Hand the job back now rather than when the lease runs out, without spending one of its
+        // attempts: a worker stopped on purpose is not the job failing.
+        if (context.queue.release_job(job.id, context.owner))
+          log << "== job " << job.id << " handed back to the queue: the worker is shutting down"
+              << std::endl;
+        else
+          log << "== job " << job.id << ": the worker is shutting down and no longer held it"
+              << std::endl;
         break;
       case StopCause::none: {
         const bool ok = end.exit_code && *end.exit_code == 0;

@@ -226,6 +226,7 @@ Job Queue::submit(const config::SweepConfig& config, const SubmitOptions& option
   submitted.name = config.name;
   submitted.output_dir = config.output_dir;
   submitted.overrides = config.overrides;
+  submitted.trial_crash_limit = options.max_attempts;
   const fs::path sweep_db = submitted.sweep_db().lexically_normal();
 
   if (auto existing = open_sweep_db(sweep_db); existing && existing->find_sweep(config.name))

@@ -27,7 +27,8 @@ std::string attach_job_line(const std::string& config_yaml, const SubmittedJob& 
   const nlohmann::json line = {{"cwd", job.working_dir},
                                {"name", job.name},
                                {"output_dir", job.output_dir},
-                               {"overrides", job.overrides}};
+                               {"overrides", job.overrides},
+                               {"trial_crash_limit", job.trial_crash_limit}};
   std::string text = config_yaml;
   if (!text.empty() && text.back() != '\n') text += '\n';
   return text + std::string(kPrefix) + line.dump() + "\n";
@@ -48,6 +49,7 @@ std::optional<SubmittedJob> read_job_line(const std::string& config_yaml) {
   job.name = line.value("name", "");
   job.output_dir = line.value("output_dir", "runs");
   job.overrides = line.value("overrides", std::vector<std::string>{});
+  job.trial_crash_limit = line.value("trial_crash_limit", 0);
   return job;
 }
 

@@ -22,6 +22,10 @@ struct SubmittedJob {
   std::string name;                    // the sweep's name (config name after --set / --name)
   std::string output_dir;              // as in the config (relative to working_dir when relative)
   std::vector<std::string> overrides;  // --set as given (already applied in the text)
+  // --max-attempts: a trial that killed its worker this many times is failed. Stored here because
+  // the job row's max_attempts grows when a worker hands the job back cleanly. 0: not recorded
+  // (a job line written before it was), use the row's max_attempts - 1.
+  int trial_crash_limit = 0;
 
   // OUT/NAME/sweep.db, absolute.
   std::filesystem::path sweep_db() const;

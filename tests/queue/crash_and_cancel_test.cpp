@@ -142,6 +142,42 @@ TEST(QueueCrash, AKilledWorkersJobIsReclaimedAndContinuesFromCheckpoints) {
   EXPECT_NE(logs.out.find("continues from"), std::string::npos) << logs.out;
 }
 
+// SIGTERM (a clean stop, not a crash): the worker checkpoints its running trial, hands the job
+// back at once (not when its 60 s lease would run out) and the hand-back spends no attempt; the
+// next worker continues the sweep to done.
+TEST(QueueStop, ASigtermedWorkerHandsItsJobBackAtOnceWithoutSpendingAnAttempt) {
+  QueueDir dir;
+  dir.write("stop.yaml", tiny_config("stop", 3, 4, 16384, 256));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "stop.yaml", "--no-worker"}));
+  const fs::path db = dir.path() / "runs" / "stop" / "sweep.db";
+
+  const pid_t first = dir.start_worker({"--lease", "60", "--heartbeat", "0.25", "--poll", "0.1"});
+  std::int64_t running = -1;
+  ASSERT_TRUE(wait_for_running_checkpoint(db, "stop", running)) << diagnose(dir, db, "stop");
+  ASSERT_EQ(::kill(first, SIGTERM), 0);
+  EXPECT_EQ(dir.wait_exit(first, std::chrono::seconds(30)), 0) << "a clean stop exits 0";
+  {
+    Queue queue(dir.queue_db(), {.read_only = true});
+    const JobRow job = queue.job(id).row();
+    EXPECT_EQ(job.state, JobState::queued) << "handed back at once, not at lease expiry";
+    EXPECT_EQ(job.lease_owner, "");
+    EXPECT_EQ(job.attempts, 1);
+    EXPECT_EQ(job.max_attempts, 5) << "3 attempts (+1 stored) and the clean stop's refund";
+  }
+
+  const pid_t second = dir.start_worker(worker_args({"--idle-exit", "0.5"}));
+  const CommandResult wait = dir.sweep({"wait", std::to_string(id), "--timeout", "90"});
+  EXPECT_EQ(wait.exit_code, 0) << wait.out << wait.err;
+  EXPECT_EQ(dir.wait_exit(second, std::chrono::seconds(30)), 0);
+  Queue queue(dir.queue_db(), {.read_only = true});
+  EXPECT_EQ(queue.job(id).row().state, JobState::done) << queue.job(id).row().error;
+  Store store(db, {.read_only = true});
+  for (const TrialRow& t : store.trials(store.find_sweep("stop")->id))
+    EXPECT_EQ(t.state, TrialState::completed) << "trial " << t.number << ": " << t.error;
+  const CommandResult logs = dir.sweep({"logs", std::to_string(id)});
+  EXPECT_NE(logs.out.find("handed back to the queue"), std::string::npos) << logs.out;
+}
+
 TEST(QueueCrash, ATrialThatKeepsKillingItsWorkerIsFailedAndTheRestRuns) {
   QueueDir dir;
   dir.write("loop.yaml", tiny_config("loop", 2, 3, 16384, 256));

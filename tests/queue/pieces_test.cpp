@@ -15,6 +15,7 @@ TEST(SubmittedJobLine, RoundTripsAndKeepsTheConfigLinesWhereTheyWere) {
   job.name = "lenet";
   job.output_dir = "runs";
   job.overrides = {"training.epochs=2"};
+  job.trial_crash_limit = 5;
   const std::string config = "name: lenet\ntraining: {epochs: 5}";
   const std::string text = attach_job_line(config, job);
   EXPECT_EQ(text.rfind(config + "\n", 0), 0u);  // line numbers of the config are unchanged
@@ -22,6 +23,7 @@ TEST(SubmittedJobLine, RoundTripsAndKeepsTheConfigLinesWhereTheyWere) {
   ASSERT_TRUE(back);
   EXPECT_EQ(back->working_dir, job.working_dir);
   EXPECT_EQ(back->overrides, job.overrides);
+  EXPECT_EQ(back->trial_crash_limit, 5);
   EXPECT_EQ(back->sweep_db(),
             std::filesystem::path(job.working_dir) / "runs" / "lenet" / "sweep.db");
   EXPECT_FALSE(read_job_line(config));

@@ -103,6 +103,35 @@ TEST(StoreJobs, ExpiredLeasesAreRequeuedThenFailedAfterMaxAttempts) {
   EXPECT_EQ(store.claim_next_job("worker-3", 5s)->id, keep);
 }
 
+// A worker that stops cleanly hands its job back at once; the attempt its claim counted is given
+// back to the budget, so clean restarts never fail a job. Only the holder can release it.
+TEST(StoreJobs, ReleaseRequeuesWithoutSpendingAnAttempt) {
+  TempDir dir;
+  Store store(dir / "sweep.db");
+  const auto id = store.enqueue_job(job_spec("long", 0, 2));
+  for (int restart = 1; restart <= 5; ++restart) {
+    const auto claimed = store.claim_next_job("worker-" + std::to_string(restart), 60s);
+    ASSERT_TRUE(claimed);
+    ASSERT_EQ(claimed->id, id);
+    EXPECT_EQ(claimed->attempts, restart);
+    EXPECT_FALSE(store.release_job(id, "someone-else")) << "released by a worker not holding it";
+    EXPECT_TRUE(store.release_job(id, "worker-" + std::to_string(restart)));
+    const auto row = store.job(id);
+    EXPECT_EQ(row->state, JobState::queued);
+    EXPECT_EQ(row->lease_owner, "");
+    EXPECT_FALSE(row->lease_expires_at.has_value());
+    EXPECT_EQ(row->max_attempts, 2 + restart) << "each clean hand-back refunds its attempt";
+    EXPECT_FALSE(store.release_job(id, "worker-" + std::to_string(restart))) << "not running";
+  }
+  // An expired lease still spends attempts: a crash is not a clean stop.
+  ASSERT_TRUE(store.claim_next_job("crashing", 1s));
+  EXPECT_THAT(store.reclaim_expired_jobs(utc_now() + 10), ::testing::ElementsAre(id));
+  EXPECT_EQ(store.job(id)->state, JobState::queued) << "6 of 7 attempts";
+  ASSERT_TRUE(store.claim_next_job("crashing-again", 1s));
+  EXPECT_THAT(store.reclaim_expired_jobs(utc_now() + 10), ::testing::ElementsAre(id));
+  EXPECT_EQ(store.job(id)->state, JobState::failed) << "7 of 7 attempts";
+}
+
 TEST(StoreJobs, CancelQueuedOrRunningOnly) {
   TempDir dir;
   Store store(dir / "sweep.db");
