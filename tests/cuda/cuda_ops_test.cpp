@@ -97,8 +97,11 @@ TEST_F(CudaOps, DenseForwardBackward) {
     int n, in, out;
     bool bias, dx;
   };
-  for (const Case c : {Case{64, 800, 500, true, true}, Case{1, 17, 3, true, true},
-                       Case{33, 129, 10, false, false}, Case{256, 500, 10, true, true}}) {
+  // out <= 32: our skinny kernels (a classifier head); wider: cuBLAS.
+  for (const Case c :
+       {Case{64, 800, 500, true, true}, Case{1, 17, 3, true, true}, Case{33, 129, 10, false, false},
+        Case{256, 500, 10, true, true}, Case{256, 2048, 32, true, true},
+        Case{64, 500, 33, true, true}, Case{7, 4099, 1, true, false}}) {
     const std::string tag =
         "dense " + std::to_string(c.n) + "x" + std::to_string(c.in) + "->" + std::to_string(c.out);
     auto x = twin_random(std::size_t(c.n) * c.in), w = twin_random(std::size_t(c.out) * c.in);

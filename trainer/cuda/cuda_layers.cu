@@ -16,11 +16,17 @@
 #include "trainer/cuda/bf16.cuh"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/cuda/elementwise.cuh"
+#include "trainer/cuda/skinny_dense.cuh"
 
 namespace sweep::trainer::cuda {
 
 namespace {
 const float kOne = 1.f, kZero = 0.f;
+
+// A classifier head (few outputs, modest input): our own kernels beat cuBLAS' launches there.
+bool skinny(int n, int in, int out) {
+  return out <= kSkinnyMaxOut && std::size_t(n) * in <= (std::size_t{1} << 22);
+}
 
 // Offsets of consecutive arrays in one bf16 scratch: each starts on a 256-byte boundary.
 constexpr std::size_t kBf16Align = 128;
@@ -70,6 +76,9 @@ void CudaBackend::dense_forward(const float* x, const float* w, const float* b, 
     __nv_bfloat16* wb = xb + padded(nx);
     narrow({{x, xb, n, in}, {w, wb, out, in}}, stream());
     gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, wb, in, xb, in, y, out);
+  } else if (skinny(n, in, out)) {
+    skinny_dense_forward(x, w, b, y, n, in, out, stream());
+    return;  // bias included
   } else {
     // column-major: y^T (out, n) = [w as (in, out)]^T (out, in) * [x as (in, n)]
     SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, w,
@@ -89,6 +98,9 @@ void CudaBackend::dense_backward(const float* x, const float* w, const float* dy
     narrow({{x, xb, n, in}, {dy, dyb, n, out}, {w, wb, dx ? out : 0, in}}, stream());
     if (dx) gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, wb, in, dyb, out, dx, in);
     gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, xb, in, dyb, out, dw, in);
+  } else if (skinny(n, in, out)) {
+    skinny_dense_backward(x, w, dy, dx, dw, db, n, in, out, stream());
+    return;  // bias gradient included
   } else {
     if (dx) {
       // dx (n, in) = dy (n, out) w (out, in); column-major: dx^T (in, n) = [w as (in, out)] *

@@ -1,0 +1,96 @@
+/*
+ * skinny_dense.cuh — dense layers with few outputs (a classifier head: 10 classes), forward and
+ * backward, in fp32, as our own kernels instead of cuBLAS.
+ *
+ * Why: for y (64, 10) = x (64, 500) w^T cuBLAS picks a split-K product plus a reduction kernel,
+ * then the bias is a third launch; backward is five launches (two products, one split-K
+ * reduction, the bias column sums). LeNet's step is launch-bound, and these products are tiny
+ * (0.3 MFLOP). Here: forward is one launch (a warp per output value, bias included); backward is
+ * two: dx (a thread per input-gradient value, a sum over at most kSkinnyMaxOut outputs) and dw
+ * with db (a thread per weight-gradient value, a sum over the batch; the extra column i == in
+ * sums dy for db). Every value is one thread's or one warp's fixed-order sum: reproducible.
+ */
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "common/check.h"
+#include "trainer/cuda/launch.cuh"
+
+namespace sweep::trainer::cuda {
+
+constexpr int kSkinnyMaxOut = 32;
+
+// y (n, out) = x (n, in) w (out, in)^T + b (out; may be null): one warp per y value.
+__global__ void skinny_dense_forward_kernel(const float* x, const float* w, const float* b,
+                                            float* y, int n, int in, int out) {
+  const std::size_t warp = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (warp >= std::size_t(n) * out) return;
+  const int r = static_cast<int>(warp / out), o = static_cast<int>(warp % out);
+  const float* xr = x + std::size_t(r) * in;
+  const float* wo = w + std::size_t(o) * in;
+  float sum = 0.f;
+  for (int i = lane; i < in; i += 32) sum = fmaf(xr[i], wo[i], sum);
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  if (lane == 0) y[warp] = b ? sum + b[o] : sum;
+}
+
+// dx (n, in) = dy (n, out) w (out, in): one thread per dx value.
+__global__ void skinny_dense_dx_kernel(const float* dy, const float* w, float* dx, int n, int in,
+                                       int out) {
+  const std::size_t t = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (t >= std::size_t(n) * in) return;
+  const int r = static_cast<int>(t / in), i = static_cast<int>(t % in);
+  const float* dyr = dy + std::size_t(r) * out;
+  float sum = 0.f;
+  for (int o = 0; o < out; ++o) sum = fmaf(dyr[o], w[std::size_t(o) * in + i], sum);
+  dx[t] = sum;
+}
+
+// dw (out, in) = dy^T (out, n) x (n, in), and db (out) = column sums of dy when db is not null:
+// one thread per (o, i) for i <= in, the thread of i == in computing db[o].
+__global__ void skinny_dense_dw_kernel(const float* dy, const float* x, float* dw, float* db, int n,
+                                       int in, int out) {
+  const int cols = in + 1;
+  const std::size_t t = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (t >= std::size_t(out) * cols) return;
+  const int o = static_cast<int>(t / cols), i = static_cast<int>(t % cols);
+  float sum = 0.f;
+  if (i < in) {
+    for (int r = 0; r < n; ++r)
+      sum = fmaf(dy[std::size_t(r) * out + o], x[std::size_t(r) * in + i], sum);
+    dw[std::size_t(o) * in + i] = sum;
+  } else if (db) {
+    for (int r = 0; r < n; ++r) sum += dy[std::size_t(r) * out + o];
+    db[o] = sum;
+  }
+}
+
+inline unsigned blocks_for(std::size_t threads) {
+  return static_cast<unsigned>((threads + kThreads - 1) / kThreads);
+}
+
+inline void skinny_dense_forward(const float* x, const float* w, const float* b, float* y, int n,
+                                 int in, int out, cudaStream_t s) {
+  skinny_dense_forward_kernel<<<blocks_for(std::size_t(n) * out * 32), kThreads, 0, s>>>(
+      x, w, b, y, n, in, out);
+  SWEEP_CHECK_CUDA(cudaGetLastError());
+}
+
+// dx may be null (a first layer); db may be null (no bias).
+inline void skinny_dense_backward(const float* x, const float* w, const float* dy, float* dx,
+                                  float* dw, float* db, int n, int in, int out, cudaStream_t s) {
+  if (dx) {
+    skinny_dense_dx_kernel<<<blocks_for(std::size_t(n) * in), kThreads, 0, s>>>(dy, w, dx, n, in,
+                                                                                out);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  }
+  skinny_dense_dw_kernel<<<blocks_for(std::size_t(out) * (in + 1)), kThreads, 0, s>>>(dy, x, dw, db,
+                                                                                      n, in, out);
+  SWEEP_CHECK_CUDA(cudaGetLastError());
+}
+
+}  // namespace sweep::trainer::cuda
