@@ -182,7 +182,8 @@ TEST_F(CudaOps, ConvPlanTimesAlgorithmsOnlyWhenAsked) {
 
 TEST_F(CudaOps, PoolForwardBackward) {
   const PoolGeom geoms[] = {
-      pool_geom(64, 20, 24, 24, 2, 2, 0),  // LeNet
+      pool_geom(64, 20, 24, 24, 2, 2, 0),  // LeNet (max: our 2x2 kernels)
+      pool_geom(2, 3, 13, 11, 2, 2, 0),    // 2x2 with a trailing odd row and column
       pool_geom(3, 4, 13, 11, 3, 2, 1),    // overlapping, padded, odd
       pool_geom(1, 2, 7, 7, 3, 1, 1),      // batch 1, stride 1
   };
@@ -218,6 +219,10 @@ TEST_F(CudaOps, MaxPoolTiesRouteToExactlyOneInput) {
   const double sum_dx = std::accumulate(d.begin(), d.end(), 0.0);
   const double sum_dy = std::accumulate(up.begin(), up.end(), 0.0);
   EXPECT_NEAR(sum_dx, sum_dy, 1e-3) << "gradient mass must be routed exactly once per window";
+  // ... and to the same element as on the CPU (the first in row-major window order).
+  cpu->pool_forward(g, PoolMode::max, x.cf(), y.cf());
+  cpu->pool_backward(g, PoolMode::max, x.cf(), y.cf(), dy.cf(), dx.cf());
+  expect_close(dx, 0, 0, "tied maxpool dx");
 }
 
 TEST_F(CudaOps, BatchNormTrainInferBackward) {
