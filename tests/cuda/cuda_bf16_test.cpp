@@ -169,22 +169,10 @@ TEST_F(CudaBf16, ProductsRunOnBf16Operands) {
   }
 }
 
-TrainConfig synthetic_lenet(DeviceKind kind, const std::string& precision) {
-  TrainConfig c;
-  c.data.dataset = "synthetic";
-  c.data.synthetic.train_size = 2000;
-  c.data.synthetic.test_size = 2000;
-  c.model.preset = "lenet";
-  c.training.optimizer = "sgdm";
-  c.training.learning_rate = 0.01;
-  c.training.momentum = 0.9;
-  c.training.weight_decay = 5e-4;
-  c.training.batch_size = 64;
-  c.training.epochs = 3;
-  c.training.seed = 7;
+// The CUDA training tests' LeNet (3 epochs of 2000 synthetic images) in `precision`.
+TrainConfig lenet_in(DeviceKind kind, const std::string& precision) {
+  TrainConfig c = synthetic_lenet(kind, 2000, 2000, 3, 64);
   c.training.precision = precision;
-  c.device.kind = kind;
-  c.device.index = 0;
   return c;
 }
 
@@ -193,8 +181,8 @@ TrainConfig synthetic_lenet(DeviceKind kind, const std::string& precision) {
 TEST(CudaBf16Train, LearnsAsFp32Does) {
   SWEEP_SKIP_WITHOUT_CUDA();
   TrainCallback quiet;
-  const TrainResult cpu = train(synthetic_lenet(DeviceKind::cpu, "fp32"), quiet);
-  const TrainResult gpu = train(synthetic_lenet(DeviceKind::cuda, "bf16"), quiet);
+  const TrainResult cpu = train(lenet_in(DeviceKind::cpu, "fp32"), quiet);
+  const TrainResult gpu = train(lenet_in(DeviceKind::cuda, "bf16"), quiet);
   ASSERT_EQ(gpu.state, RunState::completed) << gpu.message;
   EXPECT_NE(gpu.device.find("bf16"), std::string::npos) << gpu.device;
   EXPECT_GT(cpu.final_val_accuracy, 0.3) << "the synthetic set must be learnable in 3 epochs";
@@ -206,7 +194,7 @@ TEST(CudaBf16Train, LearnsAsFp32Does) {
 TEST(CudaBf16Train, ConvBlockNetWithAdam) {
   SWEEP_SKIP_WITHOUT_CUDA();
   TrainCallback quiet;
-  TrainConfig c = synthetic_lenet(DeviceKind::cuda, "bf16");
+  TrainConfig c = lenet_in(DeviceKind::cuda, "bf16");
   c.data.synthetic.channels = 3;
   c.data.synthetic.height = c.data.synthetic.width = 32;
   c.model.preset = "convnet";

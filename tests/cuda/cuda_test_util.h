@@ -20,6 +20,7 @@
 #include "trainer/backend.h"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/cuda_entry.h"
+#include "trainer/train_config.h"
 
 namespace sweep::trainer::test {
 
@@ -29,6 +30,26 @@ inline bool have_cuda() { return cuda_device_count_impl() > 0; }
   do {                                                                                             \
     if (!::sweep::trainer::test::have_cuda()) GTEST_SKIP() << "no CUDA device: GPU tests skipped"; \
   } while (0)
+
+// LeNet on the seeded synthetic set, sgdm lr 0.01 m 0.9 wd 5e-4, seed 7, on `kind` (device 0).
+inline TrainConfig synthetic_lenet(DeviceKind kind, int train_size, int test_size, int epochs,
+                                   int batch) {
+  TrainConfig c;
+  c.data.dataset = "synthetic";
+  c.data.synthetic.train_size = train_size;
+  c.data.synthetic.test_size = test_size;
+  c.model.preset = "lenet";
+  c.training.optimizer = "sgdm";
+  c.training.learning_rate = 0.01;
+  c.training.momentum = 0.9;
+  c.training.weight_decay = 5e-4;
+  c.training.batch_size = batch;
+  c.training.epochs = epochs;
+  c.training.seed = 7;
+  c.device.kind = kind;
+  c.device.index = 0;
+  return c;
+}
 
 // A CPU backend and a CUDA backend side by side, with fresh random inputs per test.
 class CudaVsCpu : public ::testing::Test {

@@ -20,24 +20,6 @@
 namespace sweep::trainer::test {
 namespace {
 
-TrainConfig synthetic_lenet(DeviceKind kind, int train_size, int test_size, int epochs, int batch) {
-  TrainConfig c;
-  c.data.dataset = "synthetic";
-  c.data.synthetic.train_size = train_size;
-  c.data.synthetic.test_size = test_size;
-  c.model.preset = "lenet";
-  c.training.optimizer = "sgdm";
-  c.training.learning_rate = 0.01;
-  c.training.momentum = 0.9;
-  c.training.weight_decay = 5e-4;
-  c.training.batch_size = batch;
-  c.training.epochs = epochs;
-  c.training.seed = 7;
-  c.device.kind = kind;
-  c.device.index = 0;
-  return c;
-}
-
 std::size_t free_bytes() {
   std::size_t free_b = 0, total = 0;
   EXPECT_EQ(cudaMemGetInfo(&free_b, &total), cudaSuccess);

@@ -145,22 +145,25 @@ void CudaBackend::synchronize() {
 }
 
 void* CudaBackend::conv_workspace(std::size_t bytes) {
-  if (bytes <= conv_workspace_.bytes()) return conv_workspace_.get();
-  require_not_capturing("growing the convolution workspace");
-  // The old workspace may still be in use by queued work: wait before freeing it.
+  return grow(conv_workspace_, bytes, "convolution workspace");
+}
+
+void* CudaBackend::grow(DeviceMemory& m, std::size_t bytes, const char* what) {
+  if (bytes <= m.bytes()) return m.get();
+  require_not_capturing((std::string("growing the ") + what).c_str());
+  // The old buffer may still be in use by queued work: wait before freeing it.
   SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream_.get()));
-  retire(conv_workspace_);
+  retire(m);
   void* p = nullptr;
   const cudaError_t e = cudaMalloc(&p, bytes);
   if (e == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     std::size_t free_bytes = 0, total = 0;
     if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) cudaGetLastError();
-    throw OutOfMemory("cuda:" + std::to_string(device_) + " (convolution workspace)", bytes,
-                      free_bytes);
+    throw OutOfMemory("cuda:" + std::to_string(device_) + " (" + what + ")", bytes, free_bytes);
   }
   SWEEP_CHECK_CUDA(e);
-  conv_workspace_.adopt(p, bytes);
+  m.adopt(p, bytes);
   return p;
 }
 

@@ -125,6 +125,9 @@ class CudaBackend final : public Backend {
   const PoolPlan& pool_plan(const PoolGeom& g, PoolMode mode);
   const BatchNormPlan& bn_plan(const BatchNormGeom& g);
   void* conv_workspace(std::size_t bytes);
+  // m itself when it holds `bytes`, else a larger replacement (the old one retired): workspaces
+  // and scratch grow only, on an eager call with a new shape. Throws OutOfMemory naming `what`.
+  void* grow(DeviceMemory& m, std::size_t bytes, const char* what);
   float* scratch_floats(std::size_t n);  // grow-only scratch (bias-gradient partial sums)
   // Grow-only scratch for the bf16 copies of one convolution's operands and results: `elements`
   // bfloat16 values (the caller lays its arrays out in it, each rounded up to 128 elements).

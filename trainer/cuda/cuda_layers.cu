@@ -228,27 +228,11 @@ void CudaBackend::conv2d_backward_bf16(const ConvGeom& g, const ConvPlan& plan, 
 }
 
 void* CudaBackend::bf16_scratch(std::size_t elements) {
-  const std::size_t bytes = elements * sizeof(__nv_bfloat16);
-  if (bytes <= bf16_scratch_.bytes()) return bf16_scratch_.get();
-  require_not_capturing("growing the bf16 scratch buffer");
-  SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream()));  // queued work may still read the old one
-  retire(bf16_scratch_);
-  void* p = nullptr;
-  SWEEP_CHECK_CUDA(cudaMalloc(&p, bytes));
-  bf16_scratch_.adopt(p, bytes);
-  return p;
+  return grow(bf16_scratch_, elements * sizeof(__nv_bfloat16), "bf16 scratch");
 }
 
 float* CudaBackend::scratch_floats(std::size_t n) {
-  const std::size_t bytes = n * sizeof(float);
-  if (bytes <= scratch_.bytes()) return scratch_.as<float>();
-  require_not_capturing("growing the scratch buffer");
-  SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream()));  // queued work may still read the old one
-  retire(scratch_);
-  void* p = nullptr;
-  SWEEP_CHECK_CUDA(cudaMalloc(&p, bytes));
-  scratch_.adopt(p, bytes);
-  return scratch_.as<float>();
+  return static_cast<float*>(grow(scratch_, n * sizeof(float), "scratch"));
 }
 
 // ---------------------------------------------------------------------------------- pooling
