@@ -141,10 +141,10 @@ const ConvPlan& CudaBackend::conv_plan(const ConvGeom& g) {
 }
 
 // bf16 where it pays: cuDNN's bf16 kernels are fast for wide layers (tensor cores want channels
-// in multiples of 8) and slow or missing for narrow ones (LeNet's 1-channel first layer: 20x
-// slower than fp32, measured). So in bf16 mode each shape gets a bf16 plan and a tf32 plan, both
-// timed by cudnnFind, and the faster one; a shape with no deterministic bf16 algorithm runs tf32.
-// tf32 (not fp32) because a bf16 user has already accepted reduced-precision products.
+// in multiples of 8) and slow or missing for narrow ones (LeNet's weight gradients at batch 64:
+// 14-27x slower than fp32, measured). So in bf16 mode each shape gets a bf16 plan and a tf32 plan,
+// both timed by cudnnFind, and the faster one; a shape with no deterministic bf16 algorithm runs
+// tf32. tf32 (not fp32) because a bf16 user has already accepted reduced-precision products.
 std::unique_ptr<ConvPlan> CudaBackend::make_conv_plan(const ConvGeom& g) {
   // Time the algorithms only for the batch size that runs every step (tune_for_batch).
   const bool find = tuned_batch_ == 0 || g.n == tuned_batch_;
