@@ -478,6 +478,49 @@ TEST(Executor, DevicesBecomeSlotsAndBadOptionsAreRejected) {
   EXPECT_THROW(Executor(cpu_options(1, -1)), Error);
 }
 
+// Issue 5's "8 trials on 2 GPUs keep both busy", at the scheduler's level (no GPU needed: the
+// devices are slots, the trials stand in for training): both devices run a trial at once, never
+// two on one device (trials_per_gpu 1), and the 8 trials are shared out between them.
+TEST(Executor, TwoGpusBothRunTrialsAtOnceOneEach) {
+  ExecutorOptions options;
+  options.devices = {Device::cuda(0), Device::cuda(1)};
+  options.trials_per_gpu = 1;
+  Executor executor(options);
+  std::atomic<int> on_device[2] = {0, 0}, ran_on[2] = {0, 0}, running{0}, most{0};
+  std::atomic<bool> shared{false};
+  std::atomic<int> arrived{0};
+  Gate both;
+  std::vector<TrialSpec> specs;
+  for (int i = 0; i < 8; ++i) specs.push_back(spec_with_id(i + 1));
+  std::atomic<int> started{0};
+  const auto outcomes = parfor(executor, specs, [&](TrialContext& context) {
+    const Device& device = context.device();
+    EXPECT_EQ(device.kind, DeviceKind::cuda);
+    const int d = device.index;
+    if (++on_device[d] > 1) shared = true;  // two trials on one GPU at once
+    const int now = ++running;
+    int seen = most.load();
+    while (now > seen && !most.compare_exchange_weak(seen, now)) {
+    }
+    if (started++ < 2) {  // the first two wait for each other: they must be on both GPUs at once
+      if (++arrived == 2) both.open();
+      EXPECT_TRUE(both.wait());
+    } else {
+      std::this_thread::sleep_for(5ms);  // a trial's worth of work, so both slots stay busy
+    }
+    ++ran_on[d];
+    --running;
+    --on_device[d];
+    return completed();
+  });
+  for (const auto& o : outcomes) EXPECT_EQ(o.state, TrialState::completed);
+  EXPECT_FALSE(shared.load()) << "two trials ran on one GPU at once";
+  EXPECT_EQ(most.load(), 2);
+  EXPECT_EQ(ran_on[0] + ran_on[1], 8);
+  EXPECT_GE(ran_on[0].load(), 2) << "cuda:0 ran " << ran_on[0] << " of 8";
+  EXPECT_GE(ran_on[1].load(), 2) << "cuda:1 ran " << ran_on[1] << " of 8";
+}
+
 TEST(Executor, ShutdownRunsWhatIsQueuedThenRejectsSubmits) {
   Executor executor(cpu_options(1));
   std::atomic<int> ran{0};
