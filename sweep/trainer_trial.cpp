@@ -177,6 +177,9 @@ scheduler::TrialFn make_trainer_trial() {
                                                                     : trainer::DeviceKind::cpu;
     config.device.index = device.index;
     config.device.threads = in.cpu_threads;
+    if (config.device.kind == trainer::DeviceKind::cpu && config.training.precision != "fp32")
+      context.log("training.precision " + config.training.precision +
+                  " applies on a GPU; the CPU backend computes in fp32");
 
     std::filesystem::create_directories(in.trial_dir);
     trainer::RunControl control;

@@ -2,6 +2,7 @@
 // tiny synthetic grid writing the store (trial states, metrics, report) and honouring
 // metric.target.
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "config_test_util.h"
@@ -128,6 +129,31 @@ TEST(RunSweep, TinyGridWritesTheStoreAndTheReport) {
   resume.out_dir = dir.string();
   resume.run = options;
   EXPECT_EQ(run::resume_sweep("tiny", resume).trials_run, 0);
+  fs::remove_all(dir);
+}
+
+// training.precision bf16 on a machine without a GPU: the trial trains in fp32 and its log says so.
+TEST(RunSweep, ReducedPrecisionOnTheCpuIsNotedInTheTrialLog) {
+  const fs::path dir = fresh_dir("sweep_run_bf16_cpu");
+  const SweepConfig config =
+      load_text(kTinyGrid, {"output.dir=" + dir.string(), "name=tiny-bf16",
+                            "training.precision=bf16", "resources.execution=cpu",
+                            "sweep.parameters={training.learning_rate: {values: [0.1]}}"});
+  std::ostringstream out;
+  run::RunOptions options;
+  options.out = &out;
+  options.handle_sigint = false;
+  const run::RunResult result = run::run_sweep(config, options);
+  ASSERT_EQ(result.exit_code(), 0) << out.str();
+  const Store store(result.db_path, {.read_only = true});
+  const auto trials = store.trials(store.find_sweep("tiny-bf16")->id);
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0].state, TrialState::completed);
+  std::ifstream log(trials[0].log_path);
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("training.precision bf16 applies on a GPU; the CPU backend computes in fp32"),
+            std::string::npos)
+      << text;
   fs::remove_all(dir);
 }
 
