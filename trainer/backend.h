@@ -45,6 +45,15 @@ struct PoolGeom {
   int out_h, out_w;
 };
 
+// 2x2 windows, stride 2, no padding: nearly every CNN's pooling, which both backends run on a
+// straight-line fast path (same rules, so their results agree bit for bit). The output size is
+// checked too: the fast paths index by it, and a geometry that disagrees takes the general path
+// (which validates it).
+inline bool is_2x2_stride2(const PoolGeom& g) {
+  return g.kh == 2 && g.kw == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_h == 0 &&
+         g.pad_w == 0 && g.out_h == g.h / 2 && g.out_w == g.w / 2;
+}
+
 struct BatchNormGeom {
   int n, c, hw;    // per-channel statistics over N*H*W (dense: hw = 1)
   float eps;       // 1e-5 (PyTorch)

@@ -26,11 +26,6 @@ Window window(const PoolGeom& g, int oh, int ow) {
   return {std::max(hs, 0), std::min(hs + g.kh, g.h), std::max(ws, 0), std::min(ws + g.kw, g.w)};
 }
 
-bool is_2x2_stride2(const PoolGeom& g) {
-  return g.kh == 2 && g.kw == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_h == 0 &&
-         g.pad_w == 0;
-}
-
 void max_2x2_forward(const PoolGeom& g, const float* xp, float* yp) {
   for (int oh = 0; oh < g.out_h; ++oh) {
     const float* r0 = xp + std::size_t(2 * oh) * g.w;

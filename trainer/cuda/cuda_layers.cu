@@ -259,17 +259,9 @@ const PoolPlan& CudaBackend::pool_plan(const PoolGeom& g, PoolMode mode) {
   return *it->second;
 }
 
-namespace {
-// 2x2, stride 2, no padding, max: our kernels (maxpool2x2.cuh); every other pooling: cuDNN.
-bool max_2x2_stride2(const PoolGeom& g, PoolMode mode) {
-  return mode == PoolMode::max && g.kh == 2 && g.kw == 2 && g.stride_h == 2 && g.stride_w == 2 &&
-         g.pad_h == 0 && g.pad_w == 0 && g.out_h == g.h / 2 && g.out_w == g.w / 2;
-}
-}  // namespace
-
 void CudaBackend::pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) {
   enter();
-  if (max_2x2_stride2(g, mode))
+  if (mode == PoolMode::max && is_2x2_stride2(g))
     return maxpool2x2_forward(x, y, std::size_t(g.n) * g.c, g.h, g.w, g.out_h, g.out_w, stream());
   pool_plan(g, mode).forward(dnn(), x, y);
 }
@@ -277,7 +269,7 @@ void CudaBackend::pool_forward(const PoolGeom& g, PoolMode mode, const float* x,
 void CudaBackend::pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
                                 const float* dy, float* dx) {
   enter();
-  if (max_2x2_stride2(g, mode))
+  if (mode == PoolMode::max && is_2x2_stride2(g))
     return maxpool2x2_backward(x, y, dy, dx, std::size_t(g.n) * g.c, g.h, g.w, g.out_h, g.out_w,
                                stream());
   pool_plan(g, mode).backward(dnn(), x, y, dy, dx);

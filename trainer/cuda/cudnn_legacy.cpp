@@ -2,9 +2,10 @@
  * cudnn_legacy.cpp — the one file that calls cuDNN's deprecated descriptor API.
  *
  * Deprecation warnings are silenced here and nowhere else (cuDNN only emits them when
- * CUDNN_WARN_DEPRECATED is defined; the pragma covers a build that defines it). Algorithms come
- * from cudnnGet*Algorithm_v7, cuDNN's heuristics, as PyTorch does without benchmark mode: they
- * cost no device time and no trial allocations. With fp32 precision the descriptors ask for
+ * CUDNN_WARN_DEPRECATED is defined; the pragma covers a build that defines it). Algorithms are
+ * timed by cudnnFind once per shape and process (PyTorch's benchmark mode), or, for shapes that
+ * run rarely (a partial batch), taken from cudnnGet*Algorithm_v7, cuDNN's heuristics, which cost
+ * no device time. With fp32 precision the descriptors ask for
  * CUDNN_FMA_MATH and candidates that would convert to TF32 are skipped, because cuDNN's default
  * math lets fp32 convolutions run in TF32 on Hopper (about 1e-3 relative error). With bf16 the
  * tensors are bfloat16 (x, w, y alike: the legacy API wants one storage type per convolution) and
@@ -80,7 +81,8 @@ bool math_allowed(cudnnMathType_t m, MathMode mode) {
 }
 
 // FFT and non-fused Winograd algorithms lose digits: on Hopper one of them gave 1% errors on a
-// LeNet weight gradient in fp32, and 3-4% in bf16. With fp32 and bf16 they are never chosen.
+// LeNet weight gradient in fp32. With fp32 they are never chosen, and with bf16 neither (whose
+// outputs already carry bf16 rounding); tf32 accepts them.
 bool lossy(cudnnConvolutionFwdAlgo_t a) {
   return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
          a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
