@@ -27,18 +27,47 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A library call failed. Carries the call's text and where it was made.
+// A library call failed. what() says which call and what the library said ("sqlite3_step()
+// failed: disk I/O error"), never where in sweep's source: users act on the call and the reason.
+// The full call text and our file:line are kept for a debug log (debug_text(); `sweep` prints it
+// when SWEEP_DEBUG=1).
 class CallError : public Error {
  public:
   CallError(std::string call, std::string file, int line, std::string detail)
-      : Error(call + " failed at " + file + ":" + std::to_string(line) + ": " + detail),
+      : Error(function_of(call) + "() failed: " + detail),
         call_(std::move(call)),
+        file_(std::move(file)),
+        line_(line),
         detail_(std::move(detail)) {}
   const std::string& call() const noexcept { return call_; }
   const std::string& detail() const noexcept { return detail_; }
+  // "sqlite3_prepare_v3(db_, sql.data(), ...) failed at sqlite_connection.cpp:41: ..."
+  std::string debug_text() const {
+    return call_ + " failed at " + file_ + ":" + std::to_string(line_) + ": " + detail_;
+  }
+
+  // The library function a call text names: the first name followed by '(' ("sqlite3_step" of
+  // "rc = sqlite3_step(stmt_.get())"), skipping our own unless_* wrappers around POSIX calls.
+  static std::string function_of(const std::string& call) {
+    std::string name;
+    for (std::size_t i = 0; i < call.size(); ++i) {
+      const char c = call[i];
+      const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_';
+      if (word) {
+        name += c;
+        continue;
+      }
+      if (c == '(' && !name.empty() && name.rfind("unless_", 0) != 0) return name;
+      name.clear();
+    }
+    return call;
+  }
 
  private:
   std::string call_;
+  std::string file_;
+  int line_;
   std::string detail_;
 };
 

@@ -4,6 +4,7 @@
  */
 #include <iostream>
 
+#include "common/format.h"
 #include "sweep/cli/commands.h"
 
 namespace sweep::cli {
@@ -18,9 +19,9 @@ void add_set_option(CLI::App& command, std::vector<std::string>& overrides) {
 }
 
 int report_config_error(const std::string& file, const std::vector<std::string>& messages) {
-  for (const std::string& line : messages) std::cerr << line << "\n";
+  for (const std::string& line : messages) std::cerr << printable(line) << "\n";
   std::cerr << "sweep: " << messages.size() << (messages.size() == 1 ? " problem" : " problems")
-            << (file.empty() ? std::string() : " in " + file) << "; nothing was run\n";
+            << (file.empty() ? std::string() : " in " + printable(file)) << "; nothing was run\n";
   return kExitUsage;
 }
 

@@ -2,10 +2,12 @@
  * main.cpp — the `sweep` command line: parse with CLI11, call the library, map errors to exit
  * status. Every subcommand lives in its own file; this file only assembles them.
  */
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 
 #include "common/check.h"
+#include "common/format.h"
 #include "sweep/cli/commands.h"
 #include "sweep/config_error.h"
 
@@ -49,8 +51,14 @@ int main(int argc, char** argv) {
     return sweep::cli::kExitUsage;
   } catch (const sweep::config::ConfigError& e) {
     return sweep::cli::report_config_error("", e.messages());
+  } catch (const sweep::CallError& e) {
+    std::cerr << "sweep: " << sweep::printable(e.what()) << "\n";
+    // Our source location helps us, not the user: only on request.
+    if (const char* debug = std::getenv("SWEEP_DEBUG"); debug && *debug && *debug != '0')
+      std::cerr << "sweep: debug: " << sweep::printable(e.debug_text()) << "\n";
+    return sweep::cli::kExitFailure;
   } catch (const std::exception& e) {
-    std::cerr << "sweep: " << e.what() << "\n";
+    std::cerr << "sweep: " << sweep::printable(e.what()) << "\n";
     return sweep::cli::kExitFailure;
   }
   return exit_code;
