@@ -52,8 +52,8 @@ class CallError : public Error {
     std::string name;
     for (std::size_t i = 0; i < call.size(); ++i) {
       const char c = call[i];
-      const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        (c >= '0' && c <= '9') || c == '_';
+      const bool word =
+          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
       if (word) {
         name += c;
         continue;

@@ -92,6 +92,7 @@ struct TrialUpdate {
   std::optional<nlohmann::json> summary{};
   std::optional<std::string> checkpoint_path{};
   std::optional<std::string> log_path{};
+  std::optional<std::string> config_yaml{};  // the resolved config, known when the trial starts
 };
 
 // ---- metrics --------------------------------------------------------------------------------

@@ -117,11 +117,13 @@ bool Store::set_trial_state(std::int64_t trial_id, TrialState state, const Trial
           "checkpoint_path = coalesce(?5, checkpoint_path), log_path = coalesce(?6, log_path), "
           "started_at = CASE WHEN ?1 = 'running' THEN coalesce(started_at, ?7) ELSE started_at "
           "END, "
-          "finished_at = CASE WHEN ?8 THEN ?7 ELSE NULL END, updated_at = ?7 "
+          "finished_at = CASE WHEN ?8 THEN ?7 ELSE NULL END, updated_at = ?7, "
+          "config_yaml = coalesce(?10, config_yaml) "
           "WHERE id = ?9 AND state NOT IN (" +
           terminal_states_sql() + ")");
       s->bind_all(to_string(state), update.error, update.stop_reason, dump_summary(update),
-                  update.checkpoint_path, update.log_path, utc_now(), ends ? 1 : 0, trial_id)
+                  update.checkpoint_path, update.log_path, utc_now(), ends ? 1 : 0, trial_id,
+                  update.config_yaml)
           .step();
     }
     if (conn.changes() == 1) return true;
@@ -148,9 +150,9 @@ void Store::update_trial(std::int64_t trial_id, const TrialUpdate& update) {
         "UPDATE trials SET error = coalesce(?1, error), stop_reason = coalesce(?2, stop_reason), "
         "summary_json = coalesce(?3, summary_json), "
         "checkpoint_path = coalesce(?4, checkpoint_path), log_path = coalesce(?5, log_path), "
-        "updated_at = ?6 WHERE id = ?7");
+        "config_yaml = coalesce(?8, config_yaml), updated_at = ?6 WHERE id = ?7");
     s->bind_all(update.error, update.stop_reason, dump_summary(update), update.checkpoint_path,
-                update.log_path, utc_now(), trial_id)
+                update.log_path, utc_now(), trial_id, update.config_yaml)
         .step();
     if (conn.changes() != 1) throw Error("no trial with id " + std::to_string(trial_id));
   });

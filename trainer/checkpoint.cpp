@@ -23,10 +23,12 @@ namespace sweep::trainer {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'W', 'E', 'E', 'P', 'C', 'K', 'P'};
-constexpr std::uint32_t kVersion = 1;
+// 2: LoopState::pending (the device's loss sums not yet folded into the host's). Version 1 files
+// are still read: their pending sums were folded at save time, so pending is zero.
+constexpr std::uint32_t kVersion = 2;
 
 template <class S, class F>
-void for_each_field(S& s, F&& f) {
+void for_each_field(S& s, F&& f, std::uint32_t version = kVersion) {
   f(s.epoch);
   f(s.batch_in_epoch);
   f(s.iteration);
@@ -50,6 +52,11 @@ void for_each_field(S& s, F&& f) {
   f(s.best_epoch);
   f(s.best_iteration);
   f(s.bad_validations);
+  if (version >= 2) {
+    f(s.pending.loss_sum);
+    f(s.pending.correct);
+    f(s.pending.count);
+  }
 }
 
 template <class D, class F>
@@ -118,10 +125,11 @@ std::uint32_t crc_of(const std::uint8_t* p, std::size_t n) {
   return static_cast<std::uint32_t>(crc);
 }
 
-std::size_t loop_state_bytes() {
+std::size_t loop_state_bytes(std::uint32_t version) {
   std::size_t n = 0;
   LoopState s;
-  for_each_field(s, [&](auto& v) { n += sizeof(v); });
+  for_each_field(
+      s, [&](auto& v) { n += sizeof(v); }, version);
   return n;
 }
 
@@ -142,7 +150,7 @@ void write_checkpoint(const std::string& path, const CheckpointData& data) {
   ByteWriter w;
   std::size_t floats = 0;
   for_each_array(data, [&](const std::vector<float>& v) { floats += v.size(); });
-  w.bytes.reserve(256 + loop_state_bytes() + floats * sizeof(float));
+  w.bytes.reserve(256 + loop_state_bytes(kVersion) + floats * sizeof(float));
   w.bytes.assign(kMagic, kMagic + sizeof kMagic);
   w.put(kVersion);
   for_each_array(data, [&](const std::vector<float>& v) { w.put(std::uint64_t(v.size())); });
@@ -196,9 +204,9 @@ CheckpointData read_checkpoint(const std::string& path) {
   for (auto& b : skip_magic) r.get(b);
   std::uint32_t version = 0;
   r.get(version);
-  if (version != kVersion)
+  if (version < 1 || version > kVersion)
     throw Error(path + ": checkpoint version " + std::to_string(version) +
-                ", this build reads version " + std::to_string(kVersion));
+                ", this build reads versions 1 to " + std::to_string(kVersion));
   std::uint64_t sizes[6];
   for (auto& s : sizes) r.get(s);
   std::uint64_t floats = 0;
@@ -208,7 +216,7 @@ CheckpointData read_checkpoint(const std::string& path) {
     floats += s;
   }
   const std::size_t expected =
-      r.pos() + 8 + 8 + 8 + loop_state_bytes() + floats * sizeof(float) + 4;
+      r.pos() + 8 + 8 + 8 + loop_state_bytes(version) + floats * sizeof(float) + 4;
   if (bytes.size() != expected)
     throw Error(path + ": checkpoint is " + (bytes.size() < expected ? "truncated" : "corrupt") +
                 " (expected " + std::to_string(expected) + " bytes, got " +
@@ -222,7 +230,8 @@ CheckpointData read_checkpoint(const std::string& path) {
   r.get(d.seed);
   r.get(d.batch_size);
   r.get(d.train_size);
-  for_each_field(d.loop, [&](auto& v) { r.get(v); });
+  for_each_field(
+      d.loop, [&](auto& v) { r.get(v); }, version);
   int i = 0;
   for_each_array(d, [&](std::vector<float>& v) { r.get_floats(v, sizes[i++]); });
   return d;

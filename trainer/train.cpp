@@ -354,12 +354,17 @@ class Run {
   }
 
   void save_checkpoint(const std::string& path) {
-    drain_stats();
     CheckpointData d;
     d.seed = t_.seed;
     d.batch_size = t_.batch_size;
     d.train_size = data_.train.size();
     d.loop = st_;
+    // The device's running sums travel as they are (LoopState::pending says why).
+    if (pending_images_ > 0) {
+      double sums[2];
+      backend_->copy_to_host(sums, stats_.as<void>(), sizeof sums);
+      d.loop.pending = {sums[0], sums[1], double(pending_images_)};
+    }
     if (d.loop.batch_in_epoch == ipe_) {  // at an epoch's end: the next step starts the next epoch
       ++d.loop.epoch;
       d.loop.batch_in_epoch = 0;
@@ -383,6 +388,12 @@ class Run {
                              net_.param_count(), net_.state_count(), opt_.state1_count(),
                              opt_.state2_count());
     st_ = d.loop;
+    st_.pending.clear();
+    if (d.loop.pending.count > 0) {
+      const double sums[3] = {d.loop.pending.loss_sum, d.loop.pending.correct, 0};
+      backend_->copy_to_device(stats_.as<void>(), sums, sizeof sums);
+      pending_images_ = static_cast<std::int64_t>(d.loop.pending.count);
+    }
     opt_.set_steps_taken(d.loop.optimizer_steps);
     to_device(net_.params(), d.params);
     to_device(net_.state(), d.state);

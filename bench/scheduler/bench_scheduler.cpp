@@ -25,7 +25,7 @@
 #include "common/check.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
-#include "sweep/store_sink.h"
+#include "sweep/run/store_sink.h"
 
 namespace {
 
@@ -111,7 +111,7 @@ void make_sinks(const std::string& name, int trials, Sinks& made) {
       paths[id].write_log = false;
     }
     made.sinks.push_back(
-        std::make_shared<sweep::run::StoreSink>(*made.store, sweep_id, std::move(paths)));
+        std::make_shared<sweep::run::StoreSink>(*made.store, sweep_id, made.dir, std::move(paths)));
     made.setup_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return;
   }

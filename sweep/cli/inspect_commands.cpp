@@ -13,8 +13,8 @@
 
 #include "store/store.h"
 #include "sweep/cli/commands.h"
-#include "sweep/expand.h"
-#include "sweep/run_sweep.h"
+#include "sweep/config/expand.h"
+#include "sweep/run/run_sweep.h"
 
 namespace sweep::cli {
 

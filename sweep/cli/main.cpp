@@ -2,6 +2,7 @@
  * main.cpp — the `sweep` command line: parse with CLI11, call the library, map errors to exit
  * status. Every subcommand lives in its own file; this file only assembles them.
  */
+#include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -9,9 +10,14 @@
 #include "common/check.h"
 #include "common/format.h"
 #include "sweep/cli/commands.h"
-#include "sweep/config_error.h"
+#include "sweep/config/config_error.h"
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) would kill us by SIGXFSZ in the middle of a write, with no
+  // message and a half-done step. Ignored, the write fails with EFBIG instead, which every writer
+  // reports like a full disk (the store's transaction rolls back). Trial programs get the default
+  // back (scheduler/child_process.cpp).
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "sweep: hyperparameter sweeps over a built-in deep-learning trainer.\n"
       "One YAML file describes the data, the model, the training options and the sweep; every\n"

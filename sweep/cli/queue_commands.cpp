@@ -21,8 +21,8 @@
 #include <thread>
 
 #include "sweep/cli/commands.h"
-#include "sweep/config.h"
-#include "sweep/expand.h"
+#include "sweep/config/config.h"
+#include "sweep/config/expand.h"
 #include "sweep/queue/queue.h"
 #include "sweep/queue/worker.h"
 #include "sweep/queue/worker_registry.h"
@@ -110,22 +110,37 @@ std::string short_params(const nlohmann::json& params) {
   return text.empty() ? "(base config)" : text;
 }
 
+// The note of the trial's latest state only: a trial interrupted by a stopped worker and later
+// completed keeps its old stop reason in the row, which says nothing about it now.
 std::string trial_note(const queue::TrialResult& t) {
-  if (!t.error.empty()) return t.error;
-  if (!t.stop_reason.empty()) return t.stop_reason;
+  if (t.state == TrialState::failed || t.state == TrialState::diverged)
+    return t.error.empty() ? t.stop_reason : t.error;
+  if (t.state == TrialState::stopped_early || t.state == TrialState::cancelled ||
+      t.state == TrialState::interrupted)
+    return t.stop_reason;
   if (t.state == TrialState::queued)
     return t.wait_reason.empty() ? "waiting for a free slot" : t.wait_reason;
   return "";
 }
 
 // A job whose worker died and which no live worker will pick up would wait forever.
-void warn_if_no_worker(const Queue& q, std::ostream& out) {
+bool no_worker_for_pending_jobs(const Queue& q) {
   bool pending = false;
   for (const JobRow& row : q.jobs()) pending = pending || !is_terminal(row.state);
-  if (pending && queue::alive_workers(q.paths()).empty())
-    out << "note: no worker is alive for " << q.paths().db.string()
-        << ": start one with  sweep worker --detach"
-        << "\n";
+  return pending && queue::alive_workers(q.paths()).empty();
+}
+
+void say_no_worker(const Queue& q, std::ostream& out) {
+  out << "note: no worker is alive for " << q.paths().db.string()
+      << ", so no job moves on (a worker that held one has died): start one with  sweep worker "
+         "--detach"
+      << (q.paths().db == queue::default_queue_path() ? std::string()
+                                                      : " --queue " + q.paths().db.string())
+      << "\n";
+}
+
+void warn_if_no_worker(const Queue& q, std::ostream& out) {
+  if (no_worker_for_pending_jobs(q)) say_no_worker(q, out);
 }
 
 // ---- submit ----------------------------------------------------------------------------------
@@ -165,11 +180,11 @@ void add_submit(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  sweep submit configs/quickstart.yaml\n"
       "  sweep submit configs/fashion-mnist-lenet.yaml --set training.epochs=2 --priority 5");
-  c->callback([o, &exit_code] {
+  c->callback([o, c, &exit_code] {
     queue::SubmitOptions options;
     options.overrides = o->overrides;
-    options.name = o->name;
-    options.output_dir = o->out;
+    if (c->count("--name")) options.name = o->name;
+    if (c->count("--out")) options.output_dir = o->out;
     options.priority = o->priority;
     options.max_attempts = o->max_attempts;
     options.worker_idle_exit_s = o->worker_idle_exit;
@@ -348,10 +363,29 @@ void add_wait(CLI::App& app, int& exit_code) {
   c->callback([o, &exit_code] {
     Queue q(queue_path(o->queue), {.read_only = true});
     const queue::Job job = q.job(parse_job_id(o->job));
-    if (!is_terminal(job.state())) warn_if_no_worker(q, std::cerr);
-    std::optional<std::chrono::duration<double>> timeout;
-    if (o->timeout > 0) timeout = std::chrono::duration<double>(o->timeout);
-    const std::optional<JobState> state = job.wait(timeout);
+    // Waits in slices, looking between them whether any worker is still alive: a worker that
+    // dies while we wait must not leave us waiting in silence. Said again after workers came back
+    // and were lost once more.
+    using Seconds = std::chrono::duration<double>;
+    const auto deadline = std::chrono::steady_clock::now() + Seconds(o->timeout);
+    std::optional<JobState> state;
+    bool warned = false;
+    for (;;) {
+      if (is_terminal(job.state())) {
+        state = job.state();
+        break;
+      }
+      const bool no_worker = no_worker_for_pending_jobs(q);
+      if (no_worker && !warned) say_no_worker(q, std::cerr);
+      warned = no_worker;
+      Seconds slice(2.0);
+      if (o->timeout > 0) {
+        const Seconds left = deadline - std::chrono::steady_clock::now();
+        if (left <= Seconds(0)) break;
+        slice = std::min(slice, left);
+      }
+      if ((state = job.wait(slice))) break;
+    }
     if (!state) {
       std::cerr << "job " << job.id() << " is still " << to_string(job.state()) << " after "
                 << o->timeout << " s\n";

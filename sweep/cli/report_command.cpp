@@ -16,7 +16,7 @@
 #include "sweep/cli/commands.h"
 #include "sweep/queue/job_report.h"
 #include "sweep/queue/queue.h"
-#include "sweep/run_sweep.h"
+#include "sweep/run/run_sweep.h"
 
 namespace sweep::cli {
 

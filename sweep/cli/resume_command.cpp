@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "sweep/cli/commands.h"
-#include "sweep/run_sweep.h"
+#include "sweep/run/run_sweep.h"
 
 namespace sweep::cli {
 

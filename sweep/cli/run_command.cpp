@@ -5,10 +5,11 @@
 #include <iostream>
 #include <memory>
 
+#include "common/format.h"
 #include "sweep/cli/commands.h"
-#include "sweep/config.h"
-#include "sweep/expand.h"
-#include "sweep/run_sweep.h"
+#include "sweep/config/config.h"
+#include "sweep/config/expand.h"
+#include "sweep/run/run_sweep.h"
 
 namespace sweep::cli {
 
@@ -23,20 +24,27 @@ struct RunOptions {
   std::string name;
 };
 
-void print_plan(const config::SweepConfig& config, const std::vector<config::TrialPlan>& trials) {
+// One line per trial, at once whatever the sweep's size: the first kShown trials are listed (an
+// external command's line with its placeholders filled), the rest counted.
+void print_plan(const config::SweepConfig& config) {
+  constexpr std::uint64_t kShown = 50;
   const auto& metric = config.sweep.metric;
-  std::cout << "sweep " << config.name << ": " << trials.size()
-            << (trials.size() == 1 ? " trial" : " trials") << " (" << config.shape() << "), metric "
-            << metric.name << " (" << metric.goal << ")";
+  const std::uint64_t total = config.trial_count();
+  std::cout << "sweep " << config.name << ": " << total << (total == 1 ? " trial" : " trials")
+            << " (" << config.shape() << "), metric " << metric.name << " (" << metric.goal << ")";
   if (metric.target) std::cout << ", target " << *metric.target;
   std::cout << "\n";
-  for (const config::TrialPlan& trial : trials) {
-    std::cout << "  trial " << trial.number << ": " << config::format_params(trial.params);
+  for (std::uint64_t i = 0; i < std::min(total, kShown); ++i) {
+    const config::TrialPoint trial = config::trial_point(config, i);
+    std::cout << "  trial " << trial.number << ": "
+              << printable(config::format_params(trial.params));
     if (config.sweep.repeats > 1)
       std::cout << " (repeat " << trial.repeat << ", seed " << trial.seed << ")";
-    if (!trial.command.empty()) std::cout << "\n      $ " << trial.command;
+    if (config.trainer)
+      std::cout << "\n      $ " << printable(config::fill_command(config, trial).command);
     std::cout << "\n";
   }
+  if (total > kShown) std::cout << "  ... and " << total - kShown << " more\n";
 }
 
 }  // namespace
@@ -66,21 +74,20 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "  sweep run configs/quickstart.yaml\n"
       "  sweep run configs/quickstart.yaml --dry-run\n"
       "  sweep run configs/fashion-mnist-lenet.yaml --set training.epochs=2 --name lenet-short");
-  command->callback([options, &exit_code] {
+  command->callback([options, command, &exit_code] {
     std::vector<std::string> overrides = options->overrides;
-    if (!options->name.empty()) overrides.push_back("name=" + options->name);
-    if (!options->out_dir.empty()) overrides.push_back("output.dir=" + options->out_dir);
+    // Given, even empty: `--name ''` is a bad name the config reader reports, not "unset".
+    if (command->count("--name")) overrides.push_back("name=" + options->name);
+    if (command->count("--out")) overrides.push_back("output.dir=" + options->out_dir);
     config::SweepConfig config;
-    std::vector<config::TrialPlan> trials;
     try {
       config = config::load_config(options->file, overrides);
-      trials = config::expand(config);
     } catch (const config::ConfigError& e) {
       exit_code = report_config_error(options->file, e.messages());
       return;
     }
     if (options->dry_run) {
-      print_plan(config, trials);
+      print_plan(config);
       std::cout << "dry run: nothing was trained or written\n";
       exit_code = kExitOk;
       return;

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "sweep/cli/commands.h"
-#include "sweep/config.h"
+#include "sweep/config/config.h"
 
 namespace sweep::cli {
 

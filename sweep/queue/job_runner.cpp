@@ -12,10 +12,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "sweep/config.h"
+#include "sweep/config/config.h"
 #include "sweep/queue/crash_recovery.h"
 #include "sweep/queue/submitted_job.h"
-#include "sweep/run_sweep.h"
+#include "sweep/run/run_sweep.h"
 
 namespace sweep::queue {
 
@@ -83,6 +83,9 @@ RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostre
     options.handle_sigint = false;
     options.stop = &stop;
     options.stop_reason = "job " + std::to_string(job.id) + " stopped by its worker";
+    // A worker that lost this job's lease while paused stops at its next heartbeat and lets go
+    // of the sweep; wait for that instead of failing the attempt.
+    options.lock_wait = std::chrono::duration<double>(context.worker.timing.lease_s + 10);
 
     const fs::path db = submitted.sweep_db();
     run::RunResult result;

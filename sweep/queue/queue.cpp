@@ -210,8 +210,9 @@ std::vector<JobProgress> Queue::progress() const {
 
 Job Queue::submit(const std::string& config_path, const SubmitOptions& options) {
   std::vector<std::string> overrides = options.overrides;
-  if (!options.name.empty()) overrides.push_back("name=" + options.name);
-  if (!options.output_dir.empty()) overrides.push_back("output.dir=" + options.output_dir);
+  // Given, even empty: an empty --name is an error the config reader reports, not "unset".
+  if (options.name) overrides.push_back("name=" + *options.name);
+  if (options.output_dir) overrides.push_back("output.dir=" + *options.output_dir);
   return submit(config::load_config(config_path, overrides), options);
 }
 

@@ -35,17 +35,17 @@
 #include <vector>
 
 #include "store/store.h"
-#include "sweep/config.h"
+#include "sweep/config/config.h"
 #include "sweep/queue/queue_paths.h"
 #include "sweep/queue/submitted_job.h"
 
 namespace sweep::queue {
 
 struct SubmitOptions {
-  std::vector<std::string> overrides;  // --set KEY=VALUE, applied before validation
-  std::string name;                    // the sweep's name; "" = the config's
-  std::string output_dir;              // "" = the config's output.dir (default runs)
-  std::int64_t priority = 0;           // higher runs first; equal: submit order
+  std::vector<std::string> overrides;     // --set KEY=VALUE, applied before validation
+  std::optional<std::string> name;        // the sweep's name; unset = the config's
+  std::optional<std::string> output_dir;  // unset = the config's output.dir (default runs)
+  std::int64_t priority = 0;              // higher runs first; equal: submit order
   // A trial found `running` after its worker died this many times is failed ("killed its worker
   // N times") and the sweep goes on; the job itself may be claimed max_attempts + 1 times.
   int max_attempts = 3;

@@ -19,7 +19,7 @@
 #include <ostream>
 #include <string>
 
-#include "sweep/config.h"
+#include "sweep/config/config.h"
 #include "sweep/queue/heartbeat.h"
 
 namespace sweep::queue {

@@ -27,9 +27,9 @@ std::vector<std::string> worker_args(std::vector<std::string> extra) {
   return args;
 }
 
-// The sweep stores paths as `sweep run` wrote them: relative to the directory it ran in.
-fs::path in_dir(const fs::path& dir, const std::string& path) {
-  return fs::path(path).is_absolute() ? fs::path(path) : dir / path;
+// The sweep stores paths relative to its own directory (OUT/NAME), so it can be moved.
+fs::path in_dir(const fs::path& run_dir, const std::string& path) {
+  return fs::path(path).is_absolute() ? fs::path(path) : run_dir / path;
 }
 
 // run_sweep's layout: OUT/NAME/trials/NNN/checkpoint.bin (the row's checkpoint_path may be set
@@ -132,7 +132,7 @@ TEST(QueueCrash, AKilledWorkersJobIsReclaimedAndContinuesFromCheckpoints) {
   }
   const TrialRow resumed = *store.trial_by_number(sweep->id, victim);
   EXPECT_EQ(resumed.attempts, 2);
-  std::ifstream trial_log(in_dir(dir.path(), resumed.log_path));
+  std::ifstream trial_log(in_dir(db.parent_path(), resumed.log_path));
   const std::string trial_text((std::istreambuf_iterator<char>(trial_log)),
                                std::istreambuf_iterator<char>());
   EXPECT_NE(trial_text.find("resuming from"), std::string::npos) << trial_text;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,69 @@ TEST(Cli, UsageErrorsExitTwo) {
   const CliResult missing = run_cli({"validate", "no/such/file.yaml"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no/such/file.yaml: no such file"), std::string::npos);
+}
+
+// Bad input from the command line gets one clear line and exit 2: an empty --name is a bad name,
+// not "no name given"; a directory or an empty file is not a config to run with defaults.
+TEST(Cli, NonsenseInputsExitTwoWithOneLine) {
+  const CliResult empty_name =
+      run_cli({"run", "configs/quickstart.yaml", "--name", "", "--dry-run"});
+  EXPECT_EQ(empty_name.exit_code, 2) << empty_name.out;
+  EXPECT_NE(empty_name.err.find("--set name=: key 'name': the name is empty"), std::string::npos)
+      << empty_name.err;
+  const CliResult directory = run_cli({"run", "configs", "--dry-run"});
+  EXPECT_EQ(directory.exit_code, 2) << directory.out;
+  EXPECT_NE(directory.err.find("configs: is a directory, not a config file"), std::string::npos)
+      << directory.err;
+  const std::string blank = write_temp("sweep_cli_blank.yaml", "# nothing here\n");
+  const CliResult comments = run_cli({"run", blank});
+  EXPECT_EQ(comments.exit_code, 2);
+  EXPECT_NE(comments.err.find(blank + ": the config is empty"), std::string::npos) << comments.err;
+  std::filesystem::remove(blank);
+}
+
+// User text echoed back never carries raw control bytes to the terminal.
+TEST(Cli, ControlBytesInUserTextAreShownEscaped) {
+  const CliResult r =
+      run_cli({"validate", "configs/quickstart.yaml", "--set", "name=bad\x1b[2J\x07name"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x07'), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bad\\x1b[2J\\x07name"), std::string::npos) << r.err;
+}
+
+// A grid far over the limit is counted, not built: validate says how big it is at once.
+TEST(Cli, AHugeGridIsRefusedAtOnce) {
+  std::string yaml = "sweep:\n  parameters:\n";
+  for (int i = 0; i < 7; ++i)
+    yaml += "    training.p" + std::to_string(i) + ": {values: [1,2,3,4,5,6,7,8,9,10]}\n";
+  const std::string path = write_temp("sweep_cli_huge.yaml", yaml);
+  const auto start = std::chrono::steady_clock::now();
+  const CliResult r = run_cli({"run", path, "--dry-run"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the sweep has 10000000 trials"), std::string::npos) << r.err;
+  std::filesystem::remove(path);
+}
+
+// A big grid within the limit dry-runs at once: its size, the first trials, how many more.
+TEST(Cli, DryRunOfALargeGridListsTheFirstTrials) {
+  std::string yaml =
+      "name: big\ndata: {dataset: synthetic}\nmodel: {preset: mlp}\nsweep:\n  parameters:\n";
+  yaml += "    training.learning_rate: {values: [";
+  for (int i = 1; i <= 100; ++i)
+    yaml += "0." + std::to_string(1000 + i).substr(1) + (i < 100 ? ", " : "");
+  yaml += "]}\n    data.synthetic.seed: {values: [";
+  for (int i = 1; i <= 500; ++i) yaml += std::to_string(i) + (i < 500 ? ", " : "");
+  yaml += "]}\n";
+  const std::string path = write_temp("sweep_cli_big.yaml", yaml);
+  const CliResult r = run_cli({"run", path, "--dry-run"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sweep big: 50000 trials (grid 100 × 500)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  trial 49: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("  trial 50: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  ... and 49950 more"), std::string::npos) << r.out;
+  std::filesystem::remove(path);
 }
 
 TEST(Cli, VersionPrintsTheVersion) {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sweep/config.h"
-#include "sweep/expand.h"
+#include "sweep/config/config.h"
+#include "sweep/config/expand.h"
 
 namespace sweep::config::testing {
 

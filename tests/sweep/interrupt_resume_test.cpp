@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -57,6 +58,129 @@ sweep::Store open_read_only(const fs::path& db) {
   sweep::StoreOptions options;
   options.read_only = true;
   return sweep::Store(db, options);
+}
+
+// A sweep of four trials, one at a time: trials 0 and 1 train one short epoch, trials 2 and 3
+// about two seconds each, so a Ctrl-C after trial 0 lands while trial 2 trains.
+fs::path write_slow_config(const fs::path& dir) {
+  const fs::path config = dir / "slow.yaml";
+  std::ofstream(config)
+      << "name: slow\n"
+         "data: {dataset: synthetic, synthetic: {train_size: 2000, test_size: 200}}\n"
+         "model: {preset: mlp, hidden: [128]}\n"
+         "training: {batch_size: 32, log_every: 5}\n"
+         "sweep:\n  parameters:\n"
+         "    training.epochs: {values: [1, 25]}\n"
+         "    training.learning_rate: {values: [0.01, 0.02]}\n"
+         "resources: {cpu_slots: 1, cpu_threads: 1}\n"
+         "output: {dir: "
+      << dir.string() << "}\n";
+  return config;
+}
+
+// Waits until one trial completed and a later one has reported metrics.
+bool wait_until_training(const fs::path& db) {
+  std::optional<sweep::Store> watcher;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!fs::exists(db)) continue;
+    try {
+      if (!watcher) watcher.emplace(open_read_only(db));
+      const auto sweep = watcher->find_sweep("slow");
+      if (!sweep) continue;
+      bool one_completed = false, one_training = false;
+      for (const auto& t : watcher->trials(sweep->id)) {
+        one_completed = one_completed || t.state == sweep::TrialState::completed;
+        one_training = one_training || (t.state == sweep::TrialState::running && t.number > 0 &&
+                                        !watcher->trial_metrics(t.id).empty());
+      }
+      if (one_completed && one_training) return true;
+    } catch (const sweep::Error&) {
+      // The database is being created; try again.
+    }
+  }
+  return false;
+}
+
+// Every file under `dir` with its bytes.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file())
+      files[fs::relative(entry.path(), dir).string()] = slurp(entry.path());
+  return files;
+}
+
+// `sweep resume` while `sweep run` of the same sweep still trains: refused at once, saying who
+// holds the sweep, and nothing is changed (no trial started twice, no "resumed" event).
+TEST(InterruptResume, ResumeWhileTheSweepRunsIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("sweep_lock_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path config = write_slow_config(dir);
+  const fs::path db = dir / "slow" / "sweep.db";
+  const pid_t pid = spawn_sweep({"run", config.string()}, dir / "run.log");
+  ASSERT_TRUE(wait_until_training(db)) << slurp(dir / "run.log");
+
+  const pid_t second = spawn_sweep({"resume", "slow", "--out", dir.string()}, dir / "second.log");
+  EXPECT_EQ(wait_exit(second), 1) << slurp(dir / "second.log");
+  const std::string said = slurp(dir / "second.log");
+  EXPECT_NE(said.find("sweep 'slow' is being run by another process (pid " + std::to_string(pid)),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("Nothing was changed"), std::string::npos) << said;
+  // `sweep run` of the same file is refused the same way.
+  const pid_t third = spawn_sweep({"run", config.string()}, dir / "third.log");
+  EXPECT_EQ(wait_exit(third), 1);
+  EXPECT_NE(slurp(dir / "third.log").find("is being run by another process"), std::string::npos)
+      << slurp(dir / "third.log");
+
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  EXPECT_EQ(wait_exit(pid), 130) << slurp(dir / "run.log");
+  {
+    const sweep::Store store = open_read_only(db);
+    const auto sweep = store.find_sweep("slow");
+    for (const auto& t : store.trials(sweep->id)) EXPECT_LE(t.attempts, 1) << "trial " << t.number;
+    for (const auto& e : store.events(sweep->id)) EXPECT_NE(e.kind, "resumed") << e.message;
+  }
+  // The lock died with its process: now the resume runs.
+  const pid_t resumed = spawn_sweep({"resume", "slow", "--out", dir.string()}, dir / "resume.log");
+  EXPECT_EQ(wait_exit(resumed), 0) << slurp(dir / "resume.log");
+  fs::remove_all(dir);
+}
+
+// A sweep directory is relocatable: interrupted, copied elsewhere and resumed there, it writes
+// only into the copy (logs, checkpoints, report), and the original's bytes stay as they were.
+TEST(InterruptResume, ACopiedSweepResumesInItsNewPlace) {
+  const fs::path dir = fs::temp_directory_path() / ("sweep_copy_" + std::to_string(::getpid()));
+  const fs::path elsewhere = dir / "elsewhere";
+  fs::remove_all(dir);
+  fs::create_directories(elsewhere);
+  const fs::path config = write_slow_config(dir);
+  const fs::path db = dir / "slow" / "sweep.db";
+  const pid_t pid = spawn_sweep({"run", config.string()}, dir / "run.log");
+  ASSERT_TRUE(wait_until_training(db)) << slurp(dir / "run.log");
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(wait_exit(pid), 130) << slurp(dir / "run.log");
+
+  fs::copy(dir / "slow", elsewhere / "slow", fs::copy_options::recursive);
+  const auto original = snapshot(dir / "slow");
+  const pid_t resumed =
+      spawn_sweep({"resume", "slow", "--out", elsewhere.string()}, dir / "resume.log");
+  EXPECT_EQ(wait_exit(resumed), 0) << slurp(dir / "resume.log");
+  EXPECT_EQ(snapshot(dir / "slow"), original) << "the original sweep directory was changed";
+
+  const sweep::Store store = open_read_only(elsewhere / "slow" / "sweep.db");
+  const auto sweep = store.find_sweep("slow");
+  for (const auto& t : store.trials(sweep->id)) {
+    EXPECT_EQ(t.state, sweep::TrialState::completed) << "trial " << t.number;
+    EXPECT_FALSE(fs::path(t.log_path).is_absolute()) << t.log_path;
+    EXPECT_TRUE(fs::exists(elsewhere / "slow" / t.log_path)) << t.log_path;
+  }
+  EXPECT_TRUE(fs::exists(elsewhere / "slow" / "report.html"));
+  EXPECT_NE(slurp(dir / "resume.log").find((elsewhere / "slow").string()), std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST(InterruptResume, CtrlCCheckpointsAndResumeFinishesWithoutRetraining) {
@@ -122,7 +246,8 @@ TEST(InterruptResume, CtrlCCheckpointsAndResumeFinishesWithoutRetraining) {
       if (t.state == sweep::TrialState::completed) completed_before.push_back(t.number);
       if (t.state == sweep::TrialState::interrupted && t.attempts == 1) {
         interrupted_running.push_back(t.number);
-        EXPECT_TRUE(fs::exists(t.checkpoint_path)) << "trial " << t.number << " has no checkpoint";
+        EXPECT_TRUE(fs::exists(db.parent_path() / t.checkpoint_path))
+            << "trial " << t.number << " has no checkpoint";
       }
     }
   }

@@ -7,9 +7,9 @@
 
 #include "config_test_util.h"
 #include "store/store.h"
-#include "sweep/devices.h"
-#include "sweep/run_sweep.h"
-#include "sweep/trainer_trial.h"
+#include "sweep/run/devices.h"
+#include "sweep/run/run_sweep.h"
+#include "sweep/run/trainer_trial.h"
 
 namespace sweep::config::testing {
 namespace {
@@ -115,7 +115,9 @@ TEST(RunSweep, TinyGridWritesTheStoreAndTheReport) {
     EXPECT_EQ(t.attempts, 1);
     EXPECT_EQ(t.device, "cpu:0");
     EXPECT_TRUE(t.summary.contains("confusion")) << t.summary.dump();
-    EXPECT_TRUE(fs::exists(t.log_path)) << t.log_path;
+    // Stored relative to the sweep's directory, so a copied sweep finds its own files.
+    EXPECT_EQ(t.log_path, "trials/00" + std::to_string(t.number) + "/log.txt");
+    EXPECT_TRUE(fs::exists(result.run_dir / t.log_path)) << t.log_path;
     bool has_val_accuracy = false;
     for (const MetricPoint& p : store.trial_metrics(t.id))
       has_val_accuracy = has_val_accuracy || (p.name == "val_accuracy" && p.epoch == 1.0);
@@ -149,7 +151,7 @@ TEST(RunSweep, ReducedPrecisionOnTheCpuIsNotedInTheTrialLog) {
   const auto trials = store.trials(store.find_sweep("tiny-bf16")->id);
   ASSERT_EQ(trials.size(), 1u);
   EXPECT_EQ(trials[0].state, TrialState::completed);
-  std::ifstream log(trials[0].log_path);
+  std::ifstream log(result.run_dir / trials[0].log_path);
   const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("training.precision bf16 applies on a GPU; the CPU backend computes in fp32"),
             std::string::npos)

@@ -255,6 +255,25 @@ void expect_resume_bit_identical(TrainConfig c, std::int64_t stop_after, const s
   EXPECT_EQ(second.iterations.front().iteration, stop_after + 1);
   EXPECT_EQ(rest.iterations, full.iterations);
 
+  // Every logged training loss and accuracy, the one at the step after the interruption too, is
+  // the uninterrupted run's to the last bit (the device's pending sums travel in the checkpoint).
+  std::vector<IterationInfo> joined = first.iterations;
+  joined.insert(joined.end(), second.iterations.begin(), second.iterations.end());
+  ASSERT_EQ(joined.size(), rec.iterations.size());
+  for (std::size_t i = 0; i < joined.size(); ++i) {
+    ASSERT_EQ(joined[i].iteration, rec.iterations[i].iteration);
+    EXPECT_EQ(joined[i].has_loss, rec.iterations[i].has_loss) << "iteration " << i + 1;
+    EXPECT_EQ(joined[i].train_loss, rec.iterations[i].train_loss) << "iteration " << i + 1;
+    EXPECT_EQ(joined[i].train_accuracy, rec.iterations[i].train_accuracy) << "iteration " << i + 1;
+  }
+  std::vector<ValidationInfo> validations = first.validations;
+  validations.insert(validations.end(), second.validations.begin(), second.validations.end());
+  ASSERT_EQ(validations.size(), rec.validations.size());
+  for (std::size_t i = 0; i < validations.size(); ++i) {
+    EXPECT_EQ(validations[i].train_loss, rec.validations[i].train_loss) << "validation " << i;
+    EXPECT_EQ(validations[i].val_loss, rec.validations[i].val_loss) << "validation " << i;
+  }
+
   const CheckpointData s = read_checkpoint(straight), r = read_checkpoint(resumed);
   EXPECT_EQ(0, std::memcmp(s.params.data(), r.params.data(), s.params.size() * sizeof(float)));
   EXPECT_EQ(s.params, r.params);
@@ -284,6 +303,14 @@ TEST(Train, ResumeMidEpochWithAdamAndScheduleIsBitIdentical) {
   c.training.gradient_clip = 1.0;
   c.data.shuffle = "once";
   expect_resume_bit_identical(c, 13, "mid");
+}
+
+// Interrupted between two log points (log_every 4, stopped after iteration 14): the device holds
+// two steps' loss sums that the checkpoint must carry without adding them in another order.
+TEST(Train, ResumeBetweenLogPointsLogsTheSameLossBitForBit) {
+  TrainConfig c = small_config();
+  c.training.epochs = 2;
+  expect_resume_bit_identical(c, 14, "between_logs");
 }
 
 TEST(Train, InterruptWithoutCheckpointPathSaysSo) {

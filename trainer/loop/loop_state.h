@@ -38,6 +38,11 @@ struct LoopState {
 
   // Training loss not yet reported, per purpose (log line, validation, epoch).
   LossAccumulator since_log, since_validation, this_epoch, last_epoch;
+  // Sums still on the device (accumulated step by step since the last drain). A checkpoint
+  // carries them as they are instead of folding them into the sums above: folding early would
+  // add the same numbers in another order, and a resumed run's next logged loss would differ
+  // from an uninterrupted run's in its last bits.
+  LossAccumulator pending;
 
   // Validation and early stopping.
   std::int32_t validations = 0;

@@ -1,0 +1,111 @@
+/*
+ * config.h — load_config(): one YAML file (+ --set overrides) → a validated SweepConfig.
+ *
+ * Everything is checked before anything runs, and every problem is reported at once:
+ * load_config throws ConfigError whose messages() are lines like
+ *   sweeps/lenet.yaml:12:20: key 'training.learning_rate': must be > 0, got -0.1
+ * Validation covers the base config AND every trial the sweep expands to (each trial's swept
+ * values are written into a copy of the YAML tree, which is re-read and re-checked), so a swept
+ * batch_size of 0 is reported at its line in sweep.parameters.
+ *
+ *   auto config = sweep::config::load_config("configs/quickstart.yaml", {"training.epochs=1"});
+ *   for (const auto& trial : sweep::config::expand(config)) train(trial.config, ...);
+ */
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sweep/config/config_error.h"
+#include "sweep/config/search_space.h"
+#include "trainer/train_config.h"
+
+namespace sweep::config {
+
+struct ConfigTree;
+
+struct MetricSpec {
+  std::string name = "val_accuracy";  // val_accuracy | val_loss | train_loss | train_accuracy, or
+                                      // any name an external trainer reports
+  std::string goal = "maximize";      // maximize | minimize (default: from the name)
+  std::optional<double> target;       // stop the sweep once a trial reaches it
+  bool maximize() const { return goal == "maximize"; }
+};
+
+// sweep.early_terminate, checked here and handed to the scheduler's make_stopping_policy as
+// `policy` (the keys it takes, with W&B's and Ray's spellings mapped onto them).
+struct EarlyTerminateSpec {
+  std::string type;  // median | asha | hyperband
+  //   median:    min_epochs (alias grace_period), min_trials
+  //   asha:      min_epochs (aliases min_iter, grace_period), eta, max_epochs (alias max_iter)
+  //   hyperband: min_iter (alias min_epochs), eta — or max_iter (alias max_epochs), s, eta
+  nlohmann::json policy = nlohmann::json::object();  // {type, ...keys given}
+};
+
+struct SweepSpec {
+  std::string method = "grid";  // grid | random
+  MetricSpec metric;
+  SearchSpace space;
+  std::int64_t max_trials = 0;  // random: number of samples; grid: optional cap (0 = none)
+  std::uint64_t seed = 0;       // random search seed
+  int repeats = 1;              // trials per point, training.seed + repeat
+  std::optional<EarlyTerminateSpec> early_terminate;
+};
+
+struct ResourcesSpec {
+  std::string execution = "auto";  // auto | cpu | gpu | multi-gpu
+  bool all_gpus = true;            // gpus: all
+  std::vector<int> gpus;           // gpus: [0, 2]
+  int cpu_slots = 1;               // trials at once on the CPU
+  int trials_per_gpu = 1;
+  int cpu_threads = 0;       // oneTBB threads per CPU trial; 0 = share all
+  double trial_timeout = 0;  // seconds; 0 = none
+};
+
+struct ExternalTrainerSpec {
+  std::string command;          // with {dotted.key}, {param}, {trial}, {seed}, {trial_dir}
+  double metric_timeout = 600;  // seconds without a metric line before the trial fails
+};
+
+struct SweepConfig {
+  std::string name;                    // runs/NAME/ (default: the file's stem)
+  std::string path;                    // the config file as given
+  std::string source_text;             // the file's text, stored with the sweep
+  std::vector<std::string> overrides;  // --set key=value, in order
+  trainer::TrainConfig base;           // the config before any swept value
+  SweepSpec sweep;
+  ResourcesSpec resources;
+  std::optional<ExternalTrainerSpec> trainer;  // absent: the built-in trainer
+  std::string output_dir = "runs";
+
+  std::uint64_t trial_count() const;
+  std::string shape() const;  // "grid 4 × 3", "random, 12 samples", "+ 2 repeats each"
+
+  std::shared_ptr<const ConfigTree> tree;  // the YAML tree after --set (for expand)
+};
+
+// Throws ConfigError with every problem found (including those of each expanded trial), or
+// sweep::Error when the file cannot be read.
+SweepConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The text of a config file, read with the checks every entry point shares: a directory, a
+// missing or unreadable file, or more than kMaxConfigBytes (/dev/zero) throw ConfigError.
+std::string read_config_file(const std::string& path);
+
+// The same from text (tests, stored configs); `path` is used in messages only.
+SweepConfig load_config_text(const std::string& text, const std::string& path,
+                             const std::vector<std::string>& overrides = {});
+
+// The config as it runs, for storing with the sweep (resume reloads it): the file's text when no
+// --set was given, else the YAML tree with the overrides applied (the file's comments are lost
+// then) under a comment that lists them.
+std::string effective_yaml(const SweepConfig& config);
+
+// The metric names the built-in trainer reports.
+const std::vector<std::string>& builtin_metric_names();
+
+}  // namespace sweep::config

@@ -1,0 +1,22 @@
+/*
+ * layers_reader.h — `model.layers` (a list of one-key maps, Caffe-like) → trainer::LayerSpec.
+ *
+ * Three spellings per item: a bare name (`- relu`), a name with a scalar shorthand for its main
+ * argument (`- maxpool: 2`, `- dense: 500`, `- dropout: 0.5`), or a name with a map of arguments
+ * (`- conv: {filters: 20, kernel: 5}`). Booleans (bias) are stored as 0/1 in LayerSpec::num and
+ * `padding: same` in LayerSpec::str, as trainer/train_config.h describes.
+ */
+#pragma once
+
+#include <vector>
+
+#include "sweep/config/map_reader.h"
+#include "trainer/train_config.h"
+
+namespace sweep::config {
+
+// Reads the list at `model.layers` (the node `list`) into `out`.
+void read_layers(const ConfigTree& tree, Diagnostics& diagnostics, const YAML::Node& list,
+                 const std::string& path, std::vector<trainer::LayerSpec>& out);
+
+}  // namespace sweep::config

@@ -1,0 +1,384 @@
+/*
+ * sweep_spec_reader.cpp — sweep / resources / trainer sections.
+ *
+ * A parameter block is read in two steps: which distribution (explicit, or inferred the W&B way
+ * from which keys are present), then that distribution's own keys, so a `q` given to `uniform`
+ * is reported as a key uniform does not take rather than silently ignored.
+ */
+#include "sweep/config/sweep_spec_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "scheduler/command_trial.h"
+#include "sweep/config/suggest.h"
+
+namespace sweep::config {
+
+namespace {
+
+bool is_integer_text(const YAML::Node& node) {
+  if (!node.IsScalar()) return false;
+  std::int64_t value = 0;
+  const std::string& text = node.Scalar();
+  return !read_integer(node, value) && text.find_first_of(".eE") == std::string::npos;
+}
+
+// A value as the file wrote it: a scalar's own text, a list or map as flow YAML.
+std::string source_text(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
+
+bool needs_min_max(Distribution d) {
+  switch (d) {
+    case Distribution::uniform:
+    case Distribution::int_uniform:
+    case Distribution::q_uniform:
+    case Distribution::log_uniform:
+    case Distribution::log_uniform_values:
+    case Distribution::q_log_uniform:
+    case Distribution::q_log_uniform_values:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_quantized(Distribution d) {
+  return d == Distribution::q_uniform || d == Distribution::q_log_uniform ||
+         d == Distribution::q_log_uniform_values || d == Distribution::q_normal ||
+         d == Distribution::q_log_normal;
+}
+
+void read_param(MapReader r, const std::string& name, const YAML::Node& key_node, ParamSpec& p) {
+  p.name = name;
+  p.where = r.tree().at_mark(key_node.Mark());
+  if (!r.present()) {
+    r.diagnostics().error(p.where, r.path(),
+                          "expected a map such as {values: [...]} or {min: 0, max: 1}");
+    return;
+  }
+  // Which distribution.
+  std::string explicit_name;
+  const bool has_explicit =
+      r.choice("distribution", explicit_name, distribution_names(), "distribution");
+  const YAML::Node values = r.node("values");
+  const YAML::Node value = r.node("value");
+  const YAML::Node min = r.node("min");
+  const YAML::Node max = r.node("max");
+  if (has_explicit) {
+    p.distribution = *parse_distribution(explicit_name);
+  } else if (r.has("distribution")) {
+    return r.finish();  // the unknown name was reported; its keys would only add noise
+  } else if (values.IsDefined()) {
+    p.distribution = Distribution::categorical;
+  } else if (value.IsDefined()) {
+    p.distribution = Distribution::constant;
+  } else if (min.IsDefined() && max.IsDefined()) {
+    p.distribution = is_integer_text(min) && is_integer_text(max) ? Distribution::int_uniform
+                                                                  : Distribution::uniform;
+  } else {
+    r.diagnostics().error(p.where, r.path(),
+                          "cannot tell the distribution: give values: [...], value: x, "
+                          "min and max, or distribution: NAME");
+    r.finish();
+    return;
+  }
+
+  const std::string dist = to_string(p.distribution);
+  // The keys this distribution takes; the others are reported by name.
+  auto reject = [&](const char* key) {
+    if (r.has(key)) r.error(key, "distribution " + dist + " does not take '" + key + "'");
+  };
+
+  if (p.distribution == Distribution::categorical) {
+    if (!values.IsDefined()) {
+      r.error("distribution", "categorical needs values: [...]");
+    } else if (!values.IsSequence() || values.size() == 0) {
+      r.error("values", "expected a non-empty list, got " + describe_node(values));
+    } else {
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        p.values.push_back(to_json(values[i]));
+        p.value_locations.push_back(r.tree().at_mark(values[i].Mark()));
+        p.value_texts.push_back(source_text(values[i]));
+      }
+    }
+    const YAML::Node probabilities = r.node("probabilities");
+    if (probabilities.IsDefined()) {
+      double sum = 0;
+      bool ok = probabilities.IsSequence() && probabilities.size() == p.values.size();
+      for (std::size_t i = 0; ok && i < probabilities.size(); ++i) {
+        double prob = 0;
+        ok = !read_number(probabilities[i], prob) && prob >= 0;
+        p.probabilities.push_back(prob);
+        sum += prob;
+      }
+      if (!ok)
+        r.error("probabilities",
+                "expected one number >= 0 per value (" + std::to_string(p.values.size()) + ")");
+      else if (std::fabs(sum - 1.0) > 1e-6)
+        r.error("probabilities", "must sum to 1, got " + format_number(sum));
+      if (!ok || std::fabs(sum - 1.0) > 1e-6) p.probabilities.clear();
+    }
+    for (const char* key : {"value", "min", "max", "q", "mu", "sigma"}) reject(key);
+  } else if (p.distribution == Distribution::constant) {
+    if (!value.IsDefined()) {
+      r.error("distribution", "constant needs value: x");
+    } else {
+      p.values.push_back(to_json(value));
+      p.value_locations.push_back(r.tree().at_mark(value.Mark()));
+      p.value_texts.push_back(source_text(value));
+    }
+    for (const char* key : {"values", "probabilities", "min", "max", "q", "mu", "sigma"})
+      reject(key);
+  } else {
+    for (const char* key : {"values", "value", "probabilities"}) reject(key);
+    if (needs_min_max(p.distribution)) {
+      const bool has_min = r.number("min", p.min);
+      const bool has_max = r.number("max", p.max);
+      if (!min.IsDefined()) r.error("distribution", dist + " needs min");
+      if (!max.IsDefined()) r.error("distribution", dist + " needs max");
+      if (has_min && has_max) {
+        if (p.max < p.min)
+          r.error("max",
+                  "must be >= min (" + format_number(p.min) + "), got " + format_number(p.max));
+        if (p.distribution == Distribution::int_uniform &&
+            (p.min != std::floor(p.min) || p.max != std::floor(p.max)))
+          r.error("min", "int_uniform needs integer min and max");
+        const bool values_kind = p.distribution == Distribution::log_uniform_values ||
+                                 p.distribution == Distribution::q_log_uniform_values;
+        if (values_kind && p.min <= 0)
+          r.error("min", dist + " takes the values themselves: min must be > 0, got " +
+                             format_number(p.min) +
+                             " (log_uniform takes natural-log exponents instead)");
+      }
+      reject("mu");
+      reject("sigma");
+    } else {
+      r.number("mu", p.mu);
+      r.number("sigma", p.sigma, Range::positive());
+      reject("min");
+      reject("max");
+    }
+    if (is_quantized(p.distribution)) {
+      const YAML::Node q = r.node("q");
+      if (r.number("q", p.q, Range::positive())) p.integer_q = is_integer_text(q);
+    } else {
+      reject("q");
+    }
+  }
+  r.finish();
+}
+
+void read_parameters(MapReader& sweep, SearchSpace& space, bool external_trainer) {
+  const YAML::Node params = sweep.node("parameters");
+  if (!params.IsDefined() || params.IsNull()) return;
+  const std::string path = sweep.path_of("parameters");
+  if (!params.IsMap()) {
+    sweep.error("parameters", "expected a map of dotted keys, got " + describe_node(params));
+    return;
+  }
+  for (const auto& entry : params) {
+    const std::string name = entry.first.Scalar();
+    ParamSpec p;
+    read_param(MapReader(sweep.tree(), sweep.diagnostics(), entry.second, path + "." + name), name,
+               entry.first, p);
+    const std::string section = split_dotted(name).front();
+    p.sets_config_key = section == "data" || section == "model" || section == "training";
+    if (!p.sets_config_key && !external_trainer) {
+      std::vector<std::string> sections = {"data", "model", "training"};
+      std::string text = "only data.*, model.* and training.* keys can be swept";
+      const std::string near = nearest(section, sections);
+      if (!near.empty()) text += " (did you mean '" + near + name.substr(section.size()) + "'?)";
+      sweep.diagnostics().error(p.where, path + "." + name, text);
+      continue;
+    }
+    space.params.push_back(std::move(p));
+  }
+}
+
+void read_early_terminate(MapReader r, std::optional<EarlyTerminateSpec>& out) {
+  if (!r.present()) return;
+  EarlyTerminateSpec spec;
+  if (!r.choice("type", spec.type, {"median", "asha", "hyperband"}, "early_terminate type")) {
+    if (!r.has("type")) r.error("type", "early_terminate needs type: median, asha or hyperband");
+    return r.finish();
+  }
+  spec.policy["type"] = spec.type;
+  // (accepted key, the scheduler's key, lowest value) per type; other keys are reported unknown.
+  struct Key {
+    const char* name;
+    const char* policy_key;
+    int lowest;
+  };
+  std::vector<Key> keys;
+  if (spec.type == "median") {
+    keys = {{"min_epochs", "min_epochs", 1},
+            {"grace_period", "min_epochs", 1},
+            {"min_trials", "min_trials", 1}};
+  } else if (spec.type == "asha") {
+    keys = {{"min_epochs", "min_epochs", 1},   {"min_iter", "min_epochs", 1},
+            {"grace_period", "min_epochs", 1}, {"eta", "eta", 2},
+            {"max_epochs", "max_epochs", 0},   {"max_iter", "max_epochs", 0}};
+  } else {
+    keys = {{"min_iter", "min_iter", 1}, {"min_epochs", "min_iter", 1}, {"eta", "eta", 2},
+            {"max_iter", "max_iter", 1}, {"max_epochs", "max_iter", 1}, {"s", "s", 1}};
+  }
+  for (const Key& key : keys) {
+    int value = 0;
+    if (!r.integer(key.name, value, Range::at_least(key.lowest))) continue;
+    if (spec.policy.contains(key.policy_key)) {
+      r.error(key.name, std::string("gives ") + key.policy_key + " a second time");
+      continue;
+    }
+    spec.policy[key.policy_key] = value;
+  }
+  r.finish();
+  if (spec.type == "hyperband") {
+    const bool by_min = spec.policy.contains("min_iter");
+    const bool by_max = spec.policy.contains("max_iter") || spec.policy.contains("s");
+    if (by_min && by_max)
+      r.error("type",
+              "hyperband takes either min_iter (and eta) or max_iter and s (and eta), "
+              "not both");
+    else if (by_max && !(spec.policy.contains("max_iter") && spec.policy.contains("s")))
+      r.error("type", "hyperband with max_iter also needs s (and the other way round)");
+  }
+  out = spec;
+}
+
+}  // namespace
+
+void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer) {
+  std::string method = out.method;
+  if (r.has("method")) {
+    const YAML::Node node = r.node("method");
+    if (node.IsScalar() && node.Scalar() == "bayes") {
+      r.error("method", "bayes is not supported yet: use grid or random");
+    } else {
+      r.choice("method", method, {"grid", "random"}, "method");
+    }
+  }
+  out.method = method;
+
+  MapReader metric = r.section("metric");
+  std::string name = out.metric.name;
+  if (metric.text("name", name)) {
+    if (name.empty()) metric.error("name", "the metric name is empty");
+    const auto& builtin = builtin_metric_names();
+    if (!external_trainer && std::find(builtin.begin(), builtin.end(), name) == builtin.end()) {
+      const std::string near = nearest(name, builtin);
+      metric.error("name", "unknown metric '" + name + "': " +
+                               (near.empty() ? "the built-in trainer reports " + join(builtin)
+                                             : "did you mean '" + near + "'?") +
+                               " (an external trainer command may report any name)");
+    }
+  }
+  out.metric.name = name;
+  std::string goal;
+  if (metric.choice("goal", goal, {"maximize", "minimize"}, "goal")) {
+    out.metric.goal = goal;
+  } else if (!metric.has("goal")) {
+    const bool looks_like_loss =
+        name.find("loss") != std::string::npos || name.find("error") != std::string::npos;
+    out.metric.goal = looks_like_loss ? "minimize" : "maximize";
+  }
+  double target = 0;
+  if (metric.number("target", target)) out.metric.target = target;
+  metric.finish();
+
+  read_parameters(r, out.space, external_trainer);
+  r.integer64("max_trials", out.max_trials, Range::at_least(1));
+  r.unsigned64("seed", out.seed);
+  r.integer("repeats", out.repeats, Range::at_least(1));
+  read_early_terminate(r.section("early_terminate"), out.early_terminate);
+  r.finish();
+
+  if (out.method == "random" && out.max_trials == 0 && !r.has("max_trials"))
+    r.error("method", "random search needs max_trials: N");
+  if (out.method == "grid") {
+    for (const ParamSpec& p : out.space.params)
+      if (!p.is_discrete())
+        r.diagnostics().error(p.where, r.path_of("parameters") + "." + p.name,
+                              std::string("grid needs values: distribution ") +
+                                  to_string(p.distribution) +
+                                  " has no finite set of values (give values: [...], or use "
+                                  "method: random)");
+  }
+}
+
+void read_resources(MapReader r, ResourcesSpec& out) {
+  r.choice("execution", out.execution, {"auto", "cpu", "gpu", "multi-gpu"}, "execution");
+  const YAML::Node gpus = r.node("gpus");
+  if (gpus.IsDefined()) {
+    if (gpus.IsScalar() && gpus.Scalar() == "all") {
+      out.all_gpus = true;
+    } else if (gpus.IsSequence()) {
+      std::vector<int> list;
+      if (r.integer_list("gpus", list, Range::closed(0, 1023))) {
+        std::vector<int> sorted = list;
+        std::sort(sorted.begin(), sorted.end());
+        if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+          r.error("gpus", "lists a GPU twice");
+        else if (list.empty())
+          r.error("gpus", "the list is empty (use gpus: all, or execution: cpu)");
+        out.all_gpus = false;
+        out.gpus = list;
+      }
+    } else {
+      r.error("gpus",
+              "expected 'all' or a list of GPU indices such as [0, 2], got " + describe_node(gpus));
+    }
+  }
+  r.integer("cpu_slots", out.cpu_slots, Range::at_least(1));
+  r.integer("trials_per_gpu", out.trials_per_gpu, Range::at_least(1));
+  r.integer("cpu_threads", out.cpu_threads, Range::at_least(0));
+  r.number("trial_timeout", out.trial_timeout, Range::at_least(0));
+  r.finish();
+}
+
+void read_external_trainer(MapReader r, std::optional<ExternalTrainerSpec>& out) {
+  if (!r.present()) return;
+  ExternalTrainerSpec spec;
+  if (!r.text("command", spec.command) && !r.has("command"))
+    r.error("command", "trainer needs command: \"program --flag {training.learning_rate}\"");
+  else if (spec.command.find_first_not_of(" \t") == std::string::npos && r.has("command"))
+    r.error("command", "the command is empty");
+  else if (r.has("command")) {
+    // Split now as each trial will (no shell: quotes and escapes as a shell reads them), so an
+    // unbalanced quote is a config error, not a failure of every trial.
+    try {
+      scheduler::split_command_template(spec.command);
+    } catch (const Error& e) {
+      r.error("command", e.what());
+    }
+  }
+  r.number("metric_timeout", spec.metric_timeout, Range::at_least(0));
+  r.finish();
+  out = spec;
+}
+
+void check_sweep_against_training(MapReader& top, const SweepSpec& sweep,
+                                  const trainer::TrainConfig& base, bool external_trainer) {
+  MapReader sweep_reader = top.section("sweep");
+  MapReader metric = sweep_reader.section("metric");
+  if (!external_trainer && base.data.validation == "none" &&
+      sweep.metric.name.rfind("val_", 0) == 0)
+    metric.error("name", "metric " + sweep.metric.name +
+                             " needs a validation set, but data.validation is none");
+  if (sweep.early_terminate && !external_trainer) {
+    const nlohmann::json& policy = sweep.early_terminate->policy;
+    const int first = policy.value("min_epochs", policy.value("min_iter", 1));
+    MapReader early = sweep_reader.section("early_terminate");
+    if (first > base.training.epochs)
+      early.error("type", "the first rung (epoch " + std::to_string(first) +
+                              ") is after the last epoch (training.epochs " +
+                              std::to_string(base.training.epochs) + "): nothing would be stopped");
+  }
+}
+
+}  // namespace sweep::config

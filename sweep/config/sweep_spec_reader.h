@@ -1,0 +1,23 @@
+/*
+ * sweep_spec_reader.h — the sweep, resources, trainer and output sections of a config.
+ *
+ * Internal to sweep/: load_config() calls these after --set overrides are applied. Parameter keys
+ * are checked later, when expand writes each trial's values into the tree and re-reads it, so an
+ * unknown dotted key gets the same "did you mean" as an unknown key in the file.
+ */
+#pragma once
+
+#include "sweep/config/config.h"
+#include "sweep/config/map_reader.h"
+
+namespace sweep::config {
+
+void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer);
+void read_resources(MapReader r, ResourcesSpec& out);
+void read_external_trainer(MapReader r, std::optional<ExternalTrainerSpec>& out);
+
+// Metric, method and early-termination rules that need the training section too.
+void check_sweep_against_training(MapReader& top, const SweepSpec& sweep,
+                                  const trainer::TrainConfig& base, bool external_trainer);
+
+}  // namespace sweep::config

@@ -1,0 +1,200 @@
+/*
+ * train_config_reader.cpp — data / model / training sections, field by field.
+ *
+ * The order of reads mirrors trainer/train_config.h so the two are easy to compare. Cross-field
+ * rules (early stopping on a validation metric needs a validation set; multistep needs milestones;
+ * a preset and a layer list exclude each other) run after the fields, on the values read.
+ */
+#include "sweep/config/train_config_reader.h"
+
+#include <filesystem>
+
+#include "sweep/config/layers_reader.h"
+#include "sweep/config/suggest.h"
+
+namespace sweep::config {
+
+namespace {
+
+bool exists_raw_or_gz(const std::string& base) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(base, ec) ||
+         std::filesystem::is_regular_file(base + ".gz", ec);
+}
+
+void read_augment(MapReader r, trainer::AugmentSpec& a) {
+  r.boolean("flip", a.flip);
+  r.integer("translate", a.translate, Range::closed(0, 64));
+  r.integer("crop_padding", a.crop_padding, Range::closed(0, 64));
+  r.finish();
+}
+
+void read_synthetic(MapReader r, trainer::SyntheticSpec& s) {
+  r.integer("train_size", s.train_size, Range::at_least(1));
+  r.integer("test_size", s.test_size, Range::at_least(1));
+  r.integer("classes", s.classes, Range::at_least(2));
+  r.integer("channels", s.channels, Range::closed(1, 4));
+  r.integer("height", s.height, Range::at_least(1));
+  r.integer("width", s.width, Range::at_least(1));
+  r.unsigned64("seed", s.seed);
+  r.finish();
+}
+
+void read_data(MapReader r, trainer::DataSpec& d, const TrainReadOptions& options) {
+  r.choice("dataset", d.dataset, {"fashion-mnist", "mnist", "cifar10", "cifar-10", "synthetic"},
+           "data set");
+  d.path = default_data_path(d.dataset);
+  r.text("path", d.path);
+  r.choice("validation", d.validation, {"test", "holdout", "none"}, "validation source");
+  r.number("holdout_fraction", d.holdout_fraction, Range::open(0, 1));
+  r.integer64("train_limit", d.train_limit, Range::at_least(0));
+  r.integer64("test_limit", d.test_limit, Range::at_least(0));
+  r.choice("shuffle", d.shuffle, {"every-epoch", "once", "never"}, "shuffle mode");
+  r.boolean("normalize", d.normalize);
+  read_augment(r.section("augment"), d.augment);
+  read_synthetic(r.section("synthetic"), d.synthetic);
+  r.finish();
+
+  if (options.check_data_files) {
+    const std::string missing = missing_data_files(d);
+    if (!missing.empty()) r.error(r.has("path") ? "path" : "dataset", missing);
+  }
+}
+
+void read_model(MapReader r, trainer::ModelSpec& m, const ConfigTree& tree) {
+  const bool preset_given = r.choice("preset", m.preset, {"lenet", "convnet", "mlp", ""}, "preset");
+  r.integer("net_width", m.net_width, Range::at_least(1));
+  r.integer("block_depth", m.block_depth, Range::at_least(1));
+  r.integer_list("hidden", m.hidden, Range::at_least(1));
+  r.number("dropout", m.dropout, Range::half_open(0, 1));
+  const YAML::Node layers = r.node("layers");
+  if (layers.IsDefined() && !layers.IsNull()) {
+    if (preset_given && !m.preset.empty()) {
+      r.error("preset", "give either model.preset or model.layers, not both");
+    } else {
+      m.preset.clear();
+      read_layers(tree, r.diagnostics(), layers, r.path_of("layers"), m.layers);
+    }
+  } else if (m.preset.empty()) {
+    r.error("preset", "model.preset is empty and there is no model.layers list");
+  }
+  r.finish();
+}
+
+void read_schedule(MapReader r, trainer::ScheduleSpec& s) {
+  r.choice("type", s.type, {"fixed", "piecewise", "multistep", "inv", "exp", "poly", "cosine"},
+           "schedule");
+  r.number("drop_factor", s.drop_factor, Range::positive());
+  r.integer("drop_period", s.drop_period, Range::at_least(1));
+  if (r.integer_list("milestones", s.milestones, Range::at_least(1))) {
+    for (std::size_t i = 1; i < s.milestones.size(); ++i)
+      if (s.milestones[i] <= s.milestones[i - 1]) {
+        r.error("milestones", "must be increasing epochs, got " +
+                                  std::to_string(s.milestones[i - 1]) + " then " +
+                                  std::to_string(s.milestones[i]));
+        break;
+      }
+  }
+  r.number("gamma", s.gamma, Range::positive());
+  r.number("power", s.power, Range::at_least(0));
+  r.number("min_lr", s.min_lr, Range::at_least(0));
+  r.number("warmup_epochs", s.warmup_epochs, Range::at_least(0));
+  r.number("warmup_start_factor", s.warmup_start_factor, Range::closed(0, 1));
+  r.finish();
+  if (s.type == "multistep" && s.milestones.empty())
+    r.error("type", "schedule multistep needs milestones: [epoch, ...]");
+}
+
+void read_early_stopping(MapReader r, trainer::EarlyStoppingSpec& e) {
+  r.integer("patience", e.patience, Range::at_least(0));
+  r.choice("monitor", e.monitor, {"val_loss", "val_accuracy", "train_loss"}, "metric to monitor");
+  r.number("min_delta", e.min_delta, Range::at_least(0));
+  r.finish();
+}
+
+void read_training(MapReader r, trainer::TrainingSpec& t) {
+  r.choice("optimizer", t.optimizer, {"sgdm", "adam", "rmsprop"}, "optimizer");
+  r.number("learning_rate", t.learning_rate, Range::positive());
+  r.number("momentum", t.momentum, Range::half_open(0, 1));
+  r.boolean("nesterov", t.nesterov);
+  r.number("beta1", t.beta1, Range::half_open(0, 1));
+  r.number("beta2", t.beta2, Range::half_open(0, 1));
+  r.number("epsilon", t.epsilon, Range::positive());
+  r.number("rms_decay", t.rms_decay, Range::half_open(0, 1));
+  r.number("weight_decay", t.weight_decay, Range::at_least(0));
+  r.number("gradient_clip", t.gradient_clip, Range::at_least(0));
+  r.integer("batch_size", t.batch_size, Range::at_least(1));
+  r.integer("epochs", t.epochs, Range::at_least(1));
+  read_schedule(r.section("schedule"), t.schedule);
+  r.integer("validation_frequency", t.validation_frequency, Range::at_least(0));
+  r.integer("log_every", t.log_every, Range::at_least(1));
+  read_early_stopping(r.section("early_stopping"), t.early_stopping);
+  r.choice("output_network", t.output_network, {"best", "last"}, "output network");
+  r.unsigned64("seed", t.seed);
+  r.choice("precision", t.precision, {"fp32", "tf32", "bf16"}, "precision");
+  MapReader checkpoint = r.section("checkpoint");
+  checkpoint.integer("every_epochs", t.checkpoint.every_epochs, Range::at_least(0));
+  checkpoint.finish();
+  r.finish();
+}
+
+}  // namespace
+
+std::string default_data_path(const std::string& dataset) {
+  if (dataset == "mnist") return "/usr/share/datasets/mnist";
+  if (dataset == "cifar10" || dataset == "cifar-10") return "/usr/share/datasets/cifar-10";
+  if (dataset == "synthetic") return "";
+  return "/usr/share/datasets/fashion-mnist";
+}
+
+std::string missing_data_files(const trainer::DataSpec& spec) {
+  const bool need_test = spec.validation == "test";
+  std::error_code ec;
+  if (spec.dataset == "synthetic") return "";
+  if (!std::filesystem::is_directory(spec.path, ec)) {
+    std::string text = "data directory '" + spec.path + "' does not exist";
+    if (spec.dataset == "cifar10" || spec.dataset == "cifar-10")
+      text +=
+          " (no Debian package ships CIFAR-10: put the binary version's data_batch_1..5.bin "
+          "and test_batch.bin there, or set data.path; data.dataset: synthetic runs without it)";
+    return text;
+  }
+  std::vector<std::string> missing;
+  if (spec.dataset == "fashion-mnist" || spec.dataset == "mnist") {
+    std::vector<std::string> splits = {"train"};
+    if (need_test) splits.push_back("t10k");
+    for (const std::string& split : splits)
+      for (const char* kind : {"-images-idx3-ubyte", "-labels-idx1-ubyte"})
+        if (!exists_raw_or_gz(spec.path + "/" + split + kind))
+          missing.push_back(split + kind + "[.gz]");
+  } else {
+    std::string base = spec.path;
+    if (!std::filesystem::exists(base + "/test_batch.bin", ec) &&
+        std::filesystem::exists(base + "/cifar-10-batches-bin/test_batch.bin", ec))
+      base += "/cifar-10-batches-bin";
+    std::vector<std::string> files;
+    for (int i = 1; i <= 5; ++i) files.push_back("data_batch_" + std::to_string(i) + ".bin");
+    if (need_test) files.push_back("test_batch.bin");
+    for (const std::string& f : files)
+      if (!std::filesystem::is_regular_file(base + "/" + f, ec)) missing.push_back(f);
+  }
+  if (missing.empty()) return "";
+  return "missing " + spec.dataset + " files in '" + spec.path + "': " + join(missing);
+}
+
+void read_train_config(MapReader& top, trainer::TrainConfig& out, const TrainReadOptions& options) {
+  read_data(top.section("data"), out.data, options);
+  read_model(top.section("model"), out.model, top.tree());
+  read_training(top.section("training"), out.training);
+
+  const auto& stopping = out.training.early_stopping;
+  if (stopping.patience > 0 && stopping.monitor != "train_loss" && out.data.validation == "none") {
+    MapReader training = top.section("training");
+    MapReader early = training.section("early_stopping");
+    early.error(early.has("monitor") ? "monitor" : "patience",
+                "early stopping on " + stopping.monitor +
+                    " needs a validation set, but data.validation is none");
+  }
+}
+
+}  // namespace sweep::config

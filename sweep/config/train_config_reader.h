@@ -1,0 +1,32 @@
+/*
+ * train_config_reader.h — the data, model and training sections of a config → trainer structs.
+ *
+ * Keys are the field names of trainer/train_config.h, nested as there. Checks happen here, before
+ * anything runs: types, ranges, known names, and that the data set's files exist (the trainer
+ * would find out only when a trial starts, possibly hours into a sweep).
+ */
+#pragma once
+
+#include "sweep/config/config_error.h"
+#include "sweep/config/map_reader.h"
+#include "sweep/config/yaml_tree.h"
+#include "trainer/train_config.h"
+
+namespace sweep::config {
+
+struct TrainReadOptions {
+  bool check_data_files = true;  // off for external trainers, which read their own data
+};
+
+// Reads root.data / root.model / root.training into `out`. The caller reports unknown top-level
+// keys; everything below these three sections is checked here.
+void read_train_config(MapReader& top, trainer::TrainConfig& out, const TrainReadOptions& options);
+
+// The files data set `spec` needs, missing ones named in the returned message ("" when all are
+// there). Shared with `sweep validate`'s tests.
+std::string missing_data_files(const trainer::DataSpec& spec);
+
+// The directory a data set lives in when data.path is not given.
+std::string default_data_path(const std::string& dataset);
+
+}  // namespace sweep::config

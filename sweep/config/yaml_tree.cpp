@@ -1,0 +1,276 @@
+/*
+ * yaml_tree.cpp — YAML parsing, dotted-path edits and YAML ↔ JSON for configs.
+ *
+ * yaml-cpp nodes are references: `a = b` on an existing node rewrites what it points at, so every
+ * walk down the tree rebinds with reset(), never with assignment. Values set into a trial's tree
+ * are cloned first (Clone keeps marks), so no two trees ever share a node.
+ */
+#include "sweep/config/yaml_tree.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+
+#include "sweep/config/yaml_guard.h"
+
+namespace sweep::config {
+
+namespace {
+
+bool is_index(const std::string& part) {
+  if (part.empty() || part.size() > 9) return false;
+  for (char c : part)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+std::string join_path(const std::vector<std::string>& parts, std::size_t count) {
+  std::string path;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i) path += '.';
+    path += parts[i];
+  }
+  return path;
+}
+
+bool parse_whole_int(const std::string& text, std::int64_t& out) {
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  auto [ptr, ec] = std::from_chars(begin, end, out);
+  return ec == std::errc() && ptr == end && begin != end;
+}
+
+bool parse_whole_double(const std::string& text, double& out) {
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  auto [ptr, ec] = std::from_chars(begin, end, out, std::chars_format::general);
+  return ec == std::errc() && ptr == end && begin != end;
+}
+
+}  // namespace
+
+Location ConfigTree::at_mark(const YAML::Mark& mark) const {
+  Location loc;
+  loc.file = file;
+  if (mark.line >= 0) {
+    loc.line = mark.line + 1;
+    loc.column = mark.column + 1;
+  }
+  return loc;
+}
+
+Location ConfigTree::where(const std::string& path, const YAML::Node& node) const {
+  std::string prefix = path;
+  while (!prefix.empty()) {
+    if (auto it = origins.find(prefix); it != origins.end()) return it->second;
+    const auto dot = prefix.rfind('.');
+    if (dot == std::string::npos) break;
+    prefix.resize(dot);
+  }
+  if (node.IsDefined()) return at_mark(node.Mark());
+  Location loc;
+  loc.file = file;
+  return loc;
+}
+
+ConfigTree ConfigTree::clone() const {
+  ConfigTree copy;
+  copy.file = file;
+  copy.text = text;
+  copy.sets = sets;
+  copy.origins = origins;
+  copy.root = YAML::Load(text);  // parsed once already: cannot fail now
+  if (!copy.root.IsDefined() || copy.root.IsNull()) copy.root = YAML::Node(YAML::NodeType::Map);
+  for (const auto& [path, value] : sets) set_path(copy.root, path, value);
+  return copy;
+}
+
+ConfigTree ConfigTree::quick_clone() const {
+  ConfigTree copy;
+  copy.file = file;
+  copy.text = text;
+  copy.sets = sets;
+  copy.origins = origins;
+  copy.root = YAML::Clone(root);
+  return copy;
+}
+
+YAML::Node parse_yaml(const std::string& file, const std::string& text, Diagnostics& diagnostics) {
+  if (!check_yaml_text(file, text, diagnostics)) return YAML::Node();
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    Location loc;
+    loc.file = file;
+    if (e.mark.line >= 0) {
+      loc.line = e.mark.line + 1;
+      loc.column = e.mark.column + 1;
+    }
+    diagnostics.error(loc, "", "YAML syntax error: " + e.msg);
+    return YAML::Node();
+  }
+}
+
+const std::map<std::pair<std::string, std::string>, std::string>& key_aliases() {
+  // Caffe solver and MATLAB trainingOptions names, lower-cased as YAML keys.
+  static const std::map<std::pair<std::string, std::string>, std::string> aliases = {
+      {{"training", "base_lr"}, "learning_rate"},
+      {{"training", "initial_learn_rate"}, "learning_rate"},
+      {{"training", "max_epochs"}, "epochs"},
+      {{"training", "mini_batch_size"}, "batch_size"},
+      {{"training", "l2_regularization"}, "weight_decay"},
+      {{"training", "gradient_threshold"}, "gradient_clip"},
+      {{"training", "random_seed"}, "seed"},
+  };
+  return aliases;
+}
+
+std::vector<std::string> split_dotted(const std::string& dotted) {
+  std::vector<std::string> parts;
+  std::string part;
+  for (char c : dotted) {
+    if (c == '.') {
+      parts.push_back(part);
+      part.clear();
+    } else {
+      part += c;
+    }
+  }
+  parts.push_back(part);
+  return parts;
+}
+
+std::string set_path(YAML::Node root, const std::string& dotted, const YAML::Node& value) {
+  std::vector<std::string> parts = split_dotted(dotted);
+  for (const std::string& part : parts)
+    if (part.empty()) return "'" + dotted + "' is not a dotted key (empty part)";
+  if (!root.IsMap() && !root.IsNull()) return "the config is not a map";
+  YAML::Node current;
+  current.reset(root);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string parent_path = join_path(parts, i);
+    if (auto it = key_aliases().find({parent_path, parts[i]}); it != key_aliases().end())
+      parts[i] = it->second;
+    const std::string& part = parts[i];
+    const bool last = i + 1 == parts.size();
+
+    if (current.IsSequence()) {
+      if (!is_index(part) || std::stoul(part) >= current.size())
+        return "'" + parent_path + "' is a list of " + std::to_string(current.size()) +
+               " items: '" + part + "' is not an index into it";
+      const std::size_t index = std::stoul(part);
+      if (last) {
+        current[index] = YAML::Clone(value);
+        return "";
+      }
+      YAML::Node next = current[index];
+      current.reset(next);
+      continue;
+    }
+    if (!current.IsMap() && !current.IsNull())
+      return "'" + parent_path + "' holds a value, not a section: '" + join_path(parts, i + 1) +
+             "' cannot be set";
+    const YAML::Node& lookup = current;  // const: lookups must not add keys
+    for (const auto& [alias_key, canonical] : key_aliases())
+      if (alias_key.first == parent_path && canonical == part && lookup[alias_key.second])
+        current.remove(alias_key.second);
+    if (last) {
+      current[part] = YAML::Clone(value);
+      return "";
+    }
+    // A missing key's lookup yields an invalid node that cannot be rebound: test, then create.
+    if (!lookup[part] || lookup[part].IsNull()) current[part] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node child = current[part];
+    current.reset(child);
+  }
+  return "";
+}
+
+std::string canonical_path(const std::string& dotted) {
+  std::vector<std::string> parts = split_dotted(dotted);
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    if (auto it = key_aliases().find({join_path(parts, i), parts[i]}); it != key_aliases().end())
+      parts[i] = it->second;
+  return join_path(parts, parts.size());
+}
+
+YAML::Node find_path(const YAML::Node& root, const std::string& dotted) {
+  YAML::Node current;
+  current.reset(root);
+  for (const std::string& part : split_dotted(dotted)) {
+    const YAML::Node& lookup = current;
+    if (current.IsSequence() && is_index(part) && std::stoul(part) < current.size()) {
+      YAML::Node next = lookup[std::stoul(part)];
+      current.reset(next);
+    } else if (current.IsMap() && lookup[part]) {
+      YAML::Node next = lookup[part];
+      current.reset(next);
+    } else {
+      return YAML::Node(YAML::NodeType::Undefined);
+    }
+  }
+  return current;
+}
+
+nlohmann::ordered_json to_json(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return nullptr;
+    case YAML::NodeType::Sequence: {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto& item : node) list.push_back(to_json(item));
+      return list;
+    }
+    case YAML::NodeType::Map: {
+      nlohmann::ordered_json map = nlohmann::ordered_json::object();
+      for (const auto& entry : node) map[entry.first.Scalar()] = to_json(entry.second);
+      return map;
+    }
+    case YAML::NodeType::Scalar:
+      break;
+  }
+  const std::string& text = node.Scalar();
+  if (node.Tag() == "!") return text;  // quoted: text even when it looks like a number
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  std::int64_t whole = 0;
+  if (parse_whole_int(text, whole)) return whole;
+  double real = 0;
+  if (parse_whole_double(text, real)) return real;
+  return text;
+}
+
+YAML::Node from_json(const nlohmann::ordered_json& value) {
+  if (value.is_null()) return YAML::Node(YAML::NodeType::Null);
+  if (value.is_boolean()) return YAML::Node(value.get<bool>() ? "true" : "false");
+  if (value.is_number_integer()) return YAML::Node(std::to_string(value.get<std::int64_t>()));
+  if (value.is_number_unsigned()) return YAML::Node(std::to_string(value.get<std::uint64_t>()));
+  if (value.is_number_float()) return YAML::Node(format_number(value.get<double>()));
+  if (value.is_string()) return YAML::Node(value.get<std::string>());
+  YAML::Node node(value.is_array() ? YAML::NodeType::Sequence : YAML::NodeType::Map);
+  if (value.is_array()) {
+    for (const auto& item : value) node.push_back(from_json(item));
+  } else {
+    for (const auto& [key, item] : value.items()) node[key] = from_json(item);
+  }
+  return node;
+}
+
+std::string format_number(double value) {
+  if (std::isnan(value)) return ".nan";
+  if (std::isinf(value)) return value > 0 ? ".inf" : "-.inf";
+  char buffer[64];
+  auto [ptr, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, ptr);
+}
+
+std::string emit_yaml(const YAML::Node& node) {
+  YAML::Emitter out;
+  out << node;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace sweep::config

@@ -1,0 +1,27 @@
+/*
+ * devices.h — resources.execution / gpus / cpu_slots → the scheduler's devices and slot counts.
+ *
+ * `auto` takes every visible GPU (one trial each, or trials_per_gpu) and falls back to the CPU
+ * with cpu_slots trials side by side. Asking for GPUs that are not there is an error before
+ * anything runs, naming what was found, never a silent fall back to the CPU.
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scheduler/executor.h"
+#include "sweep/config/config.h"
+
+namespace sweep::run {
+
+struct DevicePlan {
+  scheduler::ExecutorOptions executor;
+  std::string description;  // "cpu x2 slots (1 thread each)", "cuda:0,cuda:1"
+};
+
+// `gpu_count`: visible GPUs and `cuda_built` (trainer::cuda_device_count() and
+// trainer::cuda_backend_built() in production). Throws sweep::Error.
+DevicePlan plan_devices(const config::ResourcesSpec& resources, int gpu_count, bool cuda_built);
+
+}  // namespace sweep::run

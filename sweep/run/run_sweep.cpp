@@ -1,0 +1,419 @@
+/*
+ * run_sweep.cpp — glue: config → store rows → executor → progress → summary and report.
+ *
+ * The run loop stays on the caller's thread: it polls for finished trials a few times a second,
+ * which is also when it redraws the live table, notices Ctrl-C (the signal handler only counts)
+ * and a reached metric.target. Every trial thread only reports; nothing waits on the console.
+ */
+#include "sweep/run/run_sweep.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "reports/report.h"
+#include "scheduler/command_trial.h"
+#include "scheduler/executor.h"
+#include "scheduler/futures.h"
+#include "scheduler/stopping/stopping_policy.h"
+#include "store/store.h"
+#include "sweep/config/expand.h"
+#include "sweep/run/console_progress.h"
+#include "sweep/run/devices.h"
+#include "sweep/run/sigint.h"
+#include "sweep/run/store_sink.h"
+#include "sweep/run/sweep_lock.h"
+#include "sweep/run/trainer_trial.h"
+#include "trainer/backend.h"
+
+namespace sweep::run {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string trial_dir_name(std::int64_t number) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%03lld", static_cast<long long>(number));
+  return text;
+}
+
+// "learning_rate=0.01 batch_size=64": the last part of each dotted name, when that is unambiguous.
+std::string short_params(const nlohmann::ordered_json& params) {
+  std::set<std::string> seen;
+  bool unique = true;
+  for (const auto& [name, value] : params.items()) {
+    const std::string last = name.substr(name.rfind('.') + 1);
+    unique = unique && seen.insert(last).second;
+  }
+  std::string text;
+  for (const auto& [name, value] : params.items()) {
+    if (!text.empty()) text += ' ';
+    text += (unique ? name.substr(name.rfind('.') + 1) : name) + "=" + config::format_value(value);
+  }
+  return text.empty() ? "(base config)" : text;
+}
+
+// One sweep being run by this process: what it is, where it lives, how it was asked to run.
+struct Execution {
+  Store& store;
+  const SweepRow& sweep;
+  std::shared_ptr<const config::SweepConfig> config;
+  const fs::path run_dir;     // OUT/NAME: trials/, report.html, .lock
+  const std::string out_dir;  // OUT, for the "continue with" hint
+  const RunOptions& options;
+};
+
+// The trials handed to the executor: spec (what it is), function (what to run), paths.
+struct PlannedTrials {
+  std::vector<scheduler::TrialSpec> specs;
+  std::vector<scheduler::TrialFn> fns;
+  std::map<std::int64_t, TrialPaths> paths;
+};
+
+void print_summary(std::ostream& out, const RunResult& result, const config::SweepConfig& config,
+                   const std::string& out_dir) {
+  out << "\nsweep " << result.name << ": ";
+  bool first = true;
+  for (const auto& [state, count] : result.states) {
+    out << (first ? "" : ", ") << count << " " << to_string(state);
+    first = false;
+  }
+  out << "\n";
+  if (result.interrupted)
+    out << "interrupted: continue with  sweep resume " << result.name
+        << (out_dir == "runs" ? "" : " --out " + out_dir) << "\n";
+  if (!result.target_reached_by.empty())
+    out << "target " << config.sweep.metric.name << " reached by " << result.target_reached_by
+        << ": the other trials were cancelled\n";
+  if (result.best) {
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : result.best->trial.params.items()) params[name] = value;
+    out << "best: trial " << result.best->trial.number << ", " << config.sweep.metric.name << " "
+        << config::format_value(result.best->value) << " (" << short_params(params) << ")\n";
+  } else {
+    out << "best: no trial reported " << config.sweep.metric.name << "\n";
+  }
+  out << "database: " << result.db_path.string() << "\n";
+  if (!result.report_path.empty()) out << "report:   " << result.report_path.string() << "\n";
+}
+
+// Resolves the trial's config when it starts (so a sweep of any size starts at once) and records
+// it in the trial's row. A bad combination of swept values throws ConfigError: that trial fails
+// with the message, the others run.
+std::function<config::TrialPlan()> resolver(const Execution& x, std::int64_t trial_id,
+                                            const config::TrialPoint& point) {
+  Store* store = &x.store;
+  return [store, config = x.config, trial_id, point] {
+    config::Diagnostics diagnostics;
+    config::TrialPlan plan = config::resolve_trial(*config, point, diagnostics);
+    diagnostics.throw_if_any();
+    TrialUpdate update;
+    update.config_yaml = plan.resolved_yaml;
+    store->update_trial(trial_id, update);
+    return plan;
+  };
+}
+
+PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool resume) {
+  const config::SweepConfig& config = *x.config;
+  const bool external = config.trainer.has_value();
+  PlannedTrials planned;
+  for (const TrialRow& row : rows) {
+    const config::TrialPoint point =
+        config::trial_point(config, static_cast<std::uint64_t>(row.number));
+    const fs::path trial_dir = x.run_dir / "trials" / trial_dir_name(row.number);
+    TrialPaths p;
+    p.trial_dir = trial_dir.string();
+    p.log_path = (trial_dir / "log.txt").string();
+    p.checkpoint_path = external ? "" : checkpoint_path(p.trial_dir);
+    p.write_log = !external;
+    planned.paths[row.id] = p;
+
+    scheduler::TrialSpec spec;
+    spec.id = row.id;
+    spec.number = row.number;
+    spec.name = short_params(point.params);
+    spec.timeout_s = config.resources.trial_timeout;
+    const auto resolve = resolver(x, row.id, point);
+    if (external) {
+      spec.params = config::fill_command(config, point).placeholders;
+      scheduler::CommandSpec command;
+      command.argv_template = config.trainer->command;
+      command.metric_timeout_s = config.trainer->metric_timeout;
+      command.log_path = p.log_path;
+      command.trial_dir = p.trial_dir;
+      scheduler::TrialFn run_command = scheduler::make_command_trial(command);
+      planned.fns.push_back([resolve, run_command](scheduler::TrialContext& context) {
+        resolve();  // records the resolved config; the command itself needs only placeholders
+        return run_command(context);
+      });
+    } else {
+      spec.params = nlohmann::json::parse(point.params.dump());
+      TrainerTrialInput input;
+      input.config = [resolve] { return resolve().config; };
+      input.trial_dir = p.trial_dir;
+      input.cpu_threads = config.resources.cpu_threads;
+      input.resume = resume;
+      planned.fns.push_back(make_trainer_trial(std::move(input)));
+    }
+    planned.specs.push_back(std::move(spec));
+  }
+  return planned;
+}
+
+// metric.target: the first trial to reach it ends the sweep. The callback cancels the others at
+// once, from the reporting trial's thread (the executor allows it), so no other trial starts
+// after the target was reached; `reached_by` records which trial it was.
+scheduler::TrialCallbacks watch_target(const config::MetricSpec& metric,
+                                       scheduler::Executor& executor,
+                                       const std::vector<std::int64_t>& trial_ids,
+                                       const scheduler::TrialSpec& spec,
+                                       std::atomic<std::int64_t>& reached_by) {
+  scheduler::TrialCallbacks callbacks;
+  if (!metric.target) return callbacks;
+  callbacks.on_metric = [&reached_by, &metric, &executor, &trial_ids, number = spec.number,
+                         id = spec.id](const scheduler::MetricPoint& p) {
+    if (p.name != metric.name || !std::isfinite(p.value)) return;
+    const bool reached = metric.maximize() ? p.value >= *metric.target : p.value <= *metric.target;
+    std::int64_t none = -1;
+    if (!reached || !reached_by.compare_exchange_strong(none, number)) return;
+    for (std::int64_t other : trial_ids)
+      if (other != id) executor.cancel(other);
+  };
+  return callbacks;
+}
+
+// Submits every trial, then polls a few times a second until all have ended: finished trials,
+// the live table, Ctrl-C (the signal handler only counts), a stop from another thread, a reached
+// target.
+void run_loop(const Execution& x, PlannedTrials& planned, scheduler::Executor& executor,
+              ConsoleProgress& console, RunResult& result) {
+  const auto& metric = x.config->sweep.metric;
+  std::optional<SigintGuard> sigint;
+  if (x.options.handle_sigint) sigint.emplace();
+
+  std::atomic<std::int64_t> reached_by{-1};
+  std::vector<std::int64_t> trial_ids;
+  for (const auto& spec : planned.specs) trial_ids.push_back(spec.id);
+  std::vector<scheduler::TrialFuture> futures;
+  for (std::size_t i = 0; i < planned.specs.size(); ++i) {
+    futures.push_back(
+        executor.submit(planned.specs[i], planned.fns[i],
+                        watch_target(metric, executor, trial_ids, planned.specs[i], reached_by)));
+    // Submitted after an earlier trial reached the target: cancel it too.
+    if (reached_by.load() >= 0) futures.back().cancel();
+  }
+  bool interrupt_sent = false, target_handled = false;
+  std::size_t done = 0;
+  while (done < futures.size()) {
+    if (scheduler::fetch_next(futures, std::chrono::milliseconds(250))) ++done;
+    if (sigint && SigintGuard::count() > 0 && !interrupt_sent) {
+      interrupt_sent = true;
+      console.note(
+          "Ctrl-C: stopping; running trials save a checkpoint (Ctrl-C again quits at once)");
+      executor.interrupt("interrupted by Ctrl-C");
+    }
+    if (x.options.stop && x.options.stop->load() && !interrupt_sent) {
+      interrupt_sent = true;
+      console.note(x.options.stop_reason + ": running trials save a checkpoint and stop");
+      executor.interrupt(x.options.stop_reason);
+    }
+    if (reached_by.load() >= 0 && !target_handled) {
+      target_handled = true;
+      result.target_reached_by = "trial " + std::to_string(reached_by.load());
+      console.note("target " + metric.name + " reached by " + result.target_reached_by +
+                   ": the other trials are cancelled");
+    }
+    console.redraw();
+  }
+  console.clear();
+  result.interrupted = executor.interrupted();
+}
+
+RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool resume) {
+  std::ostream& out = x.options.out ? *x.options.out : std::cout;
+  const bool live = x.options.live.value_or(::isatty(STDOUT_FILENO) == 1 && !x.options.out);
+  const config::SweepConfig& config = *x.config;
+
+  DevicePlan devices =
+      plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
+  PlannedTrials planned = plan_trials(x, to_run, resume);
+
+  auto store_sink = std::make_shared<StoreSink>(x.store, x.sweep.id, x.run_dir, planned.paths);
+  auto console =
+      std::make_shared<ConsoleProgress>(out, live, config.sweep.metric.name, planned.specs.size());
+  std::shared_ptr<scheduler::StoppingPolicy> policy;
+  if (config.sweep.early_terminate)
+    policy = scheduler::make_stopping_policy(
+        config.sweep.early_terminate->policy, config.sweep.metric.name,
+        config.sweep.metric.maximize() ? scheduler::MetricGoal::maximize
+                                       : scheduler::MetricGoal::minimize);
+
+  out << (resume ? "resuming " : "running ") << config.name << ": " << planned.specs.size()
+      << (planned.specs.size() == 1 ? " trial" : " trials") << " on " << devices.description
+      << (policy ? ", early stopping: " + policy->describe() : std::string()) << "\n";
+  out.flush();
+
+  x.store.set_sweep_state(x.sweep.id, SweepState::running);
+  RunResult result;
+  {
+    scheduler::Executor executor(devices.executor, {store_sink, console}, policy);
+    run_loop(x, planned, executor, *console, result);
+    executor.shutdown();
+  }
+  store_sink->flush();
+  x.store.set_sweep_state(x.sweep.id,
+                          result.interrupted ? SweepState::interrupted : SweepState::completed);
+
+  result.name = config.name;
+  result.sweep_id = x.sweep.id;
+  result.run_dir = x.run_dir;
+  result.db_path = x.store.path();
+  result.trials_run = static_cast<int>(planned.specs.size());
+  for (const TrialRow& row : x.store.trials(x.sweep.id)) ++result.states[row.state];
+  result.best = x.store.best_trial(x.sweep.id);
+  if (x.options.write_report) {
+    const fs::path report = x.run_dir / "report.html";
+    try {
+      reports::write_report(x.store, config.name, report.string());
+      result.report_path = report;
+    } catch (const std::exception& e) {
+      out << "warning: the report could not be written: " << e.what() << "\n";
+    }
+  }
+  print_summary(out, result, config, x.out_dir);
+  return result;
+}
+
+}  // namespace
+
+int RunResult::exit_code() const {
+  if (interrupted) return 130;
+  if (auto it = states.find(TrialState::failed); it != states.end() && it->second > 0) return 1;
+  return 0;
+}
+
+fs::path default_db_path(const std::string& out_dir, const std::string& name) {
+  return fs::path(out_dir) / name / "sweep.db";
+}
+
+RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options) {
+  if (!config::can_expand(config) || config.trial_count() > config::kMaxTrials)
+    throw Error("run_sweep: the SweepConfig was not made by a successful load_config");
+  // Devices are checked before anything is written.
+  const DevicePlan devices =
+      plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
+
+  const fs::path run_dir = fs::path(config.output_dir) / config.name;
+  const fs::path db_path = options.db_path.empty() ? default_db_path(config.output_dir, config.name)
+                                                   : fs::path(options.db_path);
+  // One process owns a sweep: taken before the store is opened, so a refused run changes nothing.
+  const SweepLock lock = SweepLock::acquire(run_dir, config.name, options.lock_wait);
+  Store store(db_path);
+  if (auto existing = store.find_sweep(config.name))
+    throw Error("a sweep named '" + config.name + "' already exists in " + db_path.string() + " (" +
+                std::string(to_string(existing->state)) + "): continue it with  sweep resume " +
+                config.name + ", or start another with --name");
+
+  SweepSpec sweep_spec;
+  sweep_spec.name = config.name;
+  sweep_spec.config_yaml = config::effective_yaml(config);
+  sweep_spec.config_path = config.path;
+  sweep_spec.metric_name = config.sweep.metric.name;
+  sweep_spec.metric_goal =
+      config.sweep.metric.maximize() ? MetricGoal::maximize : MetricGoal::minimize;
+  sweep_spec.devices = devices.description;
+  const std::int64_t sweep_id = store.create_sweep(sweep_spec);
+
+  // Rows carry params and seed from the start; each trial's resolved config is recorded when it
+  // starts (resolver above).
+  std::vector<TrialSpec> trial_specs;
+  for (std::uint64_t i = 0; i < config.trial_count(); ++i) {
+    const config::TrialPoint point = config::trial_point(config, i);
+    TrialSpec spec;
+    spec.number = point.number;
+    spec.params = nlohmann::json::parse(point.params.dump());
+    spec.seed = static_cast<std::int64_t>(point.seed);
+    spec.repeat = point.repeat;
+    trial_specs.push_back(std::move(spec));
+  }
+  store.add_trials(sweep_id, trial_specs);
+
+  const SweepRow sweep = *store.find_sweep(sweep_id);
+  const Execution x{store,
+                    sweep,
+                    std::make_shared<const config::SweepConfig>(config),
+                    run_dir,
+                    config.output_dir,
+                    options};
+  return execute(x, store.trials(sweep_id), false);
+}
+
+RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
+  const fs::path db_path = options.run.db_path.empty() ? default_db_path(options.out_dir, name)
+                                                       : fs::path(options.run.db_path);
+  // The sweep's directory is where it is now (a copied or moved sweep writes into its new place),
+  // never the output directory stored with its config.
+  const fs::path run_dir =
+      options.run.db_path.empty() ? db_path.parent_path() : fs::path(options.out_dir) / name;
+  if (!fs::exists(db_path))
+    throw Error("no sweep database at " + db_path.string() +
+                (options.run.db_path.empty() ? " (give --out DIR or --db PATH)" : ""));
+  const SweepLock lock = SweepLock::acquire(run_dir, name, options.run.lock_wait);
+  Store store(db_path);
+  const std::optional<SweepRow> found = store.find_sweep(name);
+  if (!found) throw Error("no sweep named '" + name + "' in " + db_path.string());
+
+  auto config = std::make_shared<config::SweepConfig>(
+      config::load_config_text(found->config_yaml, found->config_path));
+  if (options.resources) config->resources = *options.resources;
+  const std::vector<TrialRow> rows = store.trials(found->id);
+  for (const TrialRow& row : rows) {
+    const bool known =
+        row.number >= 0 && static_cast<std::uint64_t>(row.number) < config->trial_count();
+    if (!known ||
+        nlohmann::json::parse(
+            config::trial_point(*config, static_cast<std::uint64_t>(row.number)).params.dump()) !=
+            row.params)
+      throw Error("the config stored with sweep '" + name + "' no longer gives trial " +
+                  std::to_string(row.number) + " the parameters it was created with");
+  }
+
+  std::ostream& out = options.run.out ? *options.run.out : std::cout;
+  const std::int64_t requeued = store.requeue_unfinished(found->id);
+  const std::int64_t retried = options.retry_failed ? store.requeue_failed(found->id) : 0;
+  std::vector<TrialRow> to_run;
+  for (const TrialRow& row : store.trials(found->id))
+    if (row.state == TrialState::queued) to_run.push_back(row);
+  store.add_event(found->id, std::nullopt, "resumed",
+                  std::to_string(to_run.size()) + " trials to run (" + std::to_string(requeued) +
+                      " unfinished, " + std::to_string(retried) + " failed retried)");
+
+  if (to_run.empty()) {
+    RunResult result;
+    result.name = config->name;
+    result.sweep_id = found->id;
+    result.run_dir = run_dir;
+    result.db_path = db_path;
+    for (const TrialRow& row : store.trials(found->id)) ++result.states[row.state];
+    result.best = store.best_trial(found->id);
+    out << "nothing to resume: every trial of " << name << " has finished"
+        << (result.states.count(TrialState::failed) && !options.retry_failed
+                ? " (failed ones rerun with --retry-failed)"
+                : "")
+        << "\n";
+    if (found->state != SweepState::completed)
+      store.set_sweep_state(found->id, SweepState::completed);
+    print_summary(out, result, *config, options.out_dir);
+    return result;
+  }
+  const Execution x{store, *found, config, run_dir, options.out_dir, options.run};
+  return execute(x, to_run, true);
+}
+
+}  // namespace sweep::run

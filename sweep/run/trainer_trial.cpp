@@ -1,0 +1,197 @@
+/*
+ * trainer_trial.cpp — TrainCallback → TrialContext, TrainResult → TrialOutcome.
+ *
+ * Every log_every iterations the running training loss is reported as `loss` with epoch 0 ("not
+ * at an epoch boundary") and a fractional epoch position for charts; each validation reports
+ * train_loss / train_accuracy (means since the previous validation), val_loss, val_accuracy,
+ * learning_rate and images_per_sec, and only validations at the end of an epoch carry their
+ * epoch: the stopping rules compare trials at equal epochs and must never judge one on a
+ * mid-epoch value. Two names, because one (trial, name, step) key holds one value.
+ */
+#include "sweep/run/trainer_trial.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "common/check.h"
+
+namespace sweep::run {
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+class ReportingCallback : public trainer::TrainCallback {
+ public:
+  ReportingCallback(scheduler::TrialContext& context, int epochs)
+      : context_(context), epochs_(epochs) {}
+
+  bool on_iteration(const trainer::IterationInfo& info) override {
+    iterations_per_epoch_ = info.iterations_per_epoch;
+    if (info.has_loss) {
+      scheduler::MetricPoint point;
+      point.name = "loss";  // running mean since the last log point; train_loss is per validation
+      point.value = info.train_loss;
+      point.step = info.iteration;
+      point.epoch_position =
+          info.iterations_per_epoch > 0
+              ? static_cast<double>(info.iteration) / static_cast<double>(info.iterations_per_epoch)
+              : 0.0;
+      context_.report(point);
+    }
+    if (info.total_iterations > 0)
+      context_.set_progress(
+          static_cast<double>(info.iteration) / static_cast<double>(info.total_iterations),
+          "epoch " + std::to_string(info.epoch) + "/" + std::to_string(epochs_));
+    return keep_going();
+  }
+
+  bool on_validation(const trainer::ValidationInfo& v) override {
+    const std::int64_t epoch = v.epoch_end ? v.epoch : 0;
+    const double position =
+        iterations_per_epoch_ > 0
+            ? static_cast<double>(v.iteration) / static_cast<double>(iterations_per_epoch_)
+            : static_cast<double>(epoch);
+    const auto report = [&](const char* name, double value) {
+      scheduler::MetricPoint point;
+      point.name = name;
+      point.value = value;
+      point.step = v.iteration;
+      point.epoch = epoch;
+      point.epoch_position = position;
+      context_.report(point);
+    };
+    report("train_loss", v.train_loss);
+    report("train_accuracy", v.train_accuracy);
+    report("learning_rate", v.learning_rate);
+    report("images_per_sec", v.images_per_second);
+    report("val_loss", v.val_loss);
+    report("val_accuracy", v.val_accuracy);
+    context_.log("epoch " + std::to_string(v.epoch) + (v.epoch_end ? "" : " (mid-epoch)") +
+                 " iteration " + std::to_string(v.iteration) + ": train_loss " +
+                 fixed(v.train_loss, 4) + " val_loss " + fixed(v.val_loss, 4) + " val_accuracy " +
+                 fixed(v.val_accuracy, 4) + " lr " + fixed(v.learning_rate, 6) + " " +
+                 fixed(v.images_per_second, 0) + " images/s");
+    return keep_going();
+  }
+
+ private:
+  // An interrupt is the trainer's own business (RunControl::interrupt: checkpoint, then end);
+  // every other stop ends the run through the callback.
+  bool keep_going() const {
+    return !(context_.should_stop() && context_.stop_kind() != scheduler::StopKind::interrupt);
+  }
+
+  scheduler::TrialContext& context_;
+  int epochs_;
+  std::int64_t iterations_per_epoch_ = 0;
+};
+
+}  // namespace
+
+std::string checkpoint_path(const std::string& trial_dir) {
+  return (std::filesystem::path(trial_dir) / "checkpoint.bin").string();
+}
+
+nlohmann::json summary_of(const trainer::TrainResult& r) {
+  nlohmann::json summary = {
+      {"trainer_state", trainer::to_string(r.state)},
+      {"epochs_completed", r.epochs_completed},
+      {"iterations", r.iterations},
+      {"best_val_loss", r.best_val_loss},
+      {"best_val_accuracy", r.best_val_accuracy},
+      {"best_epoch", r.best_epoch},
+      {"final_val_loss", r.final_val_loss},
+      {"final_val_accuracy", r.final_val_accuracy},
+      {"final_train_loss", r.final_train_loss},
+      {"final_train_accuracy", r.final_train_accuracy},
+      {"elapsed_seconds", r.elapsed_seconds},
+      {"images_per_second", r.images_per_second},
+      {"device", r.device},
+  };
+  for (auto& [key, value] : summary.items())
+    if (value.is_number_float() && !std::isfinite(value.get<double>())) value = nullptr;
+  if (r.classes > 0 && r.confusion.size() == static_cast<std::size_t>(r.classes) * r.classes) {
+    nlohmann::json matrix = nlohmann::json::array();
+    for (int row = 0; row < r.classes; ++row) {
+      nlohmann::json counts = nlohmann::json::array();
+      for (int col = 0; col < r.classes; ++col)
+        counts.push_back(r.confusion[row * r.classes + col]);
+      matrix.push_back(std::move(counts));
+    }
+    summary["confusion"] = std::move(matrix);
+    summary["classes"] = r.classes;
+  }
+  if (!r.message.empty()) summary["message"] = r.message;
+  return summary;
+}
+
+scheduler::TrialOutcome outcome_of(const trainer::TrainResult& r,
+                                   const trainer::TrainConfig& config) {
+  scheduler::TrialOutcome outcome;
+  outcome.summary = summary_of(r);
+  switch (r.state) {
+    case trainer::RunState::completed:
+      outcome.state = TrialState::completed;
+      break;
+    case trainer::RunState::early_stopped: {
+      const auto& stopping = config.training.early_stopping;
+      outcome.state = TrialState::stopped_early;
+      outcome.message = "patience " + std::to_string(stopping.patience) + " on " + stopping.monitor;
+      if (!r.message.empty()) outcome.message += ": " + r.message;
+      break;
+    }
+    case trainer::RunState::stopped_by_callback:
+      // The executor replaces this with the stop's own kind and reason (ASHA's rung, a cancel).
+      outcome.state = TrialState::stopped_early;
+      outcome.message = r.message;
+      break;
+    case trainer::RunState::diverged:
+      outcome.state = TrialState::diverged;
+      outcome.message = r.message.empty() ? "the loss became NaN or infinite" : r.message;
+      break;
+    case trainer::RunState::interrupted:
+      outcome.state = TrialState::interrupted;
+      outcome.message = r.message;
+      break;
+  }
+  return outcome;
+}
+
+scheduler::TrialFn make_trainer_trial(TrainerTrialInput input) {
+  if (!input.config) throw Error("trainer trial: no config function given");
+  auto shared = std::make_shared<const TrainerTrialInput>(std::move(input));
+  return [shared](scheduler::TrialContext& context) -> scheduler::TrialOutcome {
+    const TrainerTrialInput& in = *shared;
+    trainer::TrainConfig config = in.config();
+    const scheduler::Device& device = context.device();
+    config.device.kind = device.kind == scheduler::DeviceKind::cuda ? trainer::DeviceKind::cuda
+                                                                    : trainer::DeviceKind::cpu;
+    config.device.index = device.index;
+    config.device.threads = in.cpu_threads;
+    if (config.device.kind == trainer::DeviceKind::cpu && config.training.precision != "fp32")
+      context.log("training.precision " + config.training.precision +
+                  " applies on a GPU; the CPU backend computes in fp32");
+
+    std::filesystem::create_directories(in.trial_dir);
+    trainer::RunControl control;
+    control.checkpoint_path = checkpoint_path(in.trial_dir);
+    control.resume = in.resume;
+    control.interrupt = &context.interrupt_flag();
+    if (in.resume && std::filesystem::exists(control.checkpoint_path))
+      context.log("resuming from " + control.checkpoint_path);
+
+    ReportingCallback callback(context, config.training.epochs);
+    const trainer::TrainResult result = trainer::train(config, callback, control);
+    context.log(std::string("ended ") + trainer::to_string(result.state) +
+                (result.message.empty() ? "" : ": " + result.message));
+    return outcome_of(result, config);
+  };
+}
+
+}  // namespace sweep::run

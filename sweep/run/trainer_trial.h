@@ -1,0 +1,43 @@
+/*
+ * trainer_trial.h — the built-in trainer as a scheduler TrialFn.
+ *
+ * The trial's input is captured in the TrialFn's closure (make_trainer_trial(input)), as the
+ * external command's is, so nothing crosses the scheduler but the closure. Its TrainConfig is
+ * resolved when the trial starts (a sweep of 100,000 trials reads each config only when it
+ * runs). The TrialFn streams the trainer's callbacks into
+ * TrialContext::report, maps a stop request onto the trainer's two ways of ending early — an
+ * interrupt (Ctrl-C) goes through RunControl::interrupt so the trainer writes a checkpoint, any
+ * other stop (ASHA, cancel, timeout) makes the callback return false — and turns the TrainResult
+ * into a TrialOutcome with a JSON summary.
+ */
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "scheduler/trial.h"
+#include "trainer/train.h"
+
+namespace sweep::run {
+
+struct TrainerTrialInput {
+  // The trial's config, resolved when the trial starts; may throw (a bad combination of swept
+  // values: the trial fails with the message). The device is filled in from the slot it gets.
+  std::function<trainer::TrainConfig()> config;
+  std::string trial_dir;  // checkpoint.bin is written here
+  int cpu_threads = 0;    // oneTBB threads for a CPU trial (0 = share all)
+  bool resume = false;    // continue from trial_dir/checkpoint.bin when it exists
+};
+
+std::string checkpoint_path(const std::string& trial_dir);
+
+scheduler::TrialFn make_trainer_trial(TrainerTrialInput input);
+
+// The trial's final outcome for a TrainResult (exposed for tests).
+scheduler::TrialOutcome outcome_of(const trainer::TrainResult& result,
+                                   const trainer::TrainConfig& config);
+nlohmann::json summary_of(const trainer::TrainResult& result);
+
+}  // namespace sweep::run
