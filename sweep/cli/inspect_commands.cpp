@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 
+#include "common/format.h"
 #include "store/store.h"
 #include "sweep/cli/commands.h"
 #include "sweep/config/expand.h"
@@ -139,11 +140,11 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
                   std::string(to_string(t.state)).c_str(),
                   t.device.empty() ? "-" : t.device.c_str(),
                   best_by_trial.count(t.id) ? value_text(best_by_trial[t.id]).c_str() : "-",
-                  params_text(t.params).c_str());
+                  printable(params_text(t.params)).c_str());
       if (!t.wait_reason.empty() && t.state == TrialState::queued)
-        std::printf("  [waiting: %s]", t.wait_reason.c_str());
-      if (!t.stop_reason.empty()) std::printf("  [%s]", t.stop_reason.c_str());
-      if (!t.error.empty()) std::printf("  [error: %s]", t.error.c_str());
+        std::printf("  [waiting: %s]", printable(t.wait_reason).c_str());
+      if (!t.stop_reason.empty()) std::printf("  [%s]", printable(t.stop_reason).c_str());
+      if (!t.error.empty()) std::printf("  [error: %s]", printable(t.error).c_str());
       std::printf("\n");
     }
     exit_code = kExitOk;
@@ -165,7 +166,7 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
     std::cout << "trial " << winner->trial.number << ": " << sweep.metric_name << " "
               << config::format_value(winner->value) << " at step " << winner->step << " ("
               << to_string(winner->trial.state) << ")\n"
-              << "params: " << params_text(winner->trial.params) << "\n"
+              << "params: " << printable(params_text(winner->trial.params)) << "\n"
               << "config:\n"
               << winner->trial.config_yaml;
     exit_code = kExitOk;

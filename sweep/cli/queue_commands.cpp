@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/format.h"
 #include "sweep/cli/commands.h"
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
@@ -69,8 +70,11 @@ std::int64_t parse_job_id(const std::string& text) {
   return id;
 }
 
-// Columns padded to their widest cell; the last column is not padded.
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+// Columns padded to their widest cell; the last column is not padded. Cells hold user text
+// (names, parameter values, errors): control bytes are shown escaped.
+void print_table(std::ostream& out, std::vector<std::vector<std::string>> rows) {
+  for (auto& row : rows)
+    for (auto& cell : row) cell = printable(cell);
   std::vector<std::size_t> widths;
   for (const auto& row : rows)
     for (std::size_t c = 0; c < row.size(); ++c) {

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <set>
 
+#include "common/format.h"
 #include "reports/report.h"
 #include "scheduler/command_trial.h"
 #include "scheduler/executor.h"
@@ -137,7 +138,7 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
     scheduler::TrialSpec spec;
     spec.id = row.id;
     spec.number = row.number;
-    spec.name = short_params(point.params);
+    spec.name = printable(short_params(point.params));  // shown in the live table
     spec.timeout_s = config.resources.trial_timeout;
     const auto resolve = resolver(x, row.id, point);
     if (external) {

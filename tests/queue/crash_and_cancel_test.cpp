@@ -102,6 +102,12 @@ TEST(QueueCrash, AKilledWorkersJobIsReclaimedAndContinuesFromCheckpoints) {
   }
   ASSERT_EQ(before.at(victim).state, TrialState::running);  // the dead worker left it so
 
+  // Nobody would ever continue the job: `wait` says so instead of waiting in silence.
+  const CommandResult stuck = dir.sweep({"wait", std::to_string(id), "--timeout", "1"});
+  EXPECT_EQ(stuck.exit_code, 124) << stuck.out << stuck.err;
+  EXPECT_NE(stuck.err.find("no worker is alive"), std::string::npos) << stuck.err;
+  EXPECT_NE(stuck.err.find("sweep worker --detach"), std::string::npos) << stuck.err;
+
   const pid_t second = dir.start_worker(worker_args({"--idle-exit", "0.5"}));
   const CommandResult wait = dir.sweep({"wait", std::to_string(id), "--timeout", "90"});
   EXPECT_EQ(wait.exit_code, 0) << wait.out << wait.err;
@@ -176,6 +182,10 @@ TEST(QueueStop, ASigtermedWorkerHandsItsJobBackAtOnceWithoutSpendingAnAttempt) {
     EXPECT_EQ(t.state, TrialState::completed) << "trial " << t.number << ": " << t.error;
   const CommandResult logs = dir.sweep({"logs", std::to_string(id)});
   EXPECT_NE(logs.out.find("handed back to the queue"), std::string::npos) << logs.out;
+  // The trial the stop interrupted completed later: status shows its latest state only.
+  const CommandResult status = dir.sweep({"status", std::to_string(id)});
+  EXPECT_EQ(status.out.find("stopped by its worker"), std::string::npos) << status.out;
+  EXPECT_EQ(status.out.find("interrupted"), std::string::npos) << status.out;
 }
 
 TEST(QueueCrash, ATrialThatKeepsKillingItsWorkerIsFailedAndTheRestRuns) {

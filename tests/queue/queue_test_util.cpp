@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <fstream>
@@ -67,8 +68,9 @@ std::string tiny_config(const std::string& name, int trials, int epochs, int tra
   text << "name: " << name << "\n"
        << "data:\n"
        << "  dataset: synthetic\n"
-       << "  synthetic: {train_size: " << train_size << ", test_size: 128, seed: 3}\n"
-       << "model: {preset: mlp, hidden: [" << hidden << "]}\n"
+       << "  synthetic: {train_size: " << std::max(64, train_size / kSanitizerShrink)
+       << ", test_size: 128, seed: 3}\n"
+       << "model: {preset: mlp, hidden: [" << std::max(8, hidden / kSanitizerShrink) << "]}\n"
        << "training:\n"
        << "  optimizer: sgdm\n"
        << "  batch_size: 32\n"

@@ -28,7 +28,14 @@ struct CommandResult {
 
 // A tiny sweep on synthetic data (MLP, CPU, one trial at a time): `trials` learning rates,
 // `epochs` epochs each, a checkpoint after every epoch. `train_size` and `hidden` set how long an
-// epoch takes (16384 and 256: about half a second on a loaded 2-core machine).
+// epoch takes (16384 and 256: about half a second on a loaded 2-core machine). Under a sanitizer
+// (SWEEP_TEST_SANITIZED) both shrink by kSanitizerShrink, so an epoch takes about as long as in a
+// plain build (ThreadSanitizer makes the training loop 10-20x slower).
+#if SWEEP_TEST_SANITIZED
+inline constexpr int kSanitizerShrink = 4;
+#else
+inline constexpr int kSanitizerShrink = 1;
+#endif
 std::string tiny_config(const std::string& name, int trials, int epochs, int train_size = 512,
                         int hidden = 16);
 
