@@ -46,8 +46,8 @@ int main() {
     const double lr = learning_rates[i];
     futures.push_back(executor.submit(spec, [lr](scheduler::TrialContext& context) {
       trainer::TrainConfig config;
-      config.data.dataset = "synthetic";
-      config.model.preset = "lenet";
+      config.data.dataset = sweep::trainer::DatasetKind::synthetic;
+      config.model.preset = sweep::trainer::Preset::lenet;
       config.training.learning_rate = lr;
       config.training.epochs = 2;
       config.device.threads = 1;

@@ -25,6 +25,8 @@
 #include <memory>
 #include <string>
 
+#include "trainer/vocabulary.h"
+
 namespace sweep::trainer {
 
 enum class DeviceKind { cpu, cuda };
@@ -60,8 +62,6 @@ struct BatchNormGeom {
   float momentum;  // running = (1 - momentum) * running + momentum * batch (PyTorch, 0.1);
                    // the running variance uses the unbiased batch variance
 };
-
-enum class OptimizerKind { sgdm, adam, rmsprop };
 
 // One optimizer update over a flat parameter array (all parameters of a network live in one
 // allocation, so this is one launch). Semantics are PyTorch's torch.optim with L2 weight decay
@@ -206,9 +206,14 @@ struct DeviceSpec {
   DeviceKind kind = DeviceKind::cpu;
   int index = 0;    // GPU ordinal
   int threads = 0;  // CPU threads for this trial's oneTBB arena (0 = all)
-  // fp32 | tf32 | bf16 (CUDA: tensor-core math for conv and dense; bf16 keeps fp32 parameters and
+  // CUDA: tf32 / bf16 tensor-core math for conv and dense (bf16 keeps fp32 parameters and
   // activations and runs the products on bf16 operands). The CPU backend computes in fp32 always.
-  std::string precision = "fp32";
+  Precision precision = Precision::fp32;
+
+  // Written out: nvcc compiles this header as C++17, which has no defaulted comparisons.
+  bool operator==(const DeviceSpec& o) const {
+    return kind == o.kind && index == o.index && threads == o.threads && precision == o.precision;
+  }
 };
 
 // The factory (trainer/backend_factory.cpp). Throws sweep::Error with a clear message when the

@@ -19,6 +19,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainer/network.h"
@@ -43,6 +45,6 @@ std::vector<Shape> setup_layers(const std::vector<std::unique_ptr<Layer>>& layer
 std::size_t check_model(const ModelSpec& model, Shape input, int classes);
 
 // "model layer 3 of 8 (conv): " — the prefix every per-layer error carries.
-std::string layer_error_prefix(std::size_t index, std::size_t count, const std::string& type);
+std::string layer_error_prefix(std::size_t index, std::size_t count, std::string_view type);
 
 }  // namespace sweep::trainer

@@ -63,11 +63,7 @@ void check_training_spec(const TrainingSpec& t) {
   if (t.log_every < 1) throw Error("training.log_every must be at least 1");
   if (t.validation_frequency < 0)
     throw Error("training.validation_frequency must be >= 0 (0 = each epoch)");
-  if (t.output_network != "best" && t.output_network != "last")
-    throw Error("training.output_network: '" + t.output_network + "' is not best or last");
   if (t.checkpoint.every_epochs < 0) throw Error("training.checkpoint.every_epochs must be >= 0");
-  if (t.precision != "fp32" && t.precision != "tf32" && t.precision != "bf16")
-    throw Error("training.precision: '" + t.precision + "' is not fp32, tf32 or bf16");
 }
 
 // The backend a run trains on: the device the caller chose, with the config's precision (the one
@@ -81,7 +77,7 @@ DeviceSpec backend_spec(const TrainConfig& cfg) {
 // Dropout draws a new mask from a counter each step, which a replayed graph cannot vary.
 bool has_dropout(const Network& net) {
   for (const auto& layer : net.layers())
-    if (layer->type() == "dropout") return true;
+    if (layer->kind() == LayerKind::dropout) return true;
   return false;
 }
 
@@ -96,7 +92,7 @@ class Run {
         monitor_(t_.early_stopping.monitor, t_.early_stopping.min_delta,
                  t_.early_stopping.patience),
         schedule_(t_.schedule, t_.learning_rate),
-        shuffle_(parse_shuffle_mode(cfg.data.shuffle)),
+        shuffle_(cfg.data.shuffle),
         backend_(make_backend(backend_spec(cfg))),
         data_(load_data(cfg.data, t_.seed)),
         net_(*backend_, cfg.model, Shape{data_.train.c, data_.train.h, data_.train.w},
@@ -124,7 +120,8 @@ class Run {
     zero_stats();
     net_.set_dropout_seed(t_.seed);
     if (backend_->can_capture() && !has_dropout(net_)) graph_.allow();
-    keep_best_ = t_.output_network == "best" && (!monitor_.needs_validation() || eval_);
+    keep_best_ =
+        t_.output_network == OutputNetwork::best && (!monitor_.needs_validation() || eval_);
     if (keep_best_) {
       best_params_ = DeviceBuffer(*backend_, net_.param_count() * sizeof(float));
       best_state_ = DeviceBuffer(*backend_, net_.state_count() * sizeof(float));

@@ -4,7 +4,8 @@
  * The trainer knows nothing of YAML or sweeps: sweep/config turns a YAML file into these structs
  * (and validates them with file:line:col messages); C++ users fill them directly. Defaults follow
  * PyTorch / MATLAB trainingOptions / Caffe's solver where those agree. Key names in comments are
- * the YAML keys.
+ * the YAML keys; a value that is one of a list is an enum of trainer/vocabulary.h, whose tables
+ * hold its YAML words.
  */
 #pragma once
 
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "trainer/backend.h"
+#include "trainer/layer_table.h"
+#include "trainer/vocabulary.h"
 
 namespace sweep::trainer {
 
@@ -21,48 +24,52 @@ struct AugmentSpec {
   bool flip = false;     // augment.flip: random horizontal flip
   int translate = 0;     // augment.translate: random shift by up to N pixels (zeros come in)
   int crop_padding = 0;  // augment.crop_padding: pad by N, random crop back (same as shift N)
+  bool operator==(const AugmentSpec&) const = default;
 };
 
 struct SyntheticSpec {  // data.synthetic: a seeded, learnable data set for tests and benches
   int train_size = 2048, test_size = 512;
   int classes = 10, channels = 1, height = 28, width = 28;
   std::uint64_t seed = 1;
+  bool operator==(const SyntheticSpec&) const = default;
 };
 
 struct DataSpec {
-  std::string dataset = "fashion-mnist";  // fashion-mnist | mnist | cifar10 | synthetic
+  DatasetKind dataset = DatasetKind::fashion_mnist;
   std::string path = "/usr/share/datasets/fashion-mnist";
-  std::string validation = "test";      // test | holdout | none
-  double holdout_fraction = 0.1;        // with validation: holdout
-  std::int64_t train_limit = 0;         // use only the first N training images (0 = all)
-  std::int64_t test_limit = 0;          // use only the first N test images (0 = all)
-  std::string shuffle = "every-epoch";  // every-epoch | once | never
-  bool normalize = true;                // per-channel mean/std from the training set
+  Validation validation = Validation::test;
+  double holdout_fraction = 0.1;  // with validation: holdout
+  std::int64_t train_limit = 0;   // use only the first N training images (0 = all)
+  std::int64_t test_limit = 0;    // use only the first N test images (0 = all)
+  ShuffleMode shuffle = ShuffleMode::every_epoch;
+  bool normalize = true;  // per-channel mean/std from the training set
   AugmentSpec augment;
   SyntheticSpec synthetic;
+  bool operator==(const DataSpec&) const = default;
 };
 
-// One layer of a `layers:` list. `type` is conv | batchnorm | relu | maxpool | avgpool | gap |
-// dense | dropout | flatten. Arguments by name: conv {filters, kernel, stride, padding ("same" or a
-// number), bias}, maxpool/avgpool {size, stride, padding}, dense {units, bias}, dropout {rate}.
+// One layer of a `layers:` list: its type and arguments by name, as trainer/layer_table.h lists
+// them (conv {filters, kernel, stride, padding, bias}, batchnorm {eps, momentum}, ...).
 struct LayerSpec {
-  std::string type;
-  std::map<std::string, double> num;       // numeric arguments
-  std::map<std::string, std::string> str;  // text arguments (padding: same)
+  LayerKind type = LayerKind::relu;
+  std::map<std::string, double> num;       // numeric arguments (booleans as 0 / 1)
+  std::map<std::string, std::string> str;  // text arguments (padding: same | valid)
+  bool operator==(const LayerSpec&) const = default;
 };
 
 struct ModelSpec {
-  std::string preset = "lenet";          // lenet | convnet | mlp | "" (then `layers` is used)
+  Preset preset = Preset::lenet;         // Preset::none: `layers` is the model
   int net_width = 16;                    // convnet: filters of the first block
   int block_depth = 2;                   // convnet: [conv, bn, relu] per block
   std::vector<int> hidden = {256, 128};  // mlp: hidden sizes
   double dropout = 0.0;                  // mlp: dropout after each hidden layer
   std::vector<LayerSpec> layers;         // custom list; a final dense to the classes is appended
                                          // when the list does not end in one with that many units
+  bool operator==(const ModelSpec&) const = default;
 };
 
 struct ScheduleSpec {
-  std::string type = "fixed";   // fixed | piecewise | multistep | inv | exp | poly | cosine
+  ScheduleType type = ScheduleType::fixed;
   double drop_factor = 0.1;     // piecewise, multistep (Caffe gamma for step)
   int drop_period = 10;         // piecewise: epochs between drops
   std::vector<int> milestones;  // multistep: epochs at which to drop
@@ -71,20 +78,23 @@ struct ScheduleSpec {
   double min_lr = 0.0;          // cosine: floor
   double warmup_epochs = 0.0;   // linear warm-up from warmup_start_factor * lr
   double warmup_start_factor = 0.0;
+  bool operator==(const ScheduleSpec&) const = default;
 };
 
 struct EarlyStoppingSpec {
-  int patience = 0;                  // 0 = off; validations without improvement before stopping
-  std::string monitor = "val_loss";  // val_loss | val_accuracy | train_loss
+  int patience = 0;  // 0 = off; validations without improvement before stopping
+  MonitorMetric monitor = MonitorMetric::val_loss;
   double min_delta = 0.0;
+  bool operator==(const EarlyStoppingSpec&) const = default;
 };
 
 struct CheckpointSpec {
   int every_epochs = 0;  // 0 = only when interrupted
+  bool operator==(const CheckpointSpec&) const = default;
 };
 
 struct TrainingSpec {
-  std::string optimizer = "sgdm";  // sgdm | adam | rmsprop
+  OptimizerKind optimizer = OptimizerKind::sgdm;
   double learning_rate = 0.01;
   double momentum = 0.9;
   bool nesterov = false;
@@ -99,10 +109,11 @@ struct TrainingSpec {
   int validation_frequency = 0;  // iterations between validations; 0 = once per epoch
   int log_every = 10;            // iterations between train-loss reports (GPU: host reads)
   EarlyStoppingSpec early_stopping;
-  std::string output_network = "best";  // best | last
+  OutputNetwork output_network = OutputNetwork::best;
   std::uint64_t seed = 1;
-  std::string precision = "fp32";  // fp32 | tf32 | bf16 (GPU)
+  Precision precision = Precision::fp32;  // tf32 / bf16 on a GPU
   CheckpointSpec checkpoint;
+  bool operator==(const TrainingSpec&) const = default;
 };
 
 struct TrainConfig {
@@ -110,6 +121,7 @@ struct TrainConfig {
   ModelSpec model;
   TrainingSpec training;
   DeviceSpec device;
+  bool operator==(const TrainConfig&) const = default;
 };
 
 }  // namespace sweep::trainer

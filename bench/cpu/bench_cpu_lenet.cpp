@@ -26,10 +26,10 @@ using Clock = std::chrono::steady_clock;
 
 TrainConfig lenet_config(const std::string& data, int batch, int threads) {
   TrainConfig c;
-  c.data.dataset = "fashion-mnist";
+  c.data.dataset = sweep::trainer::DatasetKind::fashion_mnist;
   c.data.path = data;
-  c.model.preset = "lenet";
-  c.training.optimizer = "sgdm";
+  c.model.preset = sweep::trainer::Preset::lenet;
+  c.training.optimizer = sweep::trainer::OptimizerKind::sgdm;
   c.training.learning_rate = 0.01;
   c.training.momentum = 0.9;
   c.training.weight_decay = 5e-4;
@@ -57,7 +57,7 @@ int throughput(const std::string& data, const std::vector<int>& batches, int war
   std::printf("%-8s %-8s %-10s %-12s %s\n", "batch", "iters", "seconds", "images/s", "device");
   for (int batch : batches) {
     TrainConfig c = lenet_config(data, batch, threads);
-    c.data.validation = "none";
+    c.data.validation = sweep::trainer::Validation::none;
     c.training.epochs = 1000;  // more than enough; the timer stops the run
     c.training.log_every = 1000000;
     Timer timer;
@@ -82,7 +82,8 @@ int quality(const std::string& data, int epochs, int batch, int threads) {
   TrainConfig c = lenet_config(data, batch, threads);
   c.training.epochs = epochs;
   c.training.log_every = 100;
-  c.training.output_network = "last";  // what the peer reports: the network after the last epoch
+  c.training.output_network = sweep::trainer::OutputNetwork::last;  // what the peer reports: the
+                                                                    // network after the last epoch
   struct : TrainCallback {
     bool on_validation(const ValidationInfo& v) override {
       std::printf("epoch %d: test loss %.4f accuracy %.4f (%.1f s, %.0f images/s)\n", v.epoch,

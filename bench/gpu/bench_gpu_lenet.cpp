@@ -51,14 +51,14 @@ double run_case(const Case& c, int warmup, int iters, int repeats) {
   const bool lenet = c.model == "lenet";
   const Shape in = lenet ? Shape{1, 28, 28} : Shape{3, 32, 32};
   ModelSpec model;
-  model.preset = c.model;
+  model.preset = lenet ? sweep::trainer::Preset::lenet : sweep::trainer::Preset::convnet;
   if (!lenet) {
     model.net_width = 32;
     model.block_depth = 4;
   }
   Network net(gpu, model, in, 10, c.batch, 1);
   TrainingSpec spec;
-  spec.optimizer = "sgdm";
+  spec.optimizer = sweep::trainer::OptimizerKind::sgdm;
   spec.learning_rate = 0.01;
   spec.momentum = 0.9;
   spec.weight_decay = 5e-4;

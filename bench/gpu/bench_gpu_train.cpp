@@ -37,17 +37,17 @@ double seconds_since(Clock::time_point t) {
 
 TrainConfig lenet_config(const std::string& data, int batch, double lr, int epochs) {
   TrainConfig c;
-  c.data.dataset = "fashion-mnist";
+  c.data.dataset = sweep::trainer::DatasetKind::fashion_mnist;
   c.data.path = data;
-  c.model.preset = "lenet";
-  c.training.optimizer = "sgdm";
+  c.model.preset = sweep::trainer::Preset::lenet;
+  c.training.optimizer = sweep::trainer::OptimizerKind::sgdm;
   c.training.learning_rate = lr;
   c.training.momentum = 0.9;
   c.training.weight_decay = 5e-4;
   c.training.batch_size = batch;
   c.training.epochs = epochs;
   c.training.seed = 1;
-  c.training.output_network = "last";
+  c.training.output_network = sweep::trainer::OutputNetwork::last;
   c.device = DeviceSpec{DeviceKind::cuda, 0, 0};
   return c;
 }
@@ -92,7 +92,7 @@ int throughput(const std::string& data, const std::vector<int>& batches, int epo
     std::vector<double> rates;
     for (int rep = 0; rep < repeats; ++rep) {
       TrainConfig c = lenet_config(data, batch, 0.01, epochs);
-      c.data.validation = "none";
+      c.data.validation = sweep::trainer::Validation::none;
       c.training.log_every = log_every;
       ReportClock clock;
       clock.batch = batch;
@@ -125,7 +125,11 @@ int throughput(const std::string& data, const std::vector<int>& batches, int epo
 int quality(const std::string& data, int epochs, int batch, const std::string& precision) {
   warm_up(data);
   TrainConfig c = lenet_config(data, batch, 0.01, epochs);
-  c.training.precision = precision;
+  const auto chosen = sweep::trainer::parse_word<sweep::trainer::Precision>(precision);
+  if (!chosen)
+    throw sweep::Error("--precision: not one of " +
+                       sweep::trainer::words_text<sweep::trainer::Precision>());
+  c.training.precision = *chosen;
   struct : TrainCallback {
     bool on_validation(const ValidationInfo& v) override {
       std::printf("epoch %d: test loss %.4f accuracy %.4f (%.2f s)\n", v.epoch, v.val_loss,

@@ -1,67 +1,23 @@
 /*
- * layers_reader.cpp — one table row per layer type: its arguments, which are required, and which
- * one a scalar shorthand fills. Adding a layer type is adding a row.
+ * layers_reader.cpp — `model.layers` read against the trainer's layer table
+ * (trainer/layer_table.h): the types, their arguments, which are required and the shorthand all
+ * come from there, so the YAML side cannot accept or refuse an argument the trainer does not.
  */
 #include "sweep/config/layers_reader.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sweep/config/suggest.h"
+#include "trainer/layer_table.h"
 
 namespace sweep::config {
 
 namespace {
 
-enum class ArgKind { positive_int, non_negative_int, rate, boolean, padding };
-
-struct ArgDef {
-  const char* name;
-  ArgKind kind;
-  bool required;
-};
-
-struct LayerDef {
-  const char* type;
-  std::vector<ArgDef> args;
-  const char* shorthand;  // argument a scalar fills ("" = none: the layer needs a map or nothing)
-};
-
-const std::vector<LayerDef>& layer_defs() {
-  static const std::vector<LayerDef> defs = {
-      {"conv",
-       {{"filters", ArgKind::positive_int, true},
-        {"kernel", ArgKind::positive_int, true},
-        {"stride", ArgKind::positive_int, false},
-        {"padding", ArgKind::padding, false},
-        {"bias", ArgKind::boolean, false}},
-       ""},
-      {"batchnorm", {}, ""},
-      {"relu", {}, ""},
-      {"maxpool",
-       {{"size", ArgKind::positive_int, false},
-        {"stride", ArgKind::positive_int, false},
-        {"padding", ArgKind::non_negative_int, false}},
-       "size"},
-      {"avgpool",
-       {{"size", ArgKind::positive_int, false},
-        {"stride", ArgKind::positive_int, false},
-        {"padding", ArgKind::non_negative_int, false}},
-       "size"},
-      {"gap", {}, ""},
-      {"dense",
-       {{"units", ArgKind::positive_int, true}, {"bias", ArgKind::boolean, false}},
-       "units"},
-      {"dropout", {{"rate", ArgKind::rate, false}}, "rate"},
-      {"flatten", {}, ""},
-  };
-  return defs;
-}
-
-std::vector<std::string> layer_type_names() {
-  std::vector<std::string> names;
-  for (const LayerDef& def : layer_defs()) names.emplace_back(def.type);
-  return names;
-}
+using trainer::ArgKind;
+using trainer::LayerArg;
+using trainer::LayerDef;
 
 class LayerReader {
  public:
@@ -72,48 +28,45 @@ class LayerReader {
     diagnostics_.error(tree_.where(path, node), path, text);
   }
 
-  // Parses one argument value into `layer`; false (with a message) when it is invalid.
-  void read_arg(const ArgDef& arg, const YAML::Node& value, const std::string& path,
+  // Parses one argument value into `layer`, or reports why it is invalid.
+  void read_arg(const LayerArg& arg, const YAML::Node& value, const std::string& path,
                 trainer::LayerSpec& layer) {
+    const std::string name(arg.name);
+    double number = 0;
     switch (arg.kind) {
       case ArgKind::positive_int:
       case ArgKind::non_negative_int: {
         std::int64_t n = 0;
-        const std::int64_t lowest = arg.kind == ArgKind::positive_int ? 1 : 0;
         if (auto problem = read_integer(value, n)) return error(path, value, *problem);
-        if (n < lowest)
-          return error(path, value,
-                       "must be >= " + std::to_string(lowest) + ", got " + value.Scalar());
-        layer.num[arg.name] = static_cast<double>(n);
-        return;
+        number = static_cast<double>(n);
+        break;
       }
-      case ArgKind::rate: {
-        double rate = 0;
-        if (auto problem = read_number(value, rate)) return error(path, value, *problem);
-        if (rate < 0 || rate >= 1)
-          return error(path, value, "must be in [0, 1), got " + value.Scalar());
-        layer.num[arg.name] = rate;
-        return;
-      }
+      case ArgKind::rate:
+      case ArgKind::fraction:
+      case ArgKind::positive_real:
+        if (auto problem = read_number(value, number)) return error(path, value, *problem);
+        break;
       case ArgKind::boolean: {
         bool flag = false;
         if (auto problem = read_bool(value, flag)) return error(path, value, *problem);
-        layer.num[arg.name] = flag ? 1.0 : 0.0;
-        return;
+        number = flag ? 1.0 : 0.0;
+        break;
       }
       case ArgKind::padding: {
-        if (value.IsScalar() && value.Scalar() == "same") {
-          layer.str[arg.name] = "same";
+        if (value.IsScalar() && (value.Scalar() == "same" || value.Scalar() == "valid")) {
+          layer.str[name] = value.Scalar();
           return;
         }
         std::int64_t n = 0;
         if (read_integer(value, n) || n < 0)
           return error(path, value,
-                       "expected 'same' or a number >= 0, got " + describe_node(value));
-        layer.num[arg.name] = static_cast<double>(n);
-        return;
+                       "expected 'same', 'valid' or a number >= 0, got " + describe_node(value));
+        number = static_cast<double>(n);
+        break;
       }
     }
+    if (auto problem = trainer::check_arg_value(arg, number)) return error(path, value, *problem);
+    layer.num[name] = number;
   }
 
   void read_item(const YAML::Node& item, const std::string& path,
@@ -136,38 +89,33 @@ class LayerReader {
                        describe_node(item) +
                        (item.IsMap() ? " with " + std::to_string(item.size()) + " keys" : ""));
     }
-    const auto def = std::find_if(layer_defs().begin(), layer_defs().end(),
-                                  [&](const LayerDef& d) { return type == d.type; });
-    if (def == layer_defs().end())
-      return error(
-          path, type_node,
-          "unknown layer type '" + type + "'" + suggestion_suffix(type, layer_type_names()));
+    const LayerDef* def = trainer::find_layer(type);
+    if (!def)
+      return error(path, type_node,
+                   "unknown layer type '" + type + "'" +
+                       suggestion_suffix(type, trainer::layer_type_names()));
 
     trainer::LayerSpec layer;
-    layer.type = type;
+    layer.type = def->kind;
     const std::string args_path = path + "." + type;
     bool has_args = args.IsDefined() && !args.IsNull();
     if (has_args && args.IsScalar()) {
-      if (std::string(def->shorthand).empty()) {
+      if (def->shorthand.empty()) {
         std::string needs;
-        for (const ArgDef& a : def->args)
-          needs += std::string(needs.empty() ? "" : ", ") + a.name + ": N";
+        for (const LayerArg& a : def->args)
+          needs += (needs.empty() ? "" : ", ") + std::string(a.name) + ": N";
         return error(args_path, args,
                      def->args.empty() ? "'" + type + "' takes no arguments"
                                        : "'" + type + "' needs a map: {" + needs + "}");
       }
-      const ArgDef& arg = *std::find_if(def->args.begin(), def->args.end(), [&](const ArgDef& a) {
-        return std::string(a.name) == def->shorthand;
-      });
-      read_arg(arg, args, args_path, layer);
+      read_arg(*trainer::find_arg(*def, def->shorthand), args, args_path, layer);
     } else if (has_args && args.IsMap()) {
       for (const auto& entry : args) {
         const std::string name = entry.first.Scalar();
-        const auto arg = std::find_if(def->args.begin(), def->args.end(),
-                                      [&](const ArgDef& a) { return name == a.name; });
-        if (arg == def->args.end()) {
+        const LayerArg* arg = trainer::find_arg(*def, name);
+        if (!arg) {
           std::vector<std::string> names;
-          for (const ArgDef& a : def->args) names.emplace_back(a.name);
+          for (const LayerArg& a : def->args) names.emplace_back(a.name);
           error(args_path + "." + name, entry.first,
                 names.empty() ? "'" + type + "' takes no arguments"
                               : "unknown argument of " + type + suggestion_suffix(name, names));
@@ -178,12 +126,13 @@ class LayerReader {
     } else if (has_args) {
       return error(args_path, args, "expected a number or a map of arguments, got a list");
     }
-    for (const ArgDef& arg : def->args) {
-      const bool given = layer.num.count(arg.name) || layer.str.count(arg.name);
+    for (const LayerArg& arg : def->args) {
+      const std::string name(arg.name);
+      const bool given = layer.num.count(name) || layer.str.count(name);
       const YAML::Node& lookup = args;  // const: the lookup must not add the key
-      const bool mentioned = has_args && args.IsMap() && lookup[arg.name];
+      const bool mentioned = has_args && args.IsMap() && lookup[name];
       if (arg.required && !given && !mentioned)
-        error(args_path, has_args ? args : type_node, "'" + type + "' needs '" + arg.name + "'");
+        error(args_path, has_args ? args : type_node, "'" + type + "' needs '" + name + "'");
     }
     out.push_back(std::move(layer));
   }

@@ -18,6 +18,7 @@
 
 #include "sweep/config/config_error.h"
 #include "sweep/config/yaml_tree.h"
+#include "trainer/vocabulary.h"
 
 namespace sweep::config {
 
@@ -59,6 +60,15 @@ class MapReader {
   bool choice(const std::string& key, std::string& out, const std::vector<std::string>& choices,
               const std::string& what);
   bool integer_list(const std::string& key, std::vector<int>& out, Range range);
+  // One word of a trainer vocabulary (trainer/vocabulary.h): the allowed words and the
+  // suggestion for a typo come from the trainer's own table.
+  template <class E>
+  bool word(const std::string& key, E& out, const std::string& what) {
+    std::string given;
+    if (!choice(key, given, trainer::word_list<E>(), what)) return false;
+    out = *trainer::parse_word<E>(given);
+    return true;
+  }
 
   // A nested map (absent: an empty reader).
   MapReader section(const std::string& key);

@@ -366,7 +366,7 @@ void check_sweep_against_training(MapReader& top, const SweepSpec& sweep,
                                   const trainer::TrainConfig& base, bool external_trainer) {
   MapReader sweep_reader = top.section("sweep");
   MapReader metric = sweep_reader.section("metric");
-  if (!external_trainer && base.data.validation == "none" &&
+  if (!external_trainer && base.data.validation == trainer::Validation::none &&
       sweep.metric.name.rfind("val_", 0) == 0)
     metric.error("name", "metric " + sweep.metric.name +
                              " needs a validation set, but data.validation is none");

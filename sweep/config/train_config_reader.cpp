@@ -41,15 +41,14 @@ void read_synthetic(MapReader r, trainer::SyntheticSpec& s) {
 }
 
 void read_data(MapReader r, trainer::DataSpec& d, const TrainReadOptions& options) {
-  r.choice("dataset", d.dataset, {"fashion-mnist", "mnist", "cifar10", "cifar-10", "synthetic"},
-           "data set");
+  r.word("dataset", d.dataset, "data set");
   d.path = default_data_path(d.dataset);
   r.text("path", d.path);
-  r.choice("validation", d.validation, {"test", "holdout", "none"}, "validation source");
+  r.word("validation", d.validation, "validation source");
   r.number("holdout_fraction", d.holdout_fraction, Range::open(0, 1));
   r.integer64("train_limit", d.train_limit, Range::at_least(0));
   r.integer64("test_limit", d.test_limit, Range::at_least(0));
-  r.choice("shuffle", d.shuffle, {"every-epoch", "once", "never"}, "shuffle mode");
+  r.word("shuffle", d.shuffle, "shuffle mode");
   r.boolean("normalize", d.normalize);
   read_augment(r.section("augment"), d.augment);
   read_synthetic(r.section("synthetic"), d.synthetic);
@@ -62,28 +61,32 @@ void read_data(MapReader r, trainer::DataSpec& d, const TrainReadOptions& option
 }
 
 void read_model(MapReader r, trainer::ModelSpec& m, const ConfigTree& tree) {
-  const bool preset_given = r.choice("preset", m.preset, {"lenet", "convnet", "mlp", ""}, "preset");
+  // An empty preset is "no preset" (then model.layers is the model).
+  bool preset_given = false;
+  if (const YAML::Node p = r.node("preset"); p.IsScalar() && p.Scalar().empty())
+    m.preset = trainer::Preset::none;
+  else
+    preset_given = r.word("preset", m.preset, "preset");
   r.integer("net_width", m.net_width, Range::at_least(1));
   r.integer("block_depth", m.block_depth, Range::at_least(1));
   r.integer_list("hidden", m.hidden, Range::at_least(1));
   r.number("dropout", m.dropout, Range::half_open(0, 1));
   const YAML::Node layers = r.node("layers");
   if (layers.IsDefined() && !layers.IsNull()) {
-    if (preset_given && !m.preset.empty()) {
+    if (preset_given && m.preset != trainer::Preset::none) {
       r.error("preset", "give either model.preset or model.layers, not both");
     } else {
-      m.preset.clear();
+      m.preset = trainer::Preset::none;
       read_layers(tree, r.diagnostics(), layers, r.path_of("layers"), m.layers);
     }
-  } else if (m.preset.empty()) {
+  } else if (m.preset == trainer::Preset::none) {
     r.error("preset", "model.preset is empty and there is no model.layers list");
   }
   r.finish();
 }
 
 void read_schedule(MapReader r, trainer::ScheduleSpec& s) {
-  r.choice("type", s.type, {"fixed", "piecewise", "multistep", "inv", "exp", "poly", "cosine"},
-           "schedule");
+  r.word("type", s.type, "schedule");
   r.number("drop_factor", s.drop_factor, Range::positive());
   r.integer("drop_period", s.drop_period, Range::at_least(1));
   if (r.integer_list("milestones", s.milestones, Range::at_least(1))) {
@@ -101,19 +104,19 @@ void read_schedule(MapReader r, trainer::ScheduleSpec& s) {
   r.number("warmup_epochs", s.warmup_epochs, Range::at_least(0));
   r.number("warmup_start_factor", s.warmup_start_factor, Range::closed(0, 1));
   r.finish();
-  if (s.type == "multistep" && s.milestones.empty())
+  if (s.type == trainer::ScheduleType::multistep && s.milestones.empty())
     r.error("type", "schedule multistep needs milestones: [epoch, ...]");
 }
 
 void read_early_stopping(MapReader r, trainer::EarlyStoppingSpec& e) {
   r.integer("patience", e.patience, Range::at_least(0));
-  r.choice("monitor", e.monitor, {"val_loss", "val_accuracy", "train_loss"}, "metric to monitor");
+  r.word("monitor", e.monitor, "metric to monitor");
   r.number("min_delta", e.min_delta, Range::at_least(0));
   r.finish();
 }
 
 void read_training(MapReader r, trainer::TrainingSpec& t) {
-  r.choice("optimizer", t.optimizer, {"sgdm", "adam", "rmsprop"}, "optimizer");
+  r.word("optimizer", t.optimizer, "optimizer");
   r.number("learning_rate", t.learning_rate, Range::positive());
   r.number("momentum", t.momentum, Range::half_open(0, 1));
   r.boolean("nesterov", t.nesterov);
@@ -129,9 +132,9 @@ void read_training(MapReader r, trainer::TrainingSpec& t) {
   r.integer("validation_frequency", t.validation_frequency, Range::at_least(0));
   r.integer("log_every", t.log_every, Range::at_least(1));
   read_early_stopping(r.section("early_stopping"), t.early_stopping);
-  r.choice("output_network", t.output_network, {"best", "last"}, "output network");
+  r.word("output_network", t.output_network, "output network");
   r.unsigned64("seed", t.seed);
-  r.choice("precision", t.precision, {"fp32", "tf32", "bf16"}, "precision");
+  r.word("precision", t.precision, "precision");
   MapReader checkpoint = r.section("checkpoint");
   checkpoint.integer("every_epochs", t.checkpoint.every_epochs, Range::at_least(0));
   checkpoint.finish();
@@ -140,27 +143,35 @@ void read_training(MapReader r, trainer::TrainingSpec& t) {
 
 }  // namespace
 
-std::string default_data_path(const std::string& dataset) {
-  if (dataset == "mnist") return "/usr/share/datasets/mnist";
-  if (dataset == "cifar10" || dataset == "cifar-10") return "/usr/share/datasets/cifar-10";
-  if (dataset == "synthetic") return "";
+std::string default_data_path(trainer::DatasetKind dataset) {
+  switch (dataset) {
+    case trainer::DatasetKind::mnist:
+      return "/usr/share/datasets/mnist";
+    case trainer::DatasetKind::cifar10:
+      return "/usr/share/datasets/cifar-10";
+    case trainer::DatasetKind::synthetic:
+      return "";
+    case trainer::DatasetKind::fashion_mnist:
+      break;
+  }
   return "/usr/share/datasets/fashion-mnist";
 }
 
 std::string missing_data_files(const trainer::DataSpec& spec) {
-  const bool need_test = spec.validation == "test";
+  const bool need_test = spec.validation == trainer::Validation::test;
   std::error_code ec;
-  if (spec.dataset == "synthetic") return "";
+  if (spec.dataset == trainer::DatasetKind::synthetic) return "";
   if (!std::filesystem::is_directory(spec.path, ec)) {
     std::string text = "data directory '" + spec.path + "' does not exist";
-    if (spec.dataset == "cifar10" || spec.dataset == "cifar-10")
+    if (spec.dataset == trainer::DatasetKind::cifar10)
       text +=
           " (no Debian package ships CIFAR-10: put the binary version's data_batch_1..5.bin "
           "and test_batch.bin there, or set data.path; data.dataset: synthetic runs without it)";
     return text;
   }
   std::vector<std::string> missing;
-  if (spec.dataset == "fashion-mnist" || spec.dataset == "mnist") {
+  if (spec.dataset == trainer::DatasetKind::fashion_mnist ||
+      spec.dataset == trainer::DatasetKind::mnist) {
     std::vector<std::string> splits = {"train"};
     if (need_test) splits.push_back("t10k");
     for (const std::string& split : splits)
@@ -179,7 +190,8 @@ std::string missing_data_files(const trainer::DataSpec& spec) {
       if (!std::filesystem::is_regular_file(base + "/" + f, ec)) missing.push_back(f);
   }
   if (missing.empty()) return "";
-  return "missing " + spec.dataset + " files in '" + spec.path + "': " + join(missing);
+  return "missing " + std::string(trainer::name_of(spec.dataset)) + " files in '" + spec.path +
+         "': " + join(missing);
 }
 
 void read_train_config(MapReader& top, trainer::TrainConfig& out, const TrainReadOptions& options) {
@@ -188,11 +200,12 @@ void read_train_config(MapReader& top, trainer::TrainConfig& out, const TrainRea
   read_training(top.section("training"), out.training);
 
   const auto& stopping = out.training.early_stopping;
-  if (stopping.patience > 0 && stopping.monitor != "train_loss" && out.data.validation == "none") {
+  if (stopping.patience > 0 && stopping.monitor != trainer::MonitorMetric::train_loss &&
+      out.data.validation == trainer::Validation::none) {
     MapReader training = top.section("training");
     MapReader early = training.section("early_stopping");
     early.error(early.has("monitor") ? "monitor" : "patience",
-                "early stopping on " + stopping.monitor +
+                "early stopping on " + std::string(trainer::name_of(stopping.monitor)) +
                     " needs a validation set, but data.validation is none");
   }
 }

@@ -27,6 +27,6 @@ void read_train_config(MapReader& top, trainer::TrainConfig& out, const TrainRea
 std::string missing_data_files(const trainer::DataSpec& spec);
 
 // The directory a data set lives in when data.path is not given.
-std::string default_data_path(const std::string& dataset);
+std::string default_data_path(trainer::DatasetKind dataset);
 
 }  // namespace sweep::config

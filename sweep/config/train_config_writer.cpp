@@ -22,12 +22,20 @@ YAML::Node int_list(const std::vector<int>& values) {
   return list;
 }
 
+template <class E>
+YAML::Node word(E value) {
+  return YAML::Node(std::string(trainer::name_of(value)));
+}
+
 YAML::Node layer_node(const trainer::LayerSpec& layer) {
   YAML::Node item(YAML::NodeType::Map);
-  if (layer.num.empty() && layer.str.empty()) return YAML::Node(layer.type);
+  const std::string type(trainer::name_of(layer.type));
+  if (layer.num.empty() && layer.str.empty()) return YAML::Node(type);
+  const trainer::LayerDef& def = trainer::layer_def(layer.type);
   YAML::Node args(YAML::NodeType::Map);
   for (const auto& [name, value] : layer.num) {
-    if (name == "bias") {
+    const trainer::LayerArg* arg = trainer::find_arg(def, name);
+    if (arg && arg->kind == trainer::ArgKind::boolean) {
       args[name] = flag(value != 0);
     } else {
       args[name] = num(value);
@@ -35,7 +43,7 @@ YAML::Node layer_node(const trainer::LayerSpec& layer) {
   }
   for (const auto& [name, value] : layer.str) args[name] = value;
   args.SetStyle(YAML::EmitterStyle::Flow);
-  item[layer.type] = args;
+  item[type] = args;
   item.SetStyle(YAML::EmitterStyle::Flow);
   return item;
 }
@@ -47,20 +55,20 @@ YAML::Node to_yaml(const trainer::TrainConfig& config) {
 
   const trainer::DataSpec& d = config.data;
   YAML::Node data(YAML::NodeType::Map);
-  data["dataset"] = d.dataset;
+  data["dataset"] = word(d.dataset);
   data["path"] = d.path;
-  data["validation"] = d.validation;
+  data["validation"] = word(d.validation);
   data["holdout_fraction"] = num(d.holdout_fraction);
   data["train_limit"] = whole(d.train_limit);
   data["test_limit"] = whole(d.test_limit);
-  data["shuffle"] = d.shuffle;
+  data["shuffle"] = word(d.shuffle);
   data["normalize"] = flag(d.normalize);
   YAML::Node augment(YAML::NodeType::Map);
   augment["flip"] = flag(d.augment.flip);
   augment["translate"] = whole(d.augment.translate);
   augment["crop_padding"] = whole(d.augment.crop_padding);
   data["augment"] = augment;
-  if (d.dataset == "synthetic") {
+  if (d.dataset == trainer::DatasetKind::synthetic) {
     YAML::Node synthetic(YAML::NodeType::Map);
     synthetic["train_size"] = whole(d.synthetic.train_size);
     synthetic["test_size"] = whole(d.synthetic.test_size);
@@ -76,7 +84,7 @@ YAML::Node to_yaml(const trainer::TrainConfig& config) {
   const trainer::ModelSpec& m = config.model;
   YAML::Node model(YAML::NodeType::Map);
   if (m.layers.empty()) {
-    model["preset"] = m.preset;
+    model["preset"] = word(m.preset);
     model["net_width"] = whole(m.net_width);
     model["block_depth"] = whole(m.block_depth);
     model["hidden"] = int_list(m.hidden);
@@ -90,7 +98,7 @@ YAML::Node to_yaml(const trainer::TrainConfig& config) {
 
   const trainer::TrainingSpec& t = config.training;
   YAML::Node training(YAML::NodeType::Map);
-  training["optimizer"] = t.optimizer;
+  training["optimizer"] = word(t.optimizer);
   training["learning_rate"] = num(t.learning_rate);
   training["momentum"] = num(t.momentum);
   training["nesterov"] = flag(t.nesterov);
@@ -103,7 +111,7 @@ YAML::Node to_yaml(const trainer::TrainConfig& config) {
   training["batch_size"] = whole(t.batch_size);
   training["epochs"] = whole(t.epochs);
   YAML::Node schedule(YAML::NodeType::Map);
-  schedule["type"] = t.schedule.type;
+  schedule["type"] = word(t.schedule.type);
   schedule["drop_factor"] = num(t.schedule.drop_factor);
   schedule["drop_period"] = whole(t.schedule.drop_period);
   schedule["milestones"] = int_list(t.schedule.milestones);
@@ -117,12 +125,12 @@ YAML::Node to_yaml(const trainer::TrainConfig& config) {
   training["log_every"] = whole(t.log_every);
   YAML::Node early(YAML::NodeType::Map);
   early["patience"] = whole(t.early_stopping.patience);
-  early["monitor"] = t.early_stopping.monitor;
+  early["monitor"] = word(t.early_stopping.monitor);
   early["min_delta"] = num(t.early_stopping.min_delta);
   training["early_stopping"] = early;
-  training["output_network"] = t.output_network;
+  training["output_network"] = word(t.output_network);
   training["seed"] = whole_u(t.seed);
-  training["precision"] = t.precision;
+  training["precision"] = word(t.precision);
   YAML::Node checkpoint(YAML::NodeType::Map);
   checkpoint["every_epochs"] = whole(t.checkpoint.every_epochs);
   training["checkpoint"] = checkpoint;

@@ -142,7 +142,8 @@ scheduler::TrialOutcome outcome_of(const trainer::TrainResult& r,
     case trainer::RunState::early_stopped: {
       const auto& stopping = config.training.early_stopping;
       outcome.state = TrialState::stopped_early;
-      outcome.message = "patience " + std::to_string(stopping.patience) + " on " + stopping.monitor;
+      outcome.message = "patience " + std::to_string(stopping.patience) + " on " +
+                        std::string(trainer::name_of(stopping.monitor));
       if (!r.message.empty()) outcome.message += ": " + r.message;
       break;
     }
@@ -174,8 +175,9 @@ scheduler::TrialFn make_trainer_trial(TrainerTrialInput input) {
                                                                     : trainer::DeviceKind::cpu;
     config.device.index = device.index;
     config.device.threads = in.cpu_threads;
-    if (config.device.kind == trainer::DeviceKind::cpu && config.training.precision != "fp32")
-      context.log("training.precision " + config.training.precision +
+    if (config.device.kind == trainer::DeviceKind::cpu &&
+        config.training.precision != trainer::Precision::fp32)
+      context.log("training.precision " + std::string(trainer::name_of(config.training.precision)) +
                   " applies on a GPU; the CPU backend computes in fp32");
 
     std::filesystem::create_directories(in.trial_dir);

@@ -172,7 +172,7 @@ TEST_F(CudaBf16, ProductsRunOnBf16Operands) {
 // The CUDA training tests' LeNet (3 epochs of 2000 synthetic images) in `precision`.
 TrainConfig lenet_in(DeviceKind kind, const std::string& precision) {
   TrainConfig c = synthetic_lenet(kind, 2000, 2000, 3, 64);
-  c.training.precision = precision;
+  c.training.precision = *parse_word<Precision>(precision);
   return c;
 }
 
@@ -197,13 +197,13 @@ TEST(CudaBf16Train, ConvBlockNetWithAdam) {
   TrainConfig c = lenet_in(DeviceKind::cuda, "bf16");
   c.data.synthetic.channels = 3;
   c.data.synthetic.height = c.data.synthetic.width = 32;
-  c.model.preset = "convnet";
+  c.model.preset = sweep::trainer::Preset::convnet;
   c.model.net_width = 8;
   c.model.block_depth = 1;
-  c.training.optimizer = "adam";
+  c.training.optimizer = sweep::trainer::OptimizerKind::adam;
   c.training.learning_rate = 1e-3;
   const TrainResult bf16 = train(c, quiet);
-  c.training.precision = "fp32";
+  c.training.precision = sweep::trainer::Precision::fp32;
   const TrainResult fp32 = train(c, quiet);
   ASSERT_EQ(bf16.state, RunState::completed) << bf16.message;
   ASSERT_EQ(fp32.state, RunState::completed) << fp32.message;

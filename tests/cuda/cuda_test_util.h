@@ -35,11 +35,11 @@ inline bool have_cuda() { return cuda_device_count_impl() > 0; }
 inline TrainConfig synthetic_lenet(DeviceKind kind, int train_size, int test_size, int epochs,
                                    int batch) {
   TrainConfig c;
-  c.data.dataset = "synthetic";
+  c.data.dataset = sweep::trainer::DatasetKind::synthetic;
   c.data.synthetic.train_size = train_size;
   c.data.synthetic.test_size = test_size;
-  c.model.preset = "lenet";
-  c.training.optimizer = "sgdm";
+  c.model.preset = sweep::trainer::Preset::lenet;
+  c.training.optimizer = sweep::trainer::OptimizerKind::sgdm;
   c.training.learning_rate = 0.01;
   c.training.momentum = 0.9;
   c.training.weight_decay = 5e-4;

@@ -153,7 +153,8 @@ TEST(QueueApi, SubmitWaitFetchFromCpp) {
 
 TEST(QueueConcurrency, EightSubmittersAtOnceGetEightJobsAndStatusNeverFails) {
   QueueDir dir;
-  dir.write("tiny.yaml", tiny_config("many", 1, 2, 4096, 64));
+  // Each job long enough (about a second) that the readers below poll while the worker writes.
+  dir.write("tiny.yaml", tiny_config("many", 1, 4, 8192, 64));
   std::vector<pid_t> submitters;
   std::vector<std::string> outs;
   for (int i = 0; i < 8; ++i) {

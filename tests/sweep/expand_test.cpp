@@ -104,8 +104,8 @@ TEST(Expand, AnyKeyCanBeSweptIncludingNestedAndListItems) {
   EXPECT_TRUE(trials[3].config.data.augment.flip);
   EXPECT_EQ(trials[1].config.model.layers[0].num.at("filters"), 8.0);
   EXPECT_EQ(trials[1].config.model.layers[0].num.at("kernel"), 3.0);
-  EXPECT_EQ(trials[2].config.training.schedule.type, "cosine");
-  EXPECT_TRUE(config.base.model.preset.empty());
+  EXPECT_EQ(trials[2].config.training.schedule.type, trainer::ScheduleType::cosine);
+  EXPECT_EQ(config.base.model.preset, trainer::Preset::none);
 }
 
 TEST(Expand, ResolvedYamlReloadsToTheSameTrainConfig) {

@@ -13,7 +13,7 @@ TEST(Overrides, ScalarsListsAndMapsAreYaml) {
   EXPECT_EQ(config.base.model.hidden, (std::vector<int>{32, 8}));
   EXPECT_TRUE(config.base.data.augment.flip);
   EXPECT_EQ(config.base.data.augment.translate, 2);
-  EXPECT_EQ(config.base.training.optimizer, "adam");
+  EXPECT_EQ(config.base.training.optimizer, trainer::OptimizerKind::adam);
 }
 
 TEST(Overrides, LaterSetsWinAndCreateMissingSections) {
@@ -21,7 +21,7 @@ TEST(Overrides, LaterSetsWinAndCreateMissingSections) {
       load_text("data: {dataset: synthetic}\n",
                 {"training.schedule.type=cosine", "training.learning_rate=0.5",
                  "training.learning_rate=0.25"});
-  EXPECT_EQ(config.base.training.schedule.type, "cosine");
+  EXPECT_EQ(config.base.training.schedule.type, trainer::ScheduleType::cosine);
   EXPECT_EQ(config.base.training.learning_rate, 0.25);
 }
 

@@ -16,7 +16,7 @@ TEST(ShippedConfigs, QuickstartIsASmallLenetGrid) {
   EXPECT_EQ(config.name, "quickstart");
   EXPECT_EQ(config.trial_count(), 6u);
   EXPECT_EQ(config.shape(), "grid 3 × 2");
-  EXPECT_EQ(config.base.model.preset, "lenet");
+  EXPECT_EQ(config.base.model.preset, trainer::Preset::lenet);
   EXPECT_EQ(config.base.data.train_limit, 12000);
   EXPECT_EQ(config.base.data.test_limit, 2000);
   EXPECT_EQ(config.resources.cpu_slots, 2);
@@ -47,9 +47,9 @@ TEST(ShippedConfigs, CifarConvnetNamesItsMissingDataOrRunsOnSynthetic) {
     }
   }
   const SweepConfig config = load_config(shipped("cifar-convnet.yaml"), {"data.dataset=synthetic"});
-  EXPECT_EQ(config.base.model.preset, "convnet");
+  EXPECT_EQ(config.base.model.preset, trainer::Preset::convnet);
   EXPECT_EQ(config.base.model.net_width, 16);
-  EXPECT_EQ(config.base.training.schedule.type, "piecewise");
+  EXPECT_EQ(config.base.training.schedule.type, trainer::ScheduleType::piecewise);
   EXPECT_EQ(config.base.training.schedule.drop_period, 8);
   EXPECT_EQ(config.base.data.synthetic.channels, 3);
   EXPECT_EQ(config.base.data.synthetic.height, 32);

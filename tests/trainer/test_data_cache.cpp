@@ -46,7 +46,7 @@ TEST(DataCache, SecondLoadIsTheSameAndAnEditedFileIsReadAgain) {
   write_split(dir, "train", 20, 7);
   write_split(dir, "t10k", 10, 7);
   DataSpec spec;
-  spec.dataset = "mnist";
+  spec.dataset = sweep::trainer::DatasetKind::mnist;
   spec.path = dir.string();
   spec.normalize = false;
 

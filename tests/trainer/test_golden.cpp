@@ -97,7 +97,7 @@ struct GoldenCase {
 
 ModelSpec convnet_spec() {
   ModelSpec m;
-  m.preset = "convnet";
+  m.preset = sweep::trainer::Preset::convnet;
   m.net_width = 4;
   m.block_depth = 1;
   return m;

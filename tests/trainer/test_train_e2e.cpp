@@ -22,12 +22,12 @@ TEST(TrainEndToEnd, LeNetLearnsFashionMnistSubset) {
     GTEST_SKIP() << "Fashion-MNIST is not installed at " << dir
                  << " (Debian package dataset-fashion-mnist)";
   TrainConfig c;
-  c.data.dataset = "fashion-mnist";
+  c.data.dataset = sweep::trainer::DatasetKind::fashion_mnist;
   c.data.path = dir;
   c.data.train_limit = 6000;
   c.data.test_limit = 1000;
-  c.model.preset = "lenet";
-  c.training.optimizer = "sgdm";
+  c.model.preset = sweep::trainer::Preset::lenet;
+  c.training.optimizer = sweep::trainer::OptimizerKind::sgdm;
   c.training.learning_rate = 0.01;
   c.training.momentum = 0.9;
   c.training.weight_decay = 5e-4;

@@ -18,13 +18,17 @@ std::unique_ptr<Backend> make_cuda_backend(const DeviceSpec& spec) {
   int device = spec.index;
   if (device < 0) SWEEP_CHECK_CUDA(cudaGetDevice(&device));
   cuda::MathMode math = cuda::MathMode::fp32;
-  if (spec.precision == "tf32")
-    math = cuda::MathMode::tf32;
-  else if (spec.precision == "bf16")
-    math = cuda::MathMode::bf16;
-  else if (spec.precision != "fp32")
-    throw Error("training.precision '" + spec.precision +
-                "' is not supported by the CUDA backend: use fp32, tf32 or bf16");
+  switch (spec.precision) {
+    case Precision::fp32:
+      math = cuda::MathMode::fp32;
+      break;
+    case Precision::tf32:
+      math = cuda::MathMode::tf32;
+      break;
+    case Precision::bf16:
+      math = cuda::MathMode::bf16;
+      break;
+  }
   return std::make_unique<cuda::CudaBackend>(device, math);
 }
 

@@ -74,45 +74,46 @@ DecodedFileCache& decoded_files() {
 }
 
 void read_both(const DataSpec& spec, Dataset& train, Dataset& test, bool need_test) {
-  const std::string& name = spec.dataset;
+  const std::string name(name_of(spec.dataset));
   auto& cache = decoded_files();
-  if (name == "fashion-mnist" || name == "mnist") {
-    train =
-        cache.get(name, spec.path, "train", [&] { return read_idx_split(spec.path, "train", 10); });
-    if (need_test)
-      test =
-          cache.get(name, spec.path, "t10k", [&] { return read_idx_split(spec.path, "t10k", 10); });
-  } else if (name == "cifar10" || name == "cifar-10") {
-    train =
-        cache.get(name, spec.path, "train", [&] { return read_cifar10_split(spec.path, "train"); });
-    if (need_test)
-      test =
-          cache.get(name, spec.path, "test", [&] { return read_cifar10_split(spec.path, "test"); });
-  } else if (name == "synthetic") {
-    train = make_synthetic(spec.synthetic, "train");
-    if (need_test) test = make_synthetic(spec.synthetic, "test");
-  } else {
-    throw Error("data.dataset: unknown data set '" + name +
-                "' (fashion-mnist, mnist, cifar10 or synthetic)");
+  switch (spec.dataset) {
+    case DatasetKind::fashion_mnist:
+    case DatasetKind::mnist:
+      train = cache.get(name, spec.path, "train",
+                        [&] { return read_idx_split(spec.path, "train", 10); });
+      if (need_test)
+        test = cache.get(name, spec.path, "t10k",
+                         [&] { return read_idx_split(spec.path, "t10k", 10); });
+      return;
+    case DatasetKind::cifar10:
+      train = cache.get(name, spec.path, "train",
+                        [&] { return read_cifar10_split(spec.path, "train"); });
+      if (need_test)
+        test = cache.get(name, spec.path, "test",
+                         [&] { return read_cifar10_split(spec.path, "test"); });
+      return;
+    case DatasetKind::synthetic:
+      train = make_synthetic(spec.synthetic, "train");
+      if (need_test) test = make_synthetic(spec.synthetic, "test");
+      return;
   }
+  throw Error("data.dataset: not one of " + words_text<DatasetKind>());
 }
 
 }  // namespace
 
 LoadedData load_data(const DataSpec& spec, std::uint64_t seed) {
-  const std::string& v = spec.validation;
-  if (v != "test" && v != "holdout" && v != "none")
-    throw Error("data.validation: '" + v + "' is not one of test, holdout, none");
+  const Validation v = spec.validation;
   LoadedData out;
-  out.validation_source = v;
+  out.validation_source = std::string(name_of(v));
   Dataset test;
-  read_both(spec, out.train, test, v == "test");
+  read_both(spec, out.train, test, v == Validation::test);
   keep_first(out.train, spec.train_limit);
 
-  if (v == "test") {
+  if (v == Validation::test) {
     keep_first(test, spec.test_limit);
     out.validation = std::move(test);
-  } else if (v == "holdout") {
+  } else if (v == Validation::holdout) {
     if (!(spec.holdout_fraction > 0 && spec.holdout_fraction < 1))
       throw Error("data.holdout_fraction must be in (0, 1), not " +
                   std::to_string(spec.holdout_fraction));

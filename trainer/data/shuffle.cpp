@@ -14,13 +14,6 @@
 
 namespace sweep::trainer {
 
-ShuffleMode parse_shuffle_mode(const std::string& s) {
-  if (s == "every-epoch") return ShuffleMode::every_epoch;
-  if (s == "once") return ShuffleMode::once;
-  if (s == "never") return ShuffleMode::never;
-  throw Error("data.shuffle: '" + s + "' is not one of every-epoch, once, never");
-}
-
 std::vector<std::int32_t> shuffled_indices(std::int64_t n, std::uint64_t seed) {
   if (n < 0 || n > INT32_MAX)
     throw Error("shuffle: data set size " + std::to_string(n) + " out of range");

@@ -10,12 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "trainer/vocabulary.h"
+
 namespace sweep::trainer {
-
-enum class ShuffleMode { every_epoch, once, never };
-
-// "every-epoch" | "once" | "never"; throws sweep::Error otherwise.
-ShuffleMode parse_shuffle_mode(const std::string& s);
 
 // A permutation of 0..n-1 from std::mt19937_64(seed): Fisher-Yates with rejection sampling, so
 // the result does not depend on the standard library.

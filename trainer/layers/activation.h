@@ -12,7 +12,7 @@ namespace sweep::trainer {
 
 class ReLU final : public Layer {
  public:
-  std::string type() const override { return "relu"; }
+  LayerKind kind() const override { return LayerKind::relu; }
   Shape setup(Shape in) override { return in_ = out_ = in; }
   void forward(const float* x, float* y, int batch, bool training) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
@@ -21,7 +21,7 @@ class ReLU final : public Layer {
 class Dropout final : public Layer {
  public:
   explicit Dropout(float rate) : rate_(rate) {}
-  std::string type() const override { return "dropout"; }
+  LayerKind kind() const override { return LayerKind::dropout; }
   std::string describe() const override;
   Shape setup(Shape in) override;
   void bind(Backend& backend, float* params, float* grads, float* state, int max_batch) override;

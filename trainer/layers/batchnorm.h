@@ -15,7 +15,7 @@ namespace sweep::trainer {
 class BatchNorm final : public Layer {
  public:
   BatchNorm(float eps = 1e-5f, float momentum = 0.1f) : eps_(eps), momentum_(momentum) {}
-  std::string type() const override { return "batchnorm"; }
+  LayerKind kind() const override { return LayerKind::batchnorm; }
   Shape setup(Shape in) override;
   void bind(Backend& backend, float* params, float* grads, float* state, int max_batch) override;
   void init(std::mt19937_64& rng, float* host_params, float* host_state) const override;

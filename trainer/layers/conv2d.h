@@ -22,7 +22,7 @@ struct Conv2dOptions {
 class Conv2d final : public Layer {
  public:
   explicit Conv2d(const Conv2dOptions& o) : opt_(o) {}
-  std::string type() const override { return "conv"; }
+  LayerKind kind() const override { return LayerKind::conv; }
   std::string describe() const override;
   Shape setup(Shape in) override;
   void init(std::mt19937_64& rng, float* host_params, float* host_state) const override;

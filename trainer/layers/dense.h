@@ -13,7 +13,7 @@ namespace sweep::trainer {
 class Dense final : public Layer {
  public:
   Dense(int units, bool bias) : units_(units), bias_(bias) {}
-  std::string type() const override { return "dense"; }
+  LayerKind kind() const override { return LayerKind::dense; }
   std::string describe() const override;
   Shape setup(Shape in) override;
   void init(std::mt19937_64& rng, float* host_params, float* host_state) const override;

@@ -25,21 +25,4 @@ float uniform_symmetric(std::mt19937_64& rng, float bound) {
   return static_cast<float>((2.0 * u - 1.0) * bound);
 }
 
-int int_arg(const LayerSpec& spec, const std::string& key, int min_value, const int* fallback) {
-  const auto it = spec.num.find(key);
-  if (it == spec.num.end()) {
-    if (spec.str.count(key))
-      throw Error("argument '" + key + "' must be a number, not '" + spec.str.at(key) + "'");
-    if (fallback) return *fallback;
-    throw Error("missing required argument '" + key + "'");
-  }
-  const double v = it->second;
-  if (!std::isfinite(v) || v != std::floor(v) || v > 1e9)
-    throw Error("argument '" + key + "' must be a whole number, got " + std::to_string(v));
-  if (v < min_value)
-    throw Error("argument '" + key + "' must be at least " + std::to_string(min_value) + ", got " +
-                std::to_string(static_cast<long long>(v)));
-  return static_cast<int>(v);
-}
-
 }  // namespace sweep::trainer

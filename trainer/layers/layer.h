@@ -27,7 +27,8 @@ class Layer {
   Layer(const Layer&) = delete;
   Layer& operator=(const Layer&) = delete;
 
-  virtual std::string type() const = 0;  // conv, batchnorm, relu, ... (the LayerSpec type)
+  virtual LayerKind kind() const = 0;
+  std::string type() const { return std::string(name_of(kind())); }  // conv, batchnorm, ...
   virtual std::string describe() const;  // type and arguments, for summary(): "conv 20@5x5 s1"
 
   // Works out the output shape for input `in` (per sample) and how many parameters and state
@@ -73,9 +74,5 @@ class Layer {
 // Uniform in [-bound, bound) from the top 24 bits of one draw: the same numbers on every standard
 // library (std::uniform_real_distribution is implementation-defined).
 float uniform_symmetric(std::mt19937_64& rng, float bound);
-
-// Reads a whole-number argument of a LayerSpec that is >= min_value; throws sweep::Error when it
-// is missing (and `fallback` is null), fractional, or too small.
-int int_arg(const LayerSpec& spec, const std::string& key, int min_value, const int* fallback);
 
 }  // namespace sweep::trainer

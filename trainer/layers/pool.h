@@ -15,7 +15,9 @@ class Pool2d final : public Layer {
  public:
   Pool2d(PoolMode mode, int size, int stride, int padding)
       : mode_(mode), size_(size), stride_(stride), pad_(padding) {}
-  std::string type() const override { return mode_ == PoolMode::max ? "maxpool" : "avgpool"; }
+  LayerKind kind() const override {
+    return mode_ == PoolMode::max ? LayerKind::maxpool : LayerKind::avgpool;
+  }
   std::string describe() const override;
   Shape setup(Shape in) override;
   void forward(const float* x, float* y, int batch, bool training) override;
@@ -29,7 +31,7 @@ class Pool2d final : public Layer {
 
 class GlobalAvgPool final : public Layer {
  public:
-  std::string type() const override { return "gap"; }
+  LayerKind kind() const override { return LayerKind::gap; }
   Shape setup(Shape in) override;
   void forward(const float* x, float* y, int batch, bool training) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
@@ -41,7 +43,7 @@ class GlobalAvgPool final : public Layer {
 // Flatten (N, C, H, W) to (N, C*H*W): NCHW already is that matrix, so this is a view.
 class Flatten final : public Layer {
  public:
-  std::string type() const override { return "flatten"; }
+  LayerKind kind() const override { return LayerKind::flatten; }
   Shape setup(Shape in) override {
     in_ = in;
     return out_ = Shape{static_cast<int>(in.numel()), 1, 1};

@@ -10,14 +10,16 @@
 
 #include <string>
 
+#include "trainer/vocabulary.h"
+
 namespace sweep::trainer {
 
 class Monitor {
  public:
-  // monitor: val_loss | val_accuracy | train_loss. Throws sweep::Error otherwise.
-  Monitor(const std::string& metric, double min_delta, int patience);
+  // Throws sweep::Error for a negative min_delta or patience.
+  Monitor(MonitorMetric metric, double min_delta, int patience);
 
-  bool needs_validation() const { return metric_ != Metric::train_loss; }
+  bool needs_validation() const { return metric_ != MonitorMetric::train_loss; }
   const std::string& name() const { return name_; }
   int patience() const { return patience_; }
 
@@ -27,8 +29,7 @@ class Monitor {
   bool improves(double value, bool has_best, double best) const;
 
  private:
-  enum class Metric { val_loss, val_accuracy, train_loss };
-  Metric metric_;
+  MonitorMetric metric_;
   std::string name_;
   double min_delta_;
   int patience_;

@@ -10,16 +10,9 @@
 
 namespace sweep::trainer {
 
-OptimizerKind parse_optimizer(const std::string& name) {
-  if (name == "sgdm" || name == "sgd") return OptimizerKind::sgdm;
-  if (name == "adam") return OptimizerKind::adam;
-  if (name == "rmsprop") return OptimizerKind::rmsprop;
-  throw Error("training.optimizer: '" + name + "' is not one of sgdm, adam, rmsprop");
-}
-
 Optimizer::Optimizer(Backend& backend, const TrainingSpec& spec, std::size_t param_count)
     : backend_(backend), count_(param_count), clip_norm_(static_cast<float>(spec.gradient_clip)) {
-  base_.kind = parse_optimizer(spec.optimizer);
+  base_.kind = spec.optimizer;
   base_.momentum = static_cast<float>(spec.momentum);
   base_.nesterov = spec.nesterov;
   base_.beta1 = static_cast<float>(spec.beta1);

@@ -18,9 +18,6 @@
 
 namespace sweep::trainer {
 
-// "sgdm" | "adam" | "rmsprop"; throws sweep::Error otherwise.
-OptimizerKind parse_optimizer(const std::string& name);
-
 class Optimizer {
  public:
   // Throws sweep::Error for an unknown optimizer or out-of-range hyperparameters.

@@ -15,29 +15,11 @@
 namespace sweep::trainer {
 
 LearningRateSchedule::LearningRateSchedule(const ScheduleSpec& spec, double base_lr)
-    : spec_(spec), base_(base_lr) {
-  const std::string& t = spec.type;
-  if (t == "fixed")
-    type_ = Type::fixed;
-  else if (t == "piecewise")
-    type_ = Type::piecewise;
-  else if (t == "multistep")
-    type_ = Type::multistep;
-  else if (t == "inv")
-    type_ = Type::inv;
-  else if (t == "exp")
-    type_ = Type::exp;
-  else if (t == "poly")
-    type_ = Type::poly;
-  else if (t == "cosine")
-    type_ = Type::cosine;
-  else
-    throw Error("training.schedule.type: '" + t +
-                "' is not one of fixed, piecewise, multistep, inv, exp, poly, cosine");
+    : spec_(spec), base_(base_lr), type_(spec.type) {
   if (!std::isfinite(base_lr) || base_lr < 0)
     throw Error("training.learning_rate must be a finite number >= 0, not " +
                 std::to_string(base_lr));
-  if (type_ == Type::piecewise && spec.drop_period < 1)
+  if (type_ == ScheduleType::piecewise && spec.drop_period < 1)
     throw Error("training.schedule.drop_period must be at least 1 epoch");
   if (spec.warmup_epochs < 0) throw Error("training.schedule.warmup_epochs must be >= 0");
   if (spec.warmup_start_factor < 0 || spec.warmup_start_factor > 1)
@@ -51,27 +33,27 @@ double LearningRateSchedule::at(int epoch, std::int64_t iteration,
   const double max_iter = double(std::max<std::int64_t>(total_iterations, 1));
   double lr = base_;
   switch (type_) {
-    case Type::fixed:
+    case ScheduleType::fixed:
       break;
-    case Type::piecewise:
+    case ScheduleType::piecewise:
       lr = base_ * std::pow(spec_.drop_factor, double(epoch / spec_.drop_period));
       break;
-    case Type::multistep: {
+    case ScheduleType::multistep: {
       const auto passed = std::count_if(spec_.milestones.begin(), spec_.milestones.end(),
                                         [&](int m) { return m <= epoch; });
       lr = base_ * std::pow(spec_.drop_factor, double(passed));
       break;
     }
-    case Type::inv:
+    case ScheduleType::inv:
       lr = base_ * std::pow(1.0 + spec_.gamma * iter, -spec_.power);
       break;
-    case Type::exp:
+    case ScheduleType::exp:
       lr = base_ * std::pow(spec_.gamma, double(epoch));
       break;
-    case Type::poly:
+    case ScheduleType::poly:
       lr = base_ * std::pow(std::max(0.0, 1.0 - iter / max_iter), spec_.power);
       break;
-    case Type::cosine:
+    case ScheduleType::cosine:
       lr = spec_.min_lr +
            (base_ - spec_.min_lr) *
                (1.0 + std::cos(std::numbers::pi * std::min(iter, max_iter) / max_iter)) / 2.0;

@@ -26,7 +26,7 @@ namespace sweep::trainer {
 
 class LearningRateSchedule {
  public:
-  // Throws sweep::Error for an unknown type or a value that makes no sense (drop_period < 1,
+  // Throws sweep::Error for a value that makes no sense (drop_period < 1,
   // negative rates, warmup_start_factor outside [0, 1]).
   LearningRateSchedule(const ScheduleSpec& spec, double base_lr);
 
@@ -34,10 +34,9 @@ class LearningRateSchedule {
             std::int64_t total_iterations) const;
 
  private:
-  enum class Type { fixed, piecewise, multistep, inv, exp, poly, cosine };
   ScheduleSpec spec_;
   double base_;
-  Type type_;
+  ScheduleType type_;
 };
 
 }  // namespace sweep::trainer
