@@ -39,6 +39,14 @@ class CallError : public Error {
         file_(std::move(file)),
         line_(line),
         detail_(std::move(detail)) {}
+  // The same failure told in the caller's words ("cannot write runs/x/sweep.db: the disk is
+  // full"), keeping the call and the source line of `cause` for the debug text.
+  CallError(std::string what, const CallError& cause)
+      : Error(std::move(what)),
+        call_(cause.call_),
+        file_(cause.file_),
+        line_(cause.line_),
+        detail_(cause.detail_) {}
   const std::string& call() const noexcept { return call_; }
   const std::string& detail() const noexcept { return detail_; }
   // "sqlite3_prepare_v3(db_, sql.data(), ...) failed at sqlite_connection.cpp:41: ..."

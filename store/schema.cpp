@@ -219,6 +219,14 @@ int migrate(Connection& conn, std::span<const Migration> steps) {
   });
 }
 
+int inspect(Connection& conn, std::span<const Migration> steps) {
+  return conn.read([&] {
+    const int found = recorded_version(conn);
+    reject_newer(conn, found, steps);
+    return found;
+  });
+}
+
 int check_schema(Connection& conn, std::span<const Migration> steps) {
   return conn.read([&] {
     const int found = recorded_version(conn);

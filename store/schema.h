@@ -33,6 +33,10 @@ inline constexpr int kApplicationId = 0x53575045;
 // Throws sweep::Error naming the path for a non-SQLite file, a foreign SQLite database, or a
 // newer schema than `steps` know.
 int migrate(Connection& conn, std::span<const Migration> steps);
+// What the file is, read without changing it: 0 for a file with no tables (fresh), else its
+// schema version. Throws sweep::Error naming the path for a foreign SQLite database, a damaged
+// schema_version table, or a newer schema than `steps` know.
+int inspect(Connection& conn, std::span<const Migration> steps);
 // Read-only check: the version of the file, throwing as migrate() does, and also when the file
 // is older than `steps` (a read-only open cannot migrate it).
 int check_schema(Connection& conn, std::span<const Migration> steps);

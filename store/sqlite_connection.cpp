@@ -8,19 +8,23 @@
  */
 #include "store/sqlite_connection.h"
 
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <random>
 #include <thread>
 
 namespace sweep::store_detail {
 
-void rethrow_if_busy(sqlite3* db, const CallError& e) {
-  if (db == nullptr) return;
-  const int code = sqlite3_errcode(db) & 0xff;
+void rethrow_classified(sqlite3* db, const CallError& e) {
+  const int code = db ? sqlite3_errcode(db) & 0xff : 0;
   if (code == SQLITE_BUSY || code == SQLITE_LOCKED) throw DatabaseBusy(e);
+  throw SqliteFailure(e, db ? sqlite3_extended_errcode(db) : 0, db ? sqlite3_system_errno(db) : 0);
 }
 
 void DbCloser::operator()(sqlite3* db) const noexcept {
@@ -70,12 +74,14 @@ bool Statement::step() {
     SWEEP_SQLITE_CALL(db_, rc = sqlite3_step(stmt_.get()));
   } catch (const DatabaseBusy&) {
     throw;  // retried by the caller's transaction loop: no need to dress it up
-  } catch (const CallError& e) {
+  } catch (const SqliteFailure& e) {
     // Every statement fails at this one line, so name the statement: that is what tells which
     // write broke (e.g. which constraint of which table).
     std::string sql = sqlite3_sql(stmt_.get());
     if (sql.size() > 160) sql = sql.substr(0, 160) + "...";
-    throw CallError(e.call(), short_file(__FILE__), __LINE__, e.detail() + " in: " + sql);
+    throw SqliteFailure(
+        CallError(e.call(), short_file(__FILE__), __LINE__, e.detail() + " in: " + sql), e.code(),
+        e.system_errno());
   }
   return rc == SQLITE_ROW;
 }
@@ -109,6 +115,24 @@ std::string Statement::text(int col) const {
 // ---- Connection -----------------------------------------------------------------------------
 
 namespace {
+
+// "file:" plus the path with the characters a URI gives meaning to escaped (RFC 3986 / SQLite's
+// URI rules: '?', '#' and '%' would end or alter the path).
+std::string file_uri(const std::filesystem::path& path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const unsigned char c : std::filesystem::absolute(path).string()) {
+    if (c == '?' || c == '#' || c == '%' || c <= 0x20 || c >= 0x7f) {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 0xf];
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  return uri;
+}
+
 // SQLite counts every allocation under a global mutex for sqlite3_memory_used(), which sweep
 // never asks for; that mutex was a tenth of the metric insert time. The setting is process-wide
 // and only possible before SQLite initialises: if someone else initialised it first, keep theirs.
@@ -122,14 +146,21 @@ void disable_memory_statistics_once() {
 }  // namespace
 
 Connection::Connection(std::filesystem::path path, ConnectionOptions options)
-    : path_(std::move(path)), options_(options) {
+    : path_(std::move(path)), options_(std::move(options)) {
   disable_memory_statistics_once();
+  if (options_.immutable) options_.read_only = true;
   // NOMUTEX: Store serialises all use of a connection itself, so SQLite's own mutex is redundant.
-  const int flags =
+  int flags =
       (options_.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
       SQLITE_OPEN_NOMUTEX;
+  std::string name = path_.string();
+  if (options_.immutable) {
+    flags |= SQLITE_OPEN_URI;
+    name = file_uri(path_) + "?immutable=1";
+  }
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path_.c_str(), &raw, flags, nullptr);
+  const int rc = sqlite3_open_v2(name.c_str(), &raw, flags,
+                                 options_.vfs.empty() ? nullptr : options_.vfs.c_str());
   db_.reset(raw);  // owned even when the open failed: the handle must still be closed
   SWEEP_CHECK_SQLITE(raw, rc);
   SWEEP_CHECK_SQLITE(raw, sqlite3_busy_timeout(raw, options_.busy_timeout_ms));
@@ -184,6 +215,68 @@ void Connection::RetryClock::wait_or_give_up(const std::filesystem::path& path,
   const auto max_us = backoff_.count();
   std::this_thread::sleep_for(std::chrono::microseconds(max_us / 2 + jitter() % (max_us / 2 + 1)));
   backoff_ = std::min(backoff_ * 2, std::chrono::microseconds(50'000));
+}
+
+namespace {
+
+// Why a write may have failed, from the process and the disk themselves (SQLite does not always
+// keep the OS error): a file-size limit (ulimit -f) or a full disk. "" when neither is seen.
+std::string write_failure_cause(const std::filesystem::path& path) {
+  std::string cause;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    cause = "this process has a file-size limit (ulimit -f) of " +
+            std::to_string(static_cast<unsigned long long>(limit.rlim_cur)) + " bytes";
+  struct statvfs disk {};
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  if (::statvfs(dir.c_str(), &disk) == 0 &&
+      static_cast<unsigned long long>(disk.f_bavail) * disk.f_frsize < (4ull << 20))
+    cause += std::string(cause.empty() ? "" : ", and ") + "the disk is full";
+  return cause;
+}
+
+}  // namespace
+
+[[noreturn]] void throw_in_words(sqlite3* db, const std::filesystem::path& path,
+                                 const CallError& e) {
+  const auto* failure = dynamic_cast<const SqliteFailure*>(&e);
+  const int extended = failure ? failure->code() : db ? sqlite3_extended_errcode(db) : 0;
+  const int code = extended & 0xff;
+  const int sys = failure ? failure->system_errno() : db ? sqlite3_system_errno(db) : 0;
+  const std::string file = path.string();
+  const bool write_failed = code == SQLITE_FULL || extended == SQLITE_IOERR_WRITE ||
+                            extended == SQLITE_IOERR_FSYNC || extended == SQLITE_IOERR_TRUNCATE ||
+                            sys == ENOSPC || sys == EDQUOT || sys == EFBIG;
+  std::string text;
+  if (write_failed) {
+    std::string cause = write_failure_cause(path);
+    if (cause.empty())
+      cause = sys ? std::string(std::strerror(sys))
+                  : "the disk is full, a file-size limit (ulimit -f) was reached, or the disk "
+                    "failed";
+    text = "cannot write " + file + ": " + cause +
+           "; fix that and run the command again (the database is left as it was before this "
+           "write)";
+  } else if (code == SQLITE_READONLY || sys == EROFS || sys == EACCES || sys == EPERM) {
+    text = "cannot write " + file + ": the file or its directory is read-only (" +
+           std::string(sys ? std::strerror(sys) : sqlite3_errstr(code)) +
+           "); give sweep a writable place (--out DIR or --db PATH)";
+  } else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
+    text = file + " is damaged (" + std::string(sqlite3_errstr(code)) +
+           "): it cannot be read as a sweep store; keep a copy and start the sweep anew "
+           "elsewhere (--out DIR)";
+  } else if (code == SQLITE_IOERR) {
+    text = "cannot read or write " + file + ": I/O error" +
+           (sys ? " (" + std::string(std::strerror(sys)) + ")" : std::string()) +
+           "; check the disk, then run the command again";
+  } else if (code == SQLITE_CANTOPEN) {
+    text = "cannot open " + file + " or its -wal/-shm files" +
+           (sys ? " (" + std::string(std::strerror(sys)) + ")" : std::string()) +
+           "; check that the directory exists and can be written";
+  } else {
+    text = "the sweep database " + file + ": " + e.detail().substr(0, e.detail().find(" in: "));
+  }
+  throw InWords(text, e);
 }
 
 }  // namespace sweep::store_detail

@@ -31,26 +31,45 @@
 
 namespace sweep::store_detail {
 
+// A CallError already told in words (throw_in_words): rethrown as it is.
+class InWords : public CallError {
+ public:
+  using CallError::CallError;
+};
+
+// Any other failed SQLite call, with SQLite's result code and the OS error behind it, taken when
+// it failed (a ROLLBACK afterwards resets what the connection reports).
+class SqliteFailure : public CallError {
+ public:
+  SqliteFailure(const CallError& e, int code, int system_errno)
+      : CallError(e), code_(code), system_errno_(system_errno) {}
+  int code() const noexcept { return code_; }  // extended result code (SQLITE_IOERR_WRITE, ...)
+  int system_errno() const noexcept { return system_errno_; }
+
+ private:
+  int code_, system_errno_;
+};
+
 // SQLite said SQLITE_BUSY or SQLITE_LOCKED: the caller may retry the whole transaction.
 class DatabaseBusy : public CallError {
  public:
   explicit DatabaseBusy(const CallError& e) : CallError(e) {}
 };
 
-// Rethrows `e` as DatabaseBusy when the connection's last error was BUSY/LOCKED.
-void rethrow_if_busy(sqlite3* db, const CallError& e);
+// Rethrows `e` as DatabaseBusy when the connection's last error was BUSY/LOCKED, else as a
+// SqliteFailure carrying the codes.
+[[noreturn]] void rethrow_classified(sqlite3* db, const CallError& e);
 
 }  // namespace sweep::store_detail
 
 // SWEEP_CHECK_SQLITE, plus the BUSY/LOCKED distinction the retry loops need.
-#define SWEEP_SQLITE_CALL(db, call)                         \
-  do {                                                      \
-    try {                                                   \
-      SWEEP_CHECK_SQLITE(db, call);                         \
-    } catch (const ::sweep::CallError& sweep_e_) {          \
-      ::sweep::store_detail::rethrow_if_busy(db, sweep_e_); \
-      throw;                                                \
-    }                                                       \
+#define SWEEP_SQLITE_CALL(db, call)                            \
+  do {                                                         \
+    try {                                                      \
+      SWEEP_CHECK_SQLITE(db, call);                            \
+    } catch (const ::sweep::CallError& sweep_e_) {             \
+      ::sweep::store_detail::rethrow_classified(db, sweep_e_); \
+    }                                                          \
   } while (0)
 
 namespace sweep::store_detail {
@@ -121,9 +140,20 @@ class StatementUse {
 
 struct ConnectionOptions {
   bool read_only = false;
+  // Read the file as it is, without locks, journals or the -wal/-shm files (SQLite's immutable
+  // URI parameter): looking at a file that may not be ours without changing a byte of it, and
+  // reading a finished sweep on a read-only file system. Implies read_only.
+  bool immutable = false;
   int busy_timeout_ms = 10'000;                   // SQLite's own wait for a lock
   std::chrono::milliseconds retry_limit{60'000};  // then our retry loop gives up
+  std::string vfs{};                              // "" = SQLite's default (tests inject faults)
 };
+
+// A failed SQLite call told as what it means for the file: "cannot write PATH: the disk is full
+// or a file-size limit (ulimit -f) was reached". The call, its SQL and our source line stay in
+// debug_text().
+[[noreturn]] void throw_in_words(sqlite3* db, const std::filesystem::path& path,
+                                 const CallError& e);
 
 class Connection {
  public:
@@ -152,6 +182,7 @@ class Connection {
     return with_retry([&] { return in_transaction("BEGIN", fn); });
   }
   // Retries fn (which must be safe to run again) while it throws DatabaseBusy.
+  // Other SQLite failures are thrown in words (throw_in_words).
   template <class Fn>
   auto with_retry(Fn&& fn) -> std::invoke_result_t<Fn&> {
     RetryClock clock(options_.retry_limit);
@@ -160,6 +191,10 @@ class Connection {
         return fn();
       } catch (const DatabaseBusy& e) {
         clock.wait_or_give_up(path_, e);
+      } catch (const InWords&) {
+        throw;
+      } catch (const CallError& e) {
+        throw_in_words(raw(), path_, e);
       }
     }
   }

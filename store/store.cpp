@@ -154,75 +154,7 @@ nlohmann::json parse_json_cell(const std::string& text, const char* where) {
   return parsed;
 }
 
-namespace {
-
-std::filesystem::path prepare_path(const std::filesystem::path& path, const StoreOptions& options) {
-  if (options.read_only) {
-    if (!std::filesystem::exists(path))
-      throw Error("no sweep database at " + path.string() + " (nothing was run there yet?)");
-    return path;
-  }
-  if (path.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-    if (ec)
-      throw Error("cannot create the directory " + path.parent_path().string() +
-                  " for the sweep database: " + ec.message());
-  }
-  return path;
-}
-
-// The first read: fails with "file is not a database" for a file that is not SQLite.
-void probe(Connection& conn) {
-  conn.read([&] {
-    auto s = conn.statement("SELECT count(*) FROM sqlite_master");
-    s->step();
-  });
-}
-
-void enable_wal(Connection& conn) {
-  // Not inside a transaction (SQLite forbids it); several processes switching a fresh file at
-  // once may get SQLITE_BUSY without the busy handler, hence the retry.
-  const std::string mode = conn.with_retry([&] {
-    auto s = conn.statement("PRAGMA journal_mode = WAL");
-    s->step();
-    return s->text(0);
-  });
-  if (mode != "wal")
-    throw Error("cannot put the sweep database " + conn.path().string() +
-                " in WAL mode (the filesystem gave '" + mode +
-                "'): put it on a local disk, not a network filesystem");
-}
-
-}  // namespace
 }  // namespace store_detail
-
-// ---- opening --------------------------------------------------------------------------------
-
-Store::Impl::Impl(const std::filesystem::path& path, const StoreOptions& options)
-    : conn(store_detail::prepare_path(path, options),
-           {options.read_only, options.busy_timeout_ms, options.retry_limit}) {
-  const std::string not_a_database = sqlite3_errstr(SQLITE_NOTADB);
-  try {
-    store_detail::probe(conn);
-    if (!options.read_only) {
-      store_detail::enable_wal(conn);
-      conn.exec("PRAGMA synchronous = NORMAL");  // WAL + NORMAL: durable at checkpoints, fast
-    }
-    conn.exec("PRAGMA foreign_keys = ON");
-    if (options.read_only) {
-      schema_version = store_detail::check_schema(conn, store_detail::migrations());
-    } else {
-      schema_version = store_detail::migrate(conn, store_detail::migrations());
-    }
-  } catch (const CallError& e) {
-    if (e.detail().find(not_a_database) != std::string::npos)
-      throw Error(path.string() +
-                  " is not a SQLite database, so not a sweep store; give sweep "
-                  "a path of its own, e.g. runs/NAME/sweep.db");
-    throw Error("cannot open the sweep database " + path.string() + ": " + e.what());
-  }
-}
 
 std::unique_lock<std::mutex> Store::Impl::lock_for_write() {
   if (conn.read_only())

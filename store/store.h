@@ -46,13 +46,16 @@ struct StoreOptions {
   bool read_only = false;  // `sweep status`, the report: no schema changes, writes throw
   int busy_timeout_ms = 10'000;
   std::chrono::milliseconds retry_limit{60'000};  // give up (sweep::Error) after this long busy
+  std::string vfs{};  // a registered SQLite VFS by name; "" = SQLite's default (tests: faults)
 };
 
 class Store {
  public:
   // Opens (read-write: creating the file, its directory and the schema if missing, and migrating
-  // an older schema). Throws sweep::Error naming the path when the file is not a SQLite database,
-  // is a SQLite database that is not sweep's, or was written by a newer sweep.
+  // an older schema). Throws sweep::Error naming the path when the file is a directory, is not a
+  // SQLite database, is a SQLite database that is not sweep's, or was written by a newer sweep;
+  // such a file is recognised before anything is written, so its bytes stay as they were.
+  // Read-only, a finished sweep opens on a read-only file system too.
   explicit Store(const std::filesystem::path& path, StoreOptions options = {});
   ~Store();
   Store(Store&&) noexcept;
