@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "common/check.h"
+#include "scheduler/process_tree.h"
 
 extern char** environ;
 
@@ -112,7 +113,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
   sigset_t defaults, empty;
   SWEEP_CHECK_SYS(::sigemptyset(&empty));
   SWEEP_CHECK_SYS(::sigemptyset(&defaults));
-  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT})
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT, SIGXFSZ})
     SWEEP_CHECK_SYS(::sigaddset(&defaults, sig));
   SWEEP_CHECK_SYS(posix_result(posix_spawnattr_setpgroup(&attributes.value, 0)));
   SWEEP_CHECK_SYS(posix_result(posix_spawnattr_setsigdefault(&attributes.value, &defaults)));
@@ -123,8 +124,11 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
   std::vector<char*> argv_pointers;
   for (const auto& word : argv) argv_pointers.push_back(const_cast<char*>(word.c_str()));
   argv_pointers.push_back(nullptr);
+  // The trial's token rides in the environment of every descendant (process_tree.h).
+  token_ = new_trial_token_entry();
   std::vector<char*> env_pointers;
   for (const auto& entry : environment) env_pointers.push_back(const_cast<char*>(entry.c_str()));
+  env_pointers.push_back(const_cast<char*>(token_.c_str()));
   env_pointers.push_back(nullptr);
 
   pid_t pid = -1;
@@ -146,8 +150,14 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
 
 ChildProcess::~ChildProcess() {
   if (pid_ <= 0) return;
-  // Always clear the group: a finished program's leftover children must not outlive the trial.
+  // Always clear the group and the rest of the tree: a finished program's leftover children
+  // (setsid, double-forked daemons included) must not outlive the trial.
   SWEEP_LOG_ON_ERROR(unless_gone(::killpg(pid_, SIGKILL)) == 0, "killpg(SIGKILL)");
+  try {
+    signal_trial(reaped_ ? -1 : pid_, token_, SIGKILL);
+  } catch (...) {
+    // /proc unreadable: the process group was still cleared.
+  }
   if (reaped_) return;
   int status = 0;
   pid_t result;
@@ -159,6 +169,12 @@ ChildProcess::~ChildProcess() {
 
 void ChildProcess::signal_group(int signal) {
   SWEEP_CHECK_SYS(unless_gone(::killpg(pid_, signal)));
+  // Once reaped, pid_ may be another process's now: only the token finds what is left.
+  signal_trial(reaped_ ? -1 : pid_, token_, signal);
+}
+
+void ChildProcess::end_leftovers(double grace_s) {
+  end_trial_processes(reaped_ ? -1 : pid_, token_, grace_s);
 }
 
 std::optional<ExitStatus> ChildProcess::try_wait() {

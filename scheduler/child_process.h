@@ -1,8 +1,8 @@
 /*
  * child_process.h — one spawned program with its stdout and stderr on pipes (internal to
- * command_trial). RAII: a ChildProcess that is destroyed while its program still runs kills the
- * whole process group with SIGKILL and reaps it, so no exception path leaves a zombie or an orphan
- * holding a GPU.
+ * command_trial). RAII: a ChildProcess that is destroyed kills what is left of the program's
+ * process group and of its whole process tree (process_tree.h: setsid and double-forked children
+ * too) with SIGKILL and reaps the program, so no path leaves a zombie or an orphan holding a GPU.
  */
 #pragma once
 
@@ -60,13 +60,17 @@ class ChildProcess {
   FileDescriptor& stdout_pipe() { return stdout_; }
   FileDescriptor& stderr_pipe() { return stderr_; }
 
-  // Sends `signal` to the whole process group; a group that is already gone is fine.
+  // Sends `signal` to the whole process group and to the rest of the program's tree (children
+  // that left the group); what is already gone is fine.
   void signal_group(int signal);
+  // After the program exited: its leftover processes get SIGTERM, then SIGKILL after `grace_s`.
+  void end_leftovers(double grace_s);
   // The exit status once the program ended (reaps it); nullopt while it runs.
   std::optional<ExitStatus> try_wait();
 
  private:
   pid_t pid_ = -1;
+  std::string token_;  // SWEEP_TRIAL_TOKEN=... in the program's environment (process_tree.h)
   bool reaped_ = false;
   ExitStatus exit_;  // valid once reaped_
   FileDescriptor stdout_, stderr_;

@@ -17,12 +17,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <filesystem>
 #include <optional>
 
 #include "common/check.h"
 #include "scheduler/child_process.h"
+#include "scheduler/metric_line.h"
 
 namespace sweep::scheduler {
 
@@ -151,7 +153,9 @@ class CommandRun {
         if (command_.metric_timeout_s > 0 &&
             now - last_metric_at_ > std::chrono::duration<double>(command_.metric_timeout_s))
           failure = "no metric reported in " + seconds_text(command_.metric_timeout_s) + " s";
-        if (!failure.empty() || context_.should_stop()) {
+        if (failure.empty() && !diverged_.empty())
+          context_.log(diverged_ + ": stopping the program (diverged)");
+        if (!failure.empty() || !diverged_.empty() || context_.should_stop()) {
           child.signal_group(SIGTERM);
           term_sent_at = now;
         }
@@ -161,6 +165,9 @@ class CommandRun {
         kill_sent = true;
       }
     }
+    // A program that exited may leave children behind (a setsid'd worker, a daemon): they end
+    // with the trial, politely first.
+    child.end_leftovers(command_.kill_grace_s);
     return outcome(*exit, failure);
   }
 
@@ -204,31 +211,33 @@ class CommandRun {
     context_.log(line);
   }
 
-  // A JSON object line → one MetricPoint per numeric key. False when it is not a metric line.
+  // A metric line → one MetricPoint per numeric member (metric_line.h). False when the line is
+  // not a metric line (it is then a log line); a refused one is logged with its reason.
   bool report_metrics(const std::string& line) {
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] != '{') return false;
-    const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!object.is_object()) return false;
-    auto whole_number = [&](const char* key, std::int64_t fallback) {
-      auto it = object.find(key);
-      return it != object.end() && it->is_number() ? static_cast<std::int64_t>(it->get<double>())
-                                                   : fallback;
-    };
-    const std::int64_t step = whole_number("step", metric_lines_ + 1);
-    const std::int64_t epoch = whole_number("epoch", 0);
-    bool any = false;
-    for (const auto& [key, value] : object.items()) {
-      if (key == "step" || key == "epoch" || !value.is_number()) continue;
-      const double number = value.get<double>();
-      context_.report(MetricPoint{key, number, step, epoch, 0});
-      last_values_[key] = number;
-      any = true;
+    const MetricLine parsed = parse_metric_line(line);
+    if (!parsed.problem.empty()) {
+      context_.log("metric line refused (" + parsed.problem + "): " + line.substr(0, 200));
+      return true;
     }
-    if (!any) return false;
+    if (!parsed.is_metric_line) return false;
     ++metric_lines_;
+    const std::int64_t step = parsed.step.value_or(metric_lines_);
+    for (const auto& [name, value] : parsed.values) {
+      MetricPoint point{name, value, step, parsed.epoch.value_or(0), 0};
+      point.epoch_position = parsed.epoch_position.value_or(0);
+      context_.report(point);
+      last_values_[name] = value;
+      if (diverged_.empty() && !std::isfinite(value) && diverges(name))
+        diverged_ = name + " became " + (std::isnan(value) ? "NaN" : "infinite") + " at step " +
+                    std::to_string(step);
+    }
     last_metric_at_ = Clock::now();
     return true;
+  }
+
+  // The divergence rule: the sweep's metric, or any metric named like a loss, gone NaN or ±Inf.
+  bool diverges(const std::string& name) const {
+    return name == command_.metric_name || name.find("loss") != std::string::npos;
   }
 
   TrialOutcome outcome(const detail::ExitStatus& exit, const std::string& failure) const {
@@ -237,6 +246,8 @@ class CommandRun {
       summary["exit_code"] = exit.code;
     else
       summary["signal"] = exit.signal;
+    if (failure.empty() && !diverged_.empty())
+      return {TrialState::diverged, diverged_, std::move(summary)};
     if (failure.empty() && exit.exited && exit.code == 0)
       return {TrialState::completed, "", std::move(summary)};
     std::string message = failure.empty() ? exit.describe() : failure;
@@ -255,6 +266,7 @@ class CommandRun {
   nlohmann::json last_values_ = nlohmann::json::object();
   std::int64_t metric_lines_ = 0;
   Clock::time_point last_metric_at_;
+  std::string diverged_;  // why the trial diverged ("loss became NaN at step 40"), or ""
 };
 
 }  // namespace

@@ -12,8 +12,11 @@
  * children), CUDA_VISIBLE_DEVICES set to the trial's GPU index ("" on CPU), stdin /dev/null.
  *
  * Every stdout line that is a JSON object becomes one MetricPoint per numeric key (besides "step"
- * and "epoch", which give the point's step — else the count of metric lines — and epoch); other
- * lines, and all of stderr, go to ctx.log(). Both streams are copied to log_path when set.
+ * and "epoch", which give the point's step — else the count of metric lines — and epoch; NaN,
+ * Infinity and -Infinity are read as Python writes them; a line with a bad step is refused with
+ * its reason in the log: scheduler/metric_line.h); other lines, and all of stderr, go to
+ * ctx.log(). Both streams are copied to log_path when set. A NaN or infinite value of the sweep's
+ * metric or of a loss stops the program and ends the trial `diverged`.
  * Ending: exit 0 → completed; exit N → failed "exited with code N" + the last stderr lines; a
  * signal → failed "killed by signal N (SIGKILL)"; a stop request → SIGTERM to the group, SIGKILL
  * after kill_grace_s, and the executor maps the stop to the final state; no metric line for
@@ -40,6 +43,9 @@ struct CommandSpec {
   std::string trial_dir;              // value of {trial_dir}; may contain {trial_id} etc.
   double kill_grace_s = 5;            // SIGTERM → SIGKILL delay
   std::size_t stderr_tail_lines = 5;  // how many last stderr lines go into a failure message
+  // The sweep's metric: when it (or any metric named like a loss) is reported NaN or infinite,
+  // the program is stopped and the trial ends `diverged`. "" = only loss-named metrics.
+  std::string metric_name;
 };
 
 // The returned TrialFn is copyable and may run many trials at once.

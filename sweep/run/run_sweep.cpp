@@ -146,6 +146,7 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
       scheduler::CommandSpec command;
       command.argv_template = config.trainer->command;
       command.metric_timeout_s = config.trainer->metric_timeout;
+      command.metric_name = config.sweep.metric.name;
       command.log_path = p.log_path;
       command.trial_dir = p.trial_dir;
       scheduler::TrialFn run_command = scheduler::make_command_trial(command);

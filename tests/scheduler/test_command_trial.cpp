@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/check.h"
 #include "test_helpers.h"
@@ -99,14 +101,15 @@ echo '{"epoch": 2, "step": 20, "val_accuracy": 0.7, "loss": 0.5, "tag": "x", "ok
   const TrialOutcome outcome = run_one(command, spec_with_id(5, {{"lr", 0.003}}));
   ASSERT_EQ(outcome.state, TrialState::completed) << outcome.message;
   const auto metrics = sink_->metrics(5);
-  ASSERT_EQ(metrics.size(), 4u);       // numeric keys only; step and epoch are coordinates
-  EXPECT_EQ(metrics[0].name, "loss");  // keys come in JSON object order (sorted)
+  ASSERT_EQ(metrics.size(), 4u);               // numeric keys only; step and epoch are coordinates
+  EXPECT_EQ(metrics[0].name, "val_accuracy");  // in the line's order
   EXPECT_EQ(metrics[0].epoch, 1);
   EXPECT_EQ(metrics[0].step, 1);  // no "step": the count of metric lines
-  EXPECT_DOUBLE_EQ(metrics[1].value, 0.5);
-  EXPECT_EQ(metrics[3].name, "val_accuracy");
-  EXPECT_EQ(metrics[3].step, 20);
-  EXPECT_DOUBLE_EQ(metrics[3].value, 0.7);
+  EXPECT_DOUBLE_EQ(metrics[0].value, 0.5);
+  EXPECT_EQ(metrics[1].name, "loss");
+  EXPECT_EQ(metrics[2].name, "val_accuracy");
+  EXPECT_EQ(metrics[2].step, 20);
+  EXPECT_DOUBLE_EQ(metrics[2].value, 0.7);
   EXPECT_EQ(outcome.summary.at("metrics").at("loss"), 0.5);
   EXPECT_EQ(outcome.summary.at("exit_code"), 0);
   const auto logs = sink_->logs(5);
@@ -241,6 +244,136 @@ TEST_F(CommandTrialTest, WorkingDirAndTrialDir) {
   ASSERT_EQ(run_one(command, spec_with_id(3)).state, TrialState::completed);
   EXPECT_EQ(sink_->logs(3),
             (std::vector<std::string>{"dir=" + (dir_ / "t3").string() + " exists=yes"}));
+}
+
+// Python's json.dumps writes NaN and Infinity bare: such a line is read (its finite values too),
+// and a NaN loss ends the trial `diverged`, stopping the program, as the built-in trainer does.
+TEST_F(CommandTrialTest, ANanLossDivergesAndKeepsTheLinesOtherValues) {
+  CommandSpec command;
+  command.argv_template = script("nan.sh", R"(#!/bin/sh
+echo '{"step": 1, "loss": 0.9, "acc": 0.5}'
+echo '{"step": 2, "loss": NaN, "acc": 0.25, "grad_norm": Infinity}'
+while true; do sleep 0.05; done
+)");
+  command.kill_grace_s = 1;
+  command.metric_name = "acc";
+  const auto started = std::chrono::steady_clock::now();
+  const TrialOutcome outcome = run_one(command, spec_with_id(3));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  EXPECT_EQ(outcome.state, TrialState::diverged) << outcome.message;
+  EXPECT_EQ(outcome.message, "loss became NaN at step 2");
+  const auto metrics = sink_->metrics(3);
+  ASSERT_EQ(metrics.size(), 5u);
+  EXPECT_EQ(metrics[3].name, "acc");
+  EXPECT_DOUBLE_EQ(metrics[3].value, 0.25);
+  EXPECT_TRUE(std::isnan(metrics[2].value));
+  EXPECT_TRUE(std::isinf(metrics[4].value));
+}
+
+// The sweep's own metric going infinite diverges too, even when it is not called a loss.
+TEST_F(CommandTrialTest, TheSweepMetricGoingInfiniteDiverges) {
+  CommandSpec command;
+  command.argv_template = script("inf.sh",
+                                 "#!/bin/sh\necho '{\"perplexity\": 12.5}'\necho '{\"perplexity\": "
+                                 "Infinity}'\n");
+  command.metric_name = "perplexity";
+  const TrialOutcome outcome = run_one(command, spec_with_id(4));
+  EXPECT_EQ(outcome.state, TrialState::diverged) << outcome.message;
+  EXPECT_EQ(outcome.message, "perplexity became infinite at step 2");
+}
+
+// A step that is not a whole number in [0, 2^53] is refused with its reason in the log, never
+// truncated (1.5 -> 1) or overflowed (1e30 -> a negative step).
+TEST_F(CommandTrialTest, BadStepsAreRefusedWithAReason) {
+  CommandSpec command;
+  command.argv_template = script("steps.sh", R"(#!/bin/sh
+echo '{"step": 1.5, "loss": 0.9}'
+echo '{"step": 1e30, "loss": 0.8}'
+echo '{"step": 9223372036854775808, "loss": 0.7}'
+echo '{"step": -3, "loss": 0.6}'
+echo '{"step": 7, "loss": 0.5}'
+)");
+  const TrialOutcome outcome = run_one(command, spec_with_id(6));
+  ASSERT_EQ(outcome.state, TrialState::completed) << outcome.message;
+  const auto metrics = sink_->metrics(6);
+  ASSERT_EQ(metrics.size(), 1u);
+  EXPECT_EQ(metrics[0].step, 7);
+  EXPECT_DOUBLE_EQ(metrics[0].value, 0.5);
+  const auto logs = sink_->logs(6);
+  ASSERT_GE(logs.size(), 4u);
+  EXPECT_EQ(logs[0],
+            "metric line refused (\"step\" must be a whole number from 0 to 2^53, got 1.5): "
+            "{\"step\": 1.5, \"loss\": 0.9}");
+  EXPECT_NE(logs[1].find("got 1e+30"), std::string::npos) << logs[1];
+  EXPECT_NE(logs[3].find("got -3"), std::string::npos) << logs[3];
+}
+
+// A live process (not a zombie waiting for init to reap it).
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+bool all_gone(const std::vector<pid_t>& pids, std::chrono::seconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  for (;;) {
+    bool any = false;
+    for (pid_t pid : pids) any = any || alive(pid);
+    if (!any) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+std::vector<pid_t> pids_in(const fs::path& file) {
+  std::vector<pid_t> pids;
+  std::ifstream in(file);
+  for (pid_t pid; in >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+// Children that leave the trial's process group (setsid) or its tree (a double fork: the
+// daemon's parent exits and init adopts it) end with the trial, whether the program exits by
+// itself or is stopped.
+TEST_F(CommandTrialTest, ChildrenThatLeaveTheGroupOrTheTreeEndWithTheTrial) {
+  const fs::path pids = dir_ / "pids";
+  const std::string body =
+      "#!/bin/sh\n"
+      "setsid sleep 300 &\n"
+      "echo $! >> " +
+      pids.string() +
+      "\n"
+      "( setsid sh -c 'sleep 301 & echo $! >> " +
+      pids.string() +
+      "' & ) \n"
+      "sleep 0.2\n"
+      "echo '{\"loss\": 1}'\n";
+  CommandSpec command;
+  command.kill_grace_s = 0.5;
+  command.argv_template = script("daemons.sh", body + "exit 0\n");
+  const TrialOutcome done = run_one(command, spec_with_id(7));
+  EXPECT_EQ(done.state, TrialState::completed) << done.message;
+  std::vector<pid_t> left = pids_in(pids);
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_TRUE(all_gone(left, 10s)) << "a setsid or double-forked child outlived its trial";
+
+  // The same while the program still runs and the trial is stopped.
+  fs::remove(pids);
+  command.argv_template = script("daemons_stop.sh", body + "while true; do sleep 0.05; done\n");
+  ExecutorOptions options;
+  Executor executor(options, {sink_});
+  Gate got_metric;
+  TrialCallbacks callbacks;
+  callbacks.on_metric = [&](const MetricPoint&) { got_metric.open(); };
+  auto future = executor.submit(spec_with_id(8), make_command_trial(command), callbacks);
+  ASSERT_TRUE(got_metric.wait());
+  future.cancel();
+  EXPECT_EQ(future.outcome().state, TrialState::cancelled);
+  left = pids_in(pids);
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_TRUE(all_gone(left, 10s)) << "a setsid or double-forked child outlived its trial";
 }
 
 TEST_F(CommandTrialTest, PythonProgramReportsMetrics) {

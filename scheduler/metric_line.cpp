@@ -1,0 +1,288 @@
+/*
+ * metric_line.cpp — a one-pass reader of a JSON object's top level.
+ *
+ * Only the top level matters (numeric members are metrics), so nested objects and arrays are
+ * skipped by counting brackets outside strings, iteratively. Member names are decoded (escapes,
+ * \uXXXX with surrogate pairs to UTF-8); string values are skipped. Anything that is not valid
+ * JSON (plus the three bare tokens) makes the line "not a metric line", which the trial keeps as
+ * a log line, as before.
+ */
+#include "scheduler/metric_line.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+namespace sweep::scheduler {
+
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string_view text) : s_(text) {}
+
+  bool at_end() const { return i_ >= s_.size(); }
+  char peek() const { return at_end() ? '\0' : s_[i_]; }
+  bool eat(char c) {
+    if (peek() != c) return false;
+    ++i_;
+    return true;
+  }
+  bool eat_word(std::string_view word) {
+    if (s_.substr(i_, word.size()) != word) return false;
+    i_ += word.size();
+    return true;
+  }
+  void skip_space() {
+    while (!at_end() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+  }
+
+  // A JSON string at the cursor, decoded into `out` (when given). False when malformed.
+  bool string(std::string* out) {
+    if (!eat('"')) return false;
+    while (!at_end()) {
+      const char c = s_[i_++];
+      if (c == '"') return true;
+      if (static_cast<unsigned char>(c) < 0x20) return false;  // raw control bytes: not JSON
+      if (c != '\\') {
+        if (out) *out += c;
+        continue;
+      }
+      if (at_end()) return false;
+      const char e = s_[i_++];
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          if (out) *out += e;
+          break;
+        case 'b':
+          if (out) *out += '\b';
+          break;
+        case 'f':
+          if (out) *out += '\f';
+          break;
+        case 'n':
+          if (out) *out += '\n';
+          break;
+        case 'r':
+          if (out) *out += '\r';
+          break;
+        case 't':
+          if (out) *out += '\t';
+          break;
+        case 'u': {
+          std::uint32_t code = 0;
+          if (!hex4(code)) return false;
+          if (code >= 0xD800 && code <= 0xDBFF) {  // a high surrogate wants its low half
+            std::uint32_t low = 0;
+            if (!eat_word("\\u") || !hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
+            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+          } else if (code >= 0xDC00 && code <= 0xDFFF) {
+            return false;
+          }
+          if (out) append_utf8(*out, code);
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+    return false;  // unterminated
+  }
+
+  // A number, or NaN / Infinity / -Infinity. nullopt when there is none at the cursor.
+  std::optional<double> number() {
+    if (eat_word("NaN")) return std::numeric_limits<double>::quiet_NaN();
+    if (eat_word("Infinity")) return std::numeric_limits<double>::infinity();
+    if (eat_word("-Infinity")) return -std::numeric_limits<double>::infinity();
+    // JSON's grammar: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+    const std::size_t start = i_;
+    eat('-');
+    if (eat('0')) {
+    } else if (digit()) {
+      while (digit()) {
+      }
+    } else {
+      i_ = start;
+      return std::nullopt;
+    }
+    if (eat('.')) {
+      if (!digit()) return fail_at(start);
+      while (digit()) {
+      }
+    }
+    if (eat('e') || eat('E')) {
+      if (!eat('+')) eat('-');
+      if (!digit()) return fail_at(start);
+      while (digit()) {
+      }
+    }
+    double value = 0;
+    const auto [end, ec] = std::from_chars(s_.data() + start, s_.data() + i_, value);
+    if (end != s_.data() + i_) return fail_at(start);
+    // Out of range (1e999): from_chars leaves `value`; JSON readers give infinity.
+    if (ec == std::errc::result_out_of_range)
+      value = s_[start] == '-' ? -std::numeric_limits<double>::infinity()
+                               : std::numeric_limits<double>::infinity();
+    return value;
+  }
+
+  // Skips one JSON value that is not a number (string, literal, object, array). False when
+  // malformed.
+  bool skip_value() {
+    const char c = peek();
+    if (c == '"') return string(nullptr);
+    if (eat_word("true") || eat_word("false") || eat_word("null")) return true;
+    if (c != '{' && c != '[') return false;
+    // Nested: count brackets, skipping strings; the inside is not checked in detail.
+    std::size_t depth = 0;
+    while (!at_end()) {
+      const char d = s_[i_];
+      if (d == '"') {
+        if (!string(nullptr)) return false;
+        continue;
+      }
+      ++i_;
+      if (d == '{' || d == '[') ++depth;
+      if (d == '}' || d == ']') {
+        if (--depth == 0) return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  bool digit() {
+    if (at_end() || s_[i_] < '0' || s_[i_] > '9') return false;
+    ++i_;
+    return true;
+  }
+  std::optional<double> fail_at(std::size_t start) {
+    i_ = start;
+    return std::nullopt;
+  }
+  bool hex4(std::uint32_t& out) {
+    if (i_ + 4 > s_.size()) return false;
+    out = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char h = s_[i_++];
+      out <<= 4;
+      if (h >= '0' && h <= '9')
+        out |= static_cast<std::uint32_t>(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        out |= static_cast<std::uint32_t>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        out |= static_cast<std::uint32_t>(h - 'A' + 10);
+      else
+        return false;
+    }
+    return true;
+  }
+  static void append_utf8(std::string& out, std::uint32_t code) {
+    if (code < 0x80) {
+      out += static_cast<char>(code);
+    } else if (code < 0x800) {
+      out += static_cast<char>(0xC0 | (code >> 6));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      out += static_cast<char>(0xE0 | (code >> 12));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (code >> 18));
+      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    }
+  }
+
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
+
+std::string number_text(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return ec == std::errc() ? std::string(buffer, end) : "?";
+}
+
+// "step" and "epoch": whole numbers in [0, 2^53].
+bool whole_in_range(double v) {
+  return std::isfinite(v) && v >= 0 && v <= kMaxStep && v == std::floor(v);
+}
+
+}  // namespace
+
+MetricLine parse_metric_line(std::string_view line) {
+  MetricLine out;
+  MetricLine not_metric;  // what every malformed line gives: it stays a log line
+  Reader r(line);
+  r.skip_space();
+  if (!r.eat('{')) return not_metric;
+  std::unordered_map<std::string, std::size_t> index;  // name → position in out.values
+  std::optional<double> step, epoch;
+  bool step_given = false, epoch_given = false;
+  r.skip_space();
+  if (!r.eat('}')) {
+    for (;;) {
+      r.skip_space();
+      std::string name;
+      if (!r.string(&name)) return not_metric;
+      r.skip_space();
+      if (!r.eat(':')) return not_metric;
+      r.skip_space();
+      const std::optional<double> number = r.number();
+      if (!number && !r.skip_value()) return not_metric;
+      if (name == "step" || name == "epoch") {
+        (name == "step" ? step_given : epoch_given) = true;
+        (name == "step" ? step : epoch) = number;
+      } else if (number) {
+        // A repeated name keeps its first place and its last value, as JSON readers do.
+        const auto [it, added] = index.emplace(name, out.values.size());
+        if (added)
+          out.values.emplace_back(std::move(name), *number);
+        else
+          out.values[it->second].second = *number;
+      }
+      r.skip_space();
+      if (r.eat(',')) continue;
+      if (r.eat('}')) break;
+      return not_metric;
+    }
+  }
+  r.skip_space();
+  if (!r.at_end()) return not_metric;
+  if (out.values.empty()) return not_metric;  // {"step": 3} or {"note": "x"}: nothing to record
+
+  if (step_given) {
+    if (!step || !whole_in_range(*step))
+      out.problem = "\"step\" must be a whole number from 0 to 2^53, got " +
+                    (step ? number_text(*step) : std::string("a value that is not a number"));
+    else
+      out.step = static_cast<std::int64_t>(*step);
+  }
+  if (epoch_given && out.problem.empty()) {
+    if (!epoch || !std::isfinite(*epoch) || *epoch < 0 || *epoch > kMaxStep)
+      out.problem = "\"epoch\" must be a number from 0 to 2^53, got " +
+                    (epoch ? number_text(*epoch) : std::string("a value that is not a number"));
+    else if (*epoch == std::floor(*epoch))
+      out.epoch = static_cast<std::int64_t>(*epoch);
+    else
+      out.epoch_position = *epoch;
+  }
+  if (!out.problem.empty()) {
+    out.values.clear();
+    out.step.reset();
+    out.epoch.reset();
+    out.epoch_position.reset();
+    return out;
+  }
+  out.is_metric_line = true;
+  return out;
+}
+
+}  // namespace sweep::scheduler

@@ -1,0 +1,94 @@
+// The external trainer's metric lines: JSON objects, Python's NaN / Infinity tokens, steps that
+// must be whole numbers in range, and anything else left to the log.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "scheduler/metric_line.h"
+
+namespace sweep::scheduler {
+namespace {
+
+TEST(MetricLine, NumbersOfAnObjectInTheLinesOrder) {
+  const MetricLine m = parse_metric_line(
+      R"(  {"step": 40, "epoch": 2, "val_acc": 0.91, "loss": 1e-3, "tag": "x", "ok": true, "n": null} )");
+  ASSERT_TRUE(m.is_metric_line) << m.problem;
+  EXPECT_EQ(m.step, 40);
+  EXPECT_EQ(m.epoch, 2);
+  ASSERT_EQ(m.values.size(), 2u);
+  EXPECT_EQ(m.values[0].first, "val_acc");
+  EXPECT_DOUBLE_EQ(m.values[0].second, 0.91);
+  EXPECT_EQ(m.values[1].first, "loss");
+  EXPECT_DOUBLE_EQ(m.values[1].second, 1e-3);
+}
+
+TEST(MetricLine, PythonsNanAndInfinityTokensAreNumbers) {
+  const MetricLine m =
+      parse_metric_line(R"({"loss": NaN, "a": Infinity, "b": -Infinity, "c": "NaN", "d": 2})");
+  ASSERT_TRUE(m.is_metric_line);
+  ASSERT_EQ(m.values.size(), 4u);  // "c" is a string: not a metric
+  EXPECT_TRUE(std::isnan(m.values[0].second));
+  EXPECT_EQ(m.values[1].second, INFINITY);
+  EXPECT_EQ(m.values[2].second, -INFINITY);
+  EXPECT_EQ(m.values[3].first, "d");
+}
+
+TEST(MetricLine, StepsMustBeWholeNumbersInRange) {
+  for (const char* bad :
+       {R"({"step": 1.5, "loss": 1})", R"({"step": -1, "loss": 1})", R"({"step": 1e30, "loss": 1})",
+        R"({"step": 9223372036854775808, "loss": 1})", R"({"step": NaN, "loss": 1})",
+        R"({"step": "10", "loss": 1})", R"({"epoch": -2, "loss": 1})",
+        R"({"epoch": Infinity, "loss": 1})"}) {
+    const MetricLine m = parse_metric_line(bad);
+    EXPECT_FALSE(m.is_metric_line) << bad;
+    EXPECT_FALSE(m.problem.empty()) << bad;
+    EXPECT_TRUE(m.values.empty()) << bad;
+  }
+  EXPECT_EQ(parse_metric_line(R"({"step": 9007199254740992, "loss": 1})").step, 9007199254740992);
+  EXPECT_EQ(parse_metric_line(R"({"step": 3.0, "loss": 1})").step, 3);
+  EXPECT_EQ(parse_metric_line(R"({"step": 1.5, "loss": 1})").problem,
+            "\"step\" must be a whole number from 0 to 2^53, got 1.5");
+}
+
+TEST(MetricLine, AFractionalEpochIsAPositionWithinTraining) {
+  const MetricLine m = parse_metric_line(R"({"epoch": 2.25, "loss": 1})");
+  ASSERT_TRUE(m.is_metric_line) << m.problem;
+  EXPECT_FALSE(m.epoch.has_value());
+  EXPECT_EQ(m.epoch_position, 2.25);
+}
+
+TEST(MetricLine, NestedValuesAndEscapedNamesAreRead) {
+  const MetricLine m = parse_metric_line(
+      R"({"cfg": {"lr": [1, {"x": "}]"}]}, "a\"b\u00e9\ud83d\ude00": 1, "list": [1, 2]})");
+  ASSERT_TRUE(m.is_metric_line);
+  ASSERT_EQ(m.values.size(), 1u);
+  EXPECT_EQ(m.values[0].first, "a\"b\xc3\xa9\xf0\x9f\x98\x80");
+}
+
+TEST(MetricLine, ARepeatedNameKeepsItsLastValue) {
+  const MetricLine m = parse_metric_line(R"({"loss": 1, "acc": 2, "loss": 3})");
+  ASSERT_EQ(m.values.size(), 2u);
+  EXPECT_EQ(m.values[0], (std::pair<std::string, double>{"loss", 3}));
+}
+
+TEST(MetricLine, WhatIsNotAMetricLineStaysALogLine) {
+  for (const char* text :
+       {"", "plain text", "{", "{}", R"({"step": 3})", R"({"note": "x"})", R"({"a": 1} trailing)",
+        R"({"a": 01})", R"({"a": 1.})", R"({"a": .5})", R"({"a": +1})", R"({'a': 1})",
+        R"({"a": nan})", R"([1, 2])", R"({"a": 1,})", "{\"a\": 1, \"b\": \"x\ty\"}",
+        R"({"a": "\ud800"})", R"({"a": tru})"}) {
+    const MetricLine m = parse_metric_line(text);
+    EXPECT_FALSE(m.is_metric_line) << text;
+    EXPECT_TRUE(m.problem.empty()) << text;
+  }
+}
+
+TEST(MetricLine, HugeAndDeepInputsAreFine) {
+  std::string deep =
+      "{\"x\": " + std::string(100000, '[') + std::string(100000, ']') + ", \"a\": 1}";
+  EXPECT_TRUE(parse_metric_line(deep).is_metric_line);
+  EXPECT_EQ(parse_metric_line(R"({"a": 1e999})").values[0].second, INFINITY);
+}
+
+}  // namespace
+}  // namespace sweep::scheduler
