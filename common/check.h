@@ -34,7 +34,7 @@ class Error : public std::runtime_error {
 class CallError : public Error {
  public:
   CallError(std::string call, std::string file, int line, std::string detail)
-      : Error(function_of(call) + "() failed: " + detail),
+      : Error(function_of(call) + " failed: " + detail),
         call_(std::move(call)),
         file_(std::move(file)),
         line_(line),
@@ -54,8 +54,9 @@ class CallError : public Error {
     return call_ + " failed at " + file_ + ":" + std::to_string(line_) + ": " + detail_;
   }
 
-  // The library function a call text names: the first name followed by '(' ("sqlite3_step" of
-  // "rc = sqlite3_step(stmt_.get())"), skipping our own unless_* wrappers around POSIX calls.
+  // The library function a call text names: the first name followed by '(' ("sqlite3_step()" of
+  // "rc = sqlite3_step(stmt_.get())"), skipping our own unless_* wrappers around POSIX calls; the
+  // text itself when it calls nothing.
   static std::string function_of(const std::string& call) {
     std::string name;
     for (std::size_t i = 0; i < call.size(); ++i) {
@@ -66,7 +67,7 @@ class CallError : public Error {
         name += c;
         continue;
       }
-      if (c == '(' && !name.empty() && name.rfind("unless_", 0) != 0) return name;
+      if (c == '(' && !name.empty() && name.rfind("unless_", 0) != 0) return name + "()";
       name.clear();
     }
     return call;
@@ -162,6 +163,14 @@ constexpr const char* short_file(const char* path) {
     if ((call) == -1)                                                           \
       ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__, \
                                 std::strerror(errno));                          \
+  } while (0)
+
+// A result computed before (a retry loop around EINTR): -1 fails, reported as the call `name`.
+#define SWEEP_CHECK_SYS_RESULT(result, name)                                        \
+  do {                                                                              \
+    if ((result) == -1)                                                             \
+      ::sweep::throw_call_error(name "()", ::sweep::short_file(__FILE__), __LINE__, \
+                                std::strerror(errno));                              \
   } while (0)
 
 // For destructors and other noexcept paths: report to stderr, never throw.

@@ -47,7 +47,7 @@ class TempFile {
     while (done < text.size()) {
       const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
       if (n == -1 && errno == EINTR) continue;
-      SWEEP_CHECK_SYS(n);
+      SWEEP_CHECK_SYS_RESULT(n, "write");
       done += static_cast<std::size_t>(n);
     }
     SWEEP_CHECK_SYS(::fchmod(fd_, 0644));

@@ -184,7 +184,7 @@ std::optional<ExitStatus> ChildProcess::try_wait() {
   do {
     result = ::waitpid(pid_, &status, WNOHANG);
   } while (result == -1 && errno == EINTR);
-  SWEEP_CHECK_SYS(result);
+  SWEEP_CHECK_SYS_RESULT(result, "waitpid");
   if (result == 0) return std::nullopt;
   reaped_ = true;
   ExitStatus exit;

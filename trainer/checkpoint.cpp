@@ -134,12 +134,14 @@ std::size_t loop_state_bytes(std::uint32_t version) {
 }
 
 // Writes all of `bytes` to `fd`, retrying short writes.
+ssize_t unless_interrupted(ssize_t result) { return result == -1 && errno == EINTR ? -2 : result; }
+
 void write_all(int fd, const std::vector<std::uint8_t>& bytes) {
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    SWEEP_CHECK_SYS(n);
+    ssize_t n;
+    SWEEP_CHECK_SYS(n = unless_interrupted(::write(fd, bytes.data() + done, bytes.size() - done)));
+    if (n == -2) continue;  // EINTR: again
     done += static_cast<std::size_t>(n);
   }
 }

@@ -93,7 +93,7 @@ SpawnLock::SpawnLock(const QueuePaths& paths) {
   int rc;
   while ((rc = ::flock(fd_.get(), LOCK_EX)) == -1 && errno == EINTR) {
   }
-  SWEEP_CHECK_SYS(rc);
+  SWEEP_CHECK_SYS_RESULT(rc, "flock");
 }
 
 std::vector<WorkerInfo> alive_workers(const QueuePaths& paths) {
@@ -156,7 +156,7 @@ std::string start_detached_worker(const QueuePaths& paths, const DetachedWorkerO
   argv.push_back(nullptr);
 
   const pid_t child = ::fork();
-  SWEEP_CHECK_SYS(child);
+  SWEEP_CHECK_SYS_RESULT(child, "fork");
   if (child == 0) {
     if (::setsid() == -1) ::_exit(127);
     const pid_t worker = ::fork();
@@ -171,7 +171,7 @@ std::string start_detached_worker(const QueuePaths& paths, const DetachedWorkerO
   pid_t waited;
   while ((waited = ::waitpid(child, &status, 0)) == -1 && errno == EINTR) {
   }
-  SWEEP_CHECK_SYS(waited);
+  SWEEP_CHECK_SYS_RESULT(waited, "waitpid");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw Error("cannot start a worker: its launcher process ended with status " +
                 std::to_string(status) + " (see " + paths.worker_log(id).string() + ")");

@@ -191,10 +191,10 @@ scheduler::TrialCallbacks watch_target(const config::MetricSpec& metric,
 }
 
 // Submits every trial, then polls a few times a second until all have ended: finished trials,
-// the live table, Ctrl-C (the signal handler only counts), a stop from another thread, a reached
-// target.
+// the live table, Ctrl-C (the signal handler only counts), a stop from another thread, a store
+// that cannot be written any more, a reached target.
 void run_loop(const Execution& x, PlannedTrials& planned, scheduler::Executor& executor,
-              ConsoleProgress& console, RunResult& result) {
+              ConsoleProgress& console, const StoreSink& store, RunResult& result) {
   const auto& metric = x.config->sweep.metric;
   std::optional<SigintGuard> sigint;
   if (x.options.handle_sigint) sigint.emplace();
@@ -219,6 +219,11 @@ void run_loop(const Execution& x, PlannedTrials& planned, scheduler::Executor& e
       console.note(
           "Ctrl-C: stopping; running trials save a checkpoint (Ctrl-C again quits at once)");
       executor.interrupt("interrupted by Ctrl-C");
+    }
+    if (const std::string broken = store.failure(); !broken.empty() && !interrupt_sent) {
+      interrupt_sent = true;
+      console.note("the sweep database cannot be written, so no further trial starts: " + broken);
+      executor.interrupt("the sweep database cannot be written");
     }
     if (x.options.stop && x.options.stop->load() && !interrupt_sent) {
       interrupt_sent = true;
@@ -265,7 +270,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   RunResult result;
   {
     scheduler::Executor executor(devices.executor, {store_sink, console}, policy);
-    run_loop(x, planned, executor, *console, result);
+    run_loop(x, planned, executor, *console, *store_sink, result);
     executor.shutdown();
   }
   store_sink->flush();

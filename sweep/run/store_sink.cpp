@@ -17,6 +17,22 @@ StoreSink::StoreSink(Store& store, std::int64_t sweep_id, std::filesystem::path 
       paths_(std::move(paths)),
       batcher_(store) {}
 
+template <class Write>
+void StoreSink::recorded(Write&& write) {
+  try {
+    write();
+  } catch (const CallError& e) {  // the store itself failed (disk, limit, damage): not a trial
+    std::lock_guard lock(failure_mutex_);
+    if (failure_.empty()) failure_ = e.what();
+    throw;
+  }
+}
+
+std::string StoreSink::failure() const {
+  std::lock_guard lock(failure_mutex_);
+  return failure_;
+}
+
 std::string StoreSink::stored(const std::string& path) const {
   return std::filesystem::path(path).lexically_relative(run_dir_).string();
 }
@@ -24,50 +40,56 @@ std::string StoreSink::stored(const std::string& path) const {
 StoreSink::~StoreSink() = default;
 
 void StoreSink::on_queued(const scheduler::TrialSpec& spec, const std::string& wait_reason) {
-  if (!wait_reason.empty()) store_.set_wait_reason(spec.id, wait_reason);
+  recorded([&] {
+    if (!wait_reason.empty()) store_.set_wait_reason(spec.id, wait_reason);
+  });
 }
 
 void StoreSink::on_wait_reason(const scheduler::TrialSpec& spec, const std::string& reason) {
-  store_.set_wait_reason(spec.id, reason);
+  recorded([&] { store_.set_wait_reason(spec.id, reason); });
 }
 
 void StoreSink::on_started(const scheduler::TrialSpec& spec, const scheduler::Device& device) {
-  if (!store_.claim_trial(spec.id, device.label()))
-    throw Error("trial " + std::to_string(spec.number) + " is no longer queued in " +
-                store_.path().string() + " (another process ran or cancelled it)");
-  TrialUpdate update;
-  if (auto it = paths_.find(spec.id); it != paths_.end()) {
-    update.log_path = stored(it->second.log_path);
-    std::filesystem::create_directories(it->second.trial_dir);
-    const bool resumed =
-        !it->second.checkpoint_path.empty() && std::filesystem::exists(it->second.checkpoint_path);
-    if (resumed)
-      store_.add_event(sweep_id_, spec.id, "resumed",
-                       "trial " + std::to_string(spec.number) + " continues from " +
-                           stored(it->second.checkpoint_path));
-  }
-  store_.update_trial(spec.id, update);
-  store_.add_event(sweep_id_, spec.id, "started",
-                   "trial " + std::to_string(spec.number) + " started on " + device.label());
+  recorded([&] {
+    if (!store_.claim_trial(spec.id, device.label()))
+      throw Error("trial " + std::to_string(spec.number) + " is no longer queued in " +
+                  store_.path().string() + " (another process ran or cancelled it)");
+    TrialUpdate update;
+    if (auto it = paths_.find(spec.id); it != paths_.end()) {
+      update.log_path = stored(it->second.log_path);
+      std::filesystem::create_directories(it->second.trial_dir);
+      const bool resumed = !it->second.checkpoint_path.empty() &&
+                           std::filesystem::exists(it->second.checkpoint_path);
+      if (resumed)
+        store_.add_event(sweep_id_, spec.id, "resumed",
+                         "trial " + std::to_string(spec.number) + " continues from " +
+                             stored(it->second.checkpoint_path));
+    }
+    store_.update_trial(spec.id, update);
+    store_.add_event(sweep_id_, spec.id, "started",
+                     "trial " + std::to_string(spec.number) + " started on " + device.label());
+  });
 }
 
 void StoreSink::on_metric(const scheduler::TrialSpec& spec, const scheduler::MetricPoint& point) {
-  MetricPoint row;
-  row.trial_id = spec.id;
-  row.name = point.name;
-  row.step = point.step;
-  if (point.epoch > 0)
-    row.epoch = static_cast<double>(point.epoch);
-  else if (point.epoch_position > 0)
-    row.epoch = point.epoch_position;
-  row.value = point.value;
-  row.wall_time = point.wall_time;
-  batcher_.add(row);
-  // An epoch's points are durable before the trainer writes that epoch's checkpoint (on_metric
-  // runs on the trial's thread, and the trainer saves right after its validation callback
-  // returns): a process killed after the checkpoint never loses points the resumed trial will
-  // not report again. Points with an epoch are only the few per epoch end.
-  if (point.epoch > 0) batcher_.flush();
+  recorded([&] {
+    MetricPoint row;
+    row.trial_id = spec.id;
+    row.name = point.name;
+    row.step = point.step;
+    if (point.epoch > 0)
+      row.epoch = static_cast<double>(point.epoch);
+    else if (point.epoch_position > 0)
+      row.epoch = point.epoch_position;
+    row.value = point.value;
+    row.wall_time = point.wall_time;
+    batcher_.add(row);
+    // An epoch's points are durable before the trainer writes that epoch's checkpoint (on_metric
+    // runs on the trial's thread, and the trainer saves right after its validation callback
+    // returns): a process killed after the checkpoint never loses points the resumed trial will
+    // not report again. Points with an epoch are only the few per epoch end.
+    if (point.epoch > 0) batcher_.flush();
+  });
 }
 
 void StoreSink::on_log(const scheduler::TrialSpec& spec, std::string_view line) {
@@ -86,25 +108,27 @@ void StoreSink::on_log(const scheduler::TrialSpec& spec, std::string_view line) 
 void StoreSink::on_finished(const scheduler::TrialSpec& spec,
                             const scheduler::TrialOutcome& outcome,
                             const std::optional<scheduler::Device>& device) {
-  batcher_.flush();
-  TrialUpdate update;
-  update.summary = outcome.summary;
-  if (outcome.state == TrialState::failed) {
-    update.error = outcome.message;
-  } else if (!outcome.message.empty()) {
-    update.stop_reason = outcome.message;
-  }
-  if (auto it = paths_.find(spec.id); it != paths_.end() && !it->second.checkpoint_path.empty() &&
-                                      std::filesystem::exists(it->second.checkpoint_path))
-    update.checkpoint_path = stored(it->second.checkpoint_path);
-  store_.set_trial_state(spec.id, outcome.state, update);
-  std::string message =
-      "trial " + std::to_string(spec.number) + " " + std::string(to_string(outcome.state));
-  if (!outcome.message.empty()) message += ": " + outcome.message;
-  if (!device) message += " (never started)";
-  store_.add_event(sweep_id_, spec.id, std::string(to_string(outcome.state)), message);
-  std::lock_guard lock(logs_mutex_);
-  logs_.erase(spec.id);
+  recorded([&] {
+    batcher_.flush();
+    TrialUpdate update;
+    update.summary = outcome.summary;
+    if (outcome.state == TrialState::failed) {
+      update.error = outcome.message;
+    } else if (!outcome.message.empty()) {
+      update.stop_reason = outcome.message;
+    }
+    if (auto it = paths_.find(spec.id); it != paths_.end() && !it->second.checkpoint_path.empty() &&
+                                        std::filesystem::exists(it->second.checkpoint_path))
+      update.checkpoint_path = stored(it->second.checkpoint_path);
+    store_.set_trial_state(spec.id, outcome.state, update);
+    std::string message =
+        "trial " + std::to_string(spec.number) + " " + std::string(to_string(outcome.state));
+    if (!outcome.message.empty()) message += ": " + outcome.message;
+    if (!device) message += " (never started)";
+    store_.add_event(sweep_id_, spec.id, std::string(to_string(outcome.state)), message);
+    std::lock_guard lock(logs_mutex_);
+    logs_.erase(spec.id);
+  });
 }
 
 }  // namespace sweep::run

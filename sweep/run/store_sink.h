@@ -50,14 +50,23 @@ class StoreSink : public scheduler::EventSink {
 
   void flush() { batcher_.flush(); }
 
+  // The first failure to write the store (a full disk, a file-size limit), or "". A sweep whose
+  // store cannot be written stops launching trials: their results would be lost.
+  std::string failure() const;
+
  private:
   std::string stored(const std::string& path) const;  // relative to run_dir_
+  // Runs `write`, remembering the first failure (then rethrowing it to the executor).
+  template <class Write>
+  void recorded(Write&& write);
 
   Store& store_;
   const std::int64_t sweep_id_;
   const std::filesystem::path run_dir_;
   const std::map<std::int64_t, TrialPaths> paths_;
   MetricBatcher batcher_;
+  mutable std::mutex failure_mutex_;
+  std::string failure_;
   std::mutex logs_mutex_;
   std::map<std::int64_t, std::unique_ptr<std::ofstream>> logs_;  // open log files by trial id
 };

@@ -29,10 +29,10 @@ TEST(CallError, WhatNamesTheCallAndTheReasonNotOurSource) {
 }
 
 TEST(CallError, FunctionOfSkipsAssignmentsAndOurWrappers) {
-  EXPECT_EQ(CallError::function_of("rc = sqlite3_step(stmt_.get())"), "sqlite3_step");
-  EXPECT_EQ(CallError::function_of("n = unless_would_block(::write(fd, p, n))"), "write");
-  EXPECT_EQ(CallError::function_of("::fsync(fd)"), "fsync");
-  EXPECT_EQ(CallError::function_of("cudaMalloc(&p, bytes)"), "cudaMalloc");
+  EXPECT_EQ(CallError::function_of("rc = sqlite3_step(stmt_.get())"), "sqlite3_step()");
+  EXPECT_EQ(CallError::function_of("n = unless_would_block(::write(fd, p, n))"), "write()");
+  EXPECT_EQ(CallError::function_of("::fsync(fd)"), "fsync()");
+  EXPECT_EQ(CallError::function_of("cudaMalloc(&p, bytes)"), "cudaMalloc()");
   EXPECT_EQ(CallError::function_of("no call here"), "no call here");
 }
 
