@@ -139,15 +139,6 @@ constexpr const char* short_file(const char* path) {
                                 cublasGetStatusString(sweep_s_));               \
   } while (0)
 
-#define SWEEP_CHECK_NCCL(call)                                                  \
-  do {                                                                          \
-    ncclResult_t sweep_r_ = (call);                                             \
-    if (sweep_r_ != ncclSuccess)                                                \
-      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__, \
-                                ncclGetErrorString(sweep_r_));                  \
-  } while (0)
-
-// `db` may be null (sqlite3_open_v2 failing before a handle exists).
 #define SWEEP_CHECK_SQLITE(db, call)                                                   \
   do {                                                                                 \
     int sweep_rc_ = (call);                                                            \

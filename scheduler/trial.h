@@ -17,7 +17,6 @@
  */
 #pragma once
 
-#include <any>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -40,7 +39,6 @@ struct TrialSpec {
   std::string name;         // e.g. "lr=0.01,bs=64"
   nlohmann::json params = nlohmann::json::object();  // flat or nested; command templates read keys
   double timeout_s = 0;                              // wall-clock limit once running; 0 = none
-  std::any payload;  // anything the TrialFn needs (a TrainConfig, a shared_ptr, ...)
 };
 
 // How a trial ended. The executor fills `state` from the TrialFn's return value, then:

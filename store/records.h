@@ -133,16 +133,30 @@ constexpr bool is_terminal(JobState s) {
   return s == JobState::done || s == JobState::failed || s == JobState::cancelled;
 }
 
+// Where a queued sweep runs and goes: a job carries them in its own columns.
+struct JobTarget {
+  std::string working_dir{};  // absolute: the worker runs the job from here; "" = unset
+  std::string sweep_name{};   // the sweep's name (after --set / --name)
+  std::string output_dir{};   // as in the config: relative to working_dir unless absolute
+  std::vector<std::string> overrides{};  // --set as given (already applied in config_yaml)
+  // A trial that killed its worker this many times is failed (--max-attempts; kept apart from
+  // max_attempts, which grows when a worker hands the job back cleanly). 0: not recorded.
+  std::int64_t trial_crash_limit = 0;
+
+  bool operator==(const JobTarget&) const = default;
+};
+
 struct JobSpec {
   std::string config_path{};
   std::string config_yaml{};  // the config as submitted (the file may change afterwards)
   std::int64_t priority = 0;  // higher runs first; equal priority: oldest first
   std::int64_t max_attempts = 3;
+  JobTarget target{};
 };
 
 struct JobRow {
   std::int64_t id = 0;
-  std::optional<std::int64_t> sweep_id{};  // set once the worker created the sweep
+  std::optional<std::int64_t> sweep_id{};  // unused (a v1 column); the sweep is target.sweep_name
   std::string config_path{}, config_yaml{};
   std::int64_t priority = 0;
   JobState state = JobState::queued;
@@ -154,6 +168,7 @@ struct JobRow {
   std::optional<double> started_at{}, finished_at{};
   std::string error{};
   std::optional<std::int64_t> exit_code{};
+  JobTarget target{};
 };
 
 // ---- export ---------------------------------------------------------------------------------

@@ -143,8 +143,32 @@ CREATE INDEX jobs_by_lease ON jobs (state, lease_expires_at);
 CREATE INDEX jobs_by_sweep ON jobs (sweep_id);
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations{{
+// v2: where a queued job runs and goes, in columns of its own. Until v1 that data travelled as
+// the job config's last line, "# sweep-job {json}": those lines move into the columns here, and
+// the config text is left as the user's file was.
+constexpr std::string_view kSchemaV2 = R"sql(
+ALTER TABLE jobs ADD COLUMN working_dir TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN sweep_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN output_dir TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN overrides_json TEXT NOT NULL DEFAULT '[]';  -- ["training.epochs=2"]
+ALTER TABLE jobs ADD COLUMN trial_crash_limit INTEGER NOT NULL DEFAULT 0;
+UPDATE jobs SET
+  working_dir = coalesce(json_extract(line, '$.cwd'), ''),
+  sweep_name = coalesce(json_extract(line, '$.name'), ''),
+  output_dir = coalesce(json_extract(line, '$.output_dir'), 'runs'),
+  overrides_json = coalesce(json_extract(line, '$.overrides'), '[]'),
+  trial_crash_limit = coalesce(json_extract(line, '$.trial_crash_limit'), 0),
+  config_yaml = rtrim(substr(config_yaml, 1, at - 1), char(10)) || char(10)
+FROM (SELECT id AS job_id, instr(config_yaml, char(10) || '# sweep-job {') + 1 AS at,
+             substr(config_yaml, instr(config_yaml, char(10) || '# sweep-job {') + 13) AS line
+      FROM jobs WHERE instr(config_yaml, char(10) || '# sweep-job {') > 0
+        AND json_valid(substr(config_yaml, instr(config_yaml, char(10) || '# sweep-job {') + 13)))
+WHERE jobs.id = job_id;
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations{{
     {1, kSchemaV1},
+    {2, kSchemaV2},
 }};
 
 std::string join(const std::vector<std::string>& names) {

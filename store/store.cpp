@@ -143,6 +143,12 @@ JobRow read_job(const Statement& s) {
   r.finished_at = s.optional_real(13);
   r.error = s.text(14);
   r.exit_code = s.optional_int64(15);
+  r.target.working_dir = s.text(16);
+  r.target.sweep_name = s.text(17);
+  r.target.output_dir = s.text(18);
+  r.target.overrides =
+      parse_json_cell(s.text(19), "jobs.overrides_json").get<std::vector<std::string>>();
+  r.target.trial_crash_limit = s.int64(20);
   return r;
 }
 
@@ -203,25 +209,13 @@ std::int64_t Store::create_sweep(const SweepSpec& spec, IfExists if_exists) {
 }
 
 std::optional<SweepRow> Store::find_sweep(std::string_view name) const {
-  auto lock = impl_->lock_for_read();
-  auto& conn = impl_->conn;
-  return conn.read([&]() -> std::optional<SweepRow> {
-    auto s = conn.statement("SELECT " SWEEP_SWEEP_COLUMNS " FROM sweeps WHERE name = ?");
-    s->bind_all(name);
-    if (!s->step()) return std::nullopt;
-    return store_detail::read_sweep(*s);
-  });
+  return impl_->query_one("SELECT " SWEEP_SWEEP_COLUMNS " FROM sweeps WHERE name = ?",
+                          store_detail::sweep_row, name);
 }
 
 std::optional<SweepRow> Store::find_sweep(std::int64_t id) const {
-  auto lock = impl_->lock_for_read();
-  auto& conn = impl_->conn;
-  return conn.read([&]() -> std::optional<SweepRow> {
-    auto s = conn.statement("SELECT " SWEEP_SWEEP_COLUMNS " FROM sweeps WHERE id = ?");
-    s->bind_all(id);
-    if (!s->step()) return std::nullopt;
-    return store_detail::read_sweep(*s);
-  });
+  return impl_->query_one("SELECT " SWEEP_SWEEP_COLUMNS " FROM sweeps WHERE id = ?",
+                          store_detail::sweep_row, id);
 }
 
 std::vector<SweepSummary> Store::list_sweeps() const {
@@ -251,20 +245,15 @@ std::vector<SweepSummary> Store::list_sweeps() const {
 }
 
 void Store::set_sweep_state(std::int64_t sweep_id, SweepState state) {
-  auto lock = impl_->lock_for_write();
-  auto& conn = impl_->conn;
   const bool starts = state == SweepState::running;
   const bool ends = state != SweepState::running && state != SweepState::created;
-  conn.write([&] {
-    // Running again (resume) clears finished_at but keeps the first started_at.
-    auto s = conn.statement(
-        "UPDATE sweeps SET state = ?1, "
-        "started_at = CASE WHEN ?2 THEN coalesce(started_at, ?4) ELSE started_at END, "
-        "finished_at = CASE WHEN ?3 THEN ?4 WHEN ?2 THEN NULL ELSE finished_at END "
-        "WHERE id = ?5");
-    s->bind_all(to_string(state), starts ? 1 : 0, ends ? 1 : 0, utc_now(), sweep_id).step();
-    if (conn.changes() != 1) throw Error("no sweep with id " + std::to_string(sweep_id));
-  });
+  // Running again (resume) clears finished_at but keeps the first started_at.
+  if (impl_->execute("UPDATE sweeps SET state = ?1, "
+                     "started_at = CASE WHEN ?2 THEN coalesce(started_at, ?4) ELSE started_at END, "
+                     "finished_at = CASE WHEN ?3 THEN ?4 WHEN ?2 THEN NULL ELSE finished_at END "
+                     "WHERE id = ?5",
+                     to_string(state), starts ? 1 : 0, ends ? 1 : 0, utc_now(), sweep_id) != 1)
+    throw Error("no sweep with id " + std::to_string(sweep_id));
 }
 
 }  // namespace sweep

@@ -105,8 +105,6 @@ class Store {
                                           const nlohmann::json& value) const;
 
   // ---- resume ----
-  // Trials not in a terminal state (queued, running, interrupted), ordered by number.
-  std::vector<TrialRow> unfinished_trials(std::int64_t sweep_id) const;
   // After a crash: running and interrupted trials go back to queued (their checkpoint_path is
   // kept, so the runner can continue from it). Returns how many.
   std::int64_t requeue_unfinished(std::int64_t sweep_id);
@@ -162,7 +160,6 @@ class Store {
   // queued or running -> cancelled; false when it had already ended. A running job's worker
   // learns it at its next heartbeat.
   bool cancel_job(std::int64_t job_id);
-  void set_job_sweep(std::int64_t job_id, std::int64_t sweep_id);
   std::optional<JobRow> job(std::int64_t job_id) const;
   std::vector<JobRow> jobs() const;  // every job, by id
 

@@ -22,19 +22,14 @@ std::int64_t Store::add_event(std::int64_t sweep_id, std::optional<std::int64_t>
 }
 
 std::vector<EventRow> Store::events(std::int64_t sweep_id, std::int64_t after_id) const {
-  auto lock = impl_->lock_for_read();
-  auto& conn = impl_->conn;
-  return conn.read([&] {
-    std::vector<EventRow> out;
-    auto s = conn.statement(
-        "SELECT id, sweep_id, trial_id, time, kind, message FROM events "
-        "WHERE sweep_id = ? AND id > ? ORDER BY id");
-    s->bind_all(sweep_id, after_id);
-    while (s->step())
-      out.push_back(
-          {s->int64(0), s->int64(1), s->optional_int64(2), s->real(3), s->text(4), s->text(5)});
-    return out;
-  });
+  return impl_->query_all(
+      "SELECT id, sweep_id, trial_id, time, kind, message FROM events "
+      "WHERE sweep_id = ? AND id > ? ORDER BY id",
+      [](const store_detail::Statement& s) {
+        return EventRow{s.int64(0), s.int64(1), s.optional_int64(2),
+                        s.real(3),  s.text(4),  s.text(5)};
+      },
+      sweep_id, after_id);
 }
 
 }  // namespace sweep

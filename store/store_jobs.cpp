@@ -11,7 +11,7 @@
 
 namespace sweep {
 
-using store_detail::read_job;
+using store_detail::job_row;
 
 std::int64_t Store::enqueue_job(const JobSpec& spec) {
   if (spec.config_yaml.empty()) throw Error("a job needs its config text (config_yaml is empty)");
@@ -22,9 +22,13 @@ std::int64_t Store::enqueue_job(const JobSpec& spec) {
   auto& conn = impl_->conn;
   return conn.write([&] {
     auto s = conn.statement(
-        "INSERT INTO jobs (config_path, config_yaml, priority, state, max_attempts, created_at) "
-        "VALUES (?, ?, ?, 'queued', ?, ?)");
-    s->bind_all(spec.config_path, spec.config_yaml, spec.priority, spec.max_attempts, utc_now())
+        "INSERT INTO jobs (config_path, config_yaml, priority, state, max_attempts, created_at, "
+        "working_dir, sweep_name, output_dir, overrides_json, trial_crash_limit) "
+        "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)");
+    const JobTarget& t = spec.target;
+    s->bind_all(spec.config_path, spec.config_yaml, spec.priority, spec.max_attempts, utc_now(),
+                t.working_dir, t.sweep_name, t.output_dir, nlohmann::json(t.overrides).dump(),
+                t.trial_crash_limit)
         .step();
     return conn.last_insert_rowid();
   });
@@ -44,21 +48,16 @@ std::optional<JobRow> Store::claim_next_job(std::string_view owner,
         "RETURNING " SWEEP_JOB_COLUMNS);
     s->bind_all(owner, utc_now(), lease.count());
     if (!s->step()) return std::nullopt;
-    return read_job(*s);
+    return job_row(*s);
   });
 }
 
 bool Store::heartbeat_job(std::int64_t job_id, std::string_view owner,
                           std::chrono::duration<double> lease) {
-  auto lock = impl_->lock_for_write();
-  auto& conn = impl_->conn;
-  return conn.write([&] {
-    auto s = conn.statement(
-        "UPDATE jobs SET heartbeat_at = ?1, lease_expires_at = ?1 + ?2 "
-        "WHERE id = ?3 AND lease_owner = ?4 AND state = 'running'");
-    s->bind_all(utc_now(), lease.count(), job_id, owner).step();
-    return conn.changes() == 1;
-  });
+  return impl_->execute(
+             "UPDATE jobs SET heartbeat_at = ?1, lease_expires_at = ?1 + ?2 "
+             "WHERE id = ?3 AND lease_owner = ?4 AND state = 'running'",
+             utc_now(), lease.count(), job_id, owner) == 1;
 }
 
 std::vector<std::int64_t> Store::reclaim_expired_jobs(double now) {
@@ -83,16 +82,11 @@ std::vector<std::int64_t> Store::reclaim_expired_jobs(double now) {
 }
 
 bool Store::release_job(std::int64_t job_id, std::string_view owner) {
-  auto lock = impl_->lock_for_write();
-  auto& conn = impl_->conn;
-  return conn.write([&] {
-    auto s = conn.statement(
-        "UPDATE jobs SET state = 'queued', lease_owner = '', lease_expires_at = NULL, "
-        "max_attempts = max_attempts + 1 "
-        "WHERE id = ?1 AND lease_owner = ?2 AND state = 'running'");
-    s->bind_all(job_id, owner).step();
-    return conn.changes() == 1;
-  });
+  return impl_->execute(
+             "UPDATE jobs SET state = 'queued', lease_owner = '', lease_expires_at = NULL, "
+             "max_attempts = max_attempts + 1 "
+             "WHERE id = ?1 AND lease_owner = ?2 AND state = 'running'",
+             job_id, owner) == 1;
 }
 
 bool Store::finish_job(std::int64_t job_id, std::string_view owner, JobState final_state,
@@ -100,60 +94,26 @@ bool Store::finish_job(std::int64_t job_id, std::string_view owner, JobState fin
   if (final_state != JobState::done && final_state != JobState::failed)
     throw Error("a worker finishes a job as done or failed, not " +
                 std::string(to_string(final_state)));
-  auto lock = impl_->lock_for_write();
-  auto& conn = impl_->conn;
-  return conn.write([&] {
-    // lease_owner stays: it records which worker ran the job to the end.
-    auto s = conn.statement(
-        "UPDATE jobs SET state = ?1, exit_code = ?2, error = ?3, finished_at = ?4, "
-        "lease_expires_at = NULL WHERE id = ?5 AND lease_owner = ?6 AND state = 'running'");
-    s->bind_all(to_string(final_state), exit_code, error, utc_now(), job_id, owner).step();
-    return conn.changes() == 1;
-  });
+  // lease_owner stays: it records which worker ran the job to the end.
+  return impl_->execute(
+             "UPDATE jobs SET state = ?1, exit_code = ?2, error = ?3, finished_at = ?4, "
+             "lease_expires_at = NULL WHERE id = ?5 AND lease_owner = ?6 AND state = 'running'",
+             to_string(final_state), exit_code, error, utc_now(), job_id, owner) == 1;
 }
 
 bool Store::cancel_job(std::int64_t job_id) {
-  auto lock = impl_->lock_for_write();
-  auto& conn = impl_->conn;
-  return conn.write([&] {
-    auto s = conn.statement(
-        "UPDATE jobs SET state = 'cancelled', finished_at = ?, lease_expires_at = NULL "
-        "WHERE id = ? AND state IN ('queued', 'running')");
-    s->bind_all(utc_now(), job_id).step();
-    return conn.changes() == 1;
-  });
-}
-
-void Store::set_job_sweep(std::int64_t job_id, std::int64_t sweep_id) {
-  auto lock = impl_->lock_for_write();
-  auto& conn = impl_->conn;
-  conn.write([&] {
-    auto s = conn.statement("UPDATE jobs SET sweep_id = ? WHERE id = ?");
-    s->bind_all(sweep_id, job_id).step();
-    if (conn.changes() != 1) throw Error("no job with id " + std::to_string(job_id));
-  });
+  return impl_->execute(
+             "UPDATE jobs SET state = 'cancelled', finished_at = ?, lease_expires_at = NULL "
+             "WHERE id = ? AND state IN ('queued', 'running')",
+             utc_now(), job_id) == 1;
 }
 
 std::optional<JobRow> Store::job(std::int64_t job_id) const {
-  auto lock = impl_->lock_for_read();
-  auto& conn = impl_->conn;
-  return conn.read([&]() -> std::optional<JobRow> {
-    auto s = conn.statement("SELECT " SWEEP_JOB_COLUMNS " FROM jobs WHERE id = ?");
-    s->bind_all(job_id);
-    if (!s->step()) return std::nullopt;
-    return read_job(*s);
-  });
+  return impl_->query_one("SELECT " SWEEP_JOB_COLUMNS " FROM jobs WHERE id = ?", job_row, job_id);
 }
 
 std::vector<JobRow> Store::jobs() const {
-  auto lock = impl_->lock_for_read();
-  auto& conn = impl_->conn;
-  return conn.read([&] {
-    std::vector<JobRow> out;
-    auto s = conn.statement("SELECT " SWEEP_JOB_COLUMNS " FROM jobs ORDER BY id");
-    while (s->step()) out.push_back(read_job(*s));
-    return out;
-  });
+  return impl_->query_all("SELECT " SWEEP_JOB_COLUMNS " FROM jobs ORDER BY id", job_row);
 }
 
 }  // namespace sweep

@@ -14,6 +14,7 @@ namespace sweep {
 namespace {
 
 using store_detail::read_trial;
+using store_detail::trial_row;
 
 // "'completed', 'failed', ..." built from common/trial_state.h, so the SQL follows is_terminal().
 const std::string& terminal_states_sql() {
@@ -75,16 +76,12 @@ std::vector<std::int64_t> Store::add_trials(std::int64_t sweep_id,
 }
 
 bool Store::claim_trial(std::int64_t trial_id, std::string_view device) {
-  auto lock = impl_->lock_for_write();
-  auto& conn = impl_->conn;
-  return conn.write([&] {
-    auto s = conn.statement(
-        "UPDATE trials SET state = 'running', device = ?1, started_at = ?2, finished_at = NULL, "
-        "attempts = attempts + 1, wait_reason = '', updated_at = ?2 "
-        "WHERE id = ?3 AND state = 'queued'");
-    s->bind_all(device, utc_now(), trial_id).step();
-    return conn.changes() == 1;
-  });
+  return impl_->execute(
+             "UPDATE trials SET state = 'running', device = ?1, started_at = ?2, finished_at = "
+             "NULL, "
+             "attempts = attempts + 1, wait_reason = '', updated_at = ?2 "
+             "WHERE id = ?3 AND state = 'queued'",
+             device, utc_now(), trial_id) == 1;
 }
 
 std::optional<TrialRow> Store::claim_next_trial(std::int64_t sweep_id, std::string_view device) {
@@ -133,13 +130,9 @@ bool Store::set_trial_state(std::int64_t trial_id, TrialState state, const Trial
 }
 
 void Store::set_wait_reason(std::int64_t trial_id, std::string_view reason) {
-  auto lock = impl_->lock_for_write();
-  auto& conn = impl_->conn;
-  conn.write([&] {
-    auto s = conn.statement("UPDATE trials SET wait_reason = ?, updated_at = ? WHERE id = ?");
-    s->bind_all(reason, utc_now(), trial_id).step();
-    if (conn.changes() != 1) throw Error("no trial with id " + std::to_string(trial_id));
-  });
+  if (impl_->execute("UPDATE trials SET wait_reason = ?, updated_at = ? WHERE id = ?", reason,
+                     utc_now(), trial_id) != 1)
+    throw Error("no trial with id " + std::to_string(trial_id));
 }
 
 void Store::update_trial(std::int64_t trial_id, const TrialUpdate& update) {
@@ -159,97 +152,51 @@ void Store::update_trial(std::int64_t trial_id, const TrialUpdate& update) {
 }
 
 std::optional<TrialRow> Store::trial(std::int64_t trial_id) const {
-  auto lock = impl_->lock_for_read();
-  auto& conn = impl_->conn;
-  return conn.read([&]() -> std::optional<TrialRow> {
-    auto s = conn.statement("SELECT " SWEEP_TRIAL_COLUMNS " FROM trials WHERE id = ?");
-    s->bind_all(trial_id);
-    if (!s->step()) return std::nullopt;
-    return read_trial(*s);
-  });
+  return impl_->query_one("SELECT " SWEEP_TRIAL_COLUMNS " FROM trials WHERE id = ?", trial_row,
+                          trial_id);
 }
 
 std::optional<TrialRow> Store::trial_by_number(std::int64_t sweep_id, std::int64_t number) const {
-  auto lock = impl_->lock_for_read();
-  auto& conn = impl_->conn;
-  return conn.read([&]() -> std::optional<TrialRow> {
-    auto s = conn.statement("SELECT " SWEEP_TRIAL_COLUMNS
-                            " FROM trials WHERE sweep_id = ? AND number = ?");
-    s->bind_all(sweep_id, number);
-    if (!s->step()) return std::nullopt;
-    return read_trial(*s);
-  });
+  return impl_->query_one("SELECT " SWEEP_TRIAL_COLUMNS
+                          " FROM trials WHERE sweep_id = ? AND number = ?",
+                          trial_row, sweep_id, number);
 }
 
 std::vector<TrialRow> Store::trials(std::int64_t sweep_id) const {
-  auto lock = impl_->lock_for_read();
-  auto& conn = impl_->conn;
-  return conn.read([&] {
-    std::vector<TrialRow> out;
-    auto s = conn.statement("SELECT " SWEEP_TRIAL_COLUMNS
-                            " FROM trials WHERE sweep_id = ? ORDER BY number");
-    s->bind_all(sweep_id);
-    while (s->step()) out.push_back(read_trial(*s));
-    return out;
-  });
+  return impl_->query_all("SELECT " SWEEP_TRIAL_COLUMNS
+                          " FROM trials WHERE sweep_id = ? ORDER BY number",
+                          trial_row, sweep_id);
 }
 
+// The C++ face of the trial_params table (indexed by name and value): the one query that table
+// exists for, also open to SQL users of the file.
 std::vector<TrialRow> Store::trials_with_param(std::int64_t sweep_id, std::string_view name,
                                                const nlohmann::json& value) const {
-  auto lock = impl_->lock_for_read();
-  auto& conn = impl_->conn;
-  return conn.read([&] {
-    std::vector<TrialRow> out;
-    auto s = conn.statement(
-        "SELECT t.id, t.sweep_id, t.number, t.state, t.device, t.params_json, t.config_yaml, "
-        "t.seed, t.repeat, t.queued_at, t.started_at, t.finished_at, t.wait_reason, "
-        "t.stop_reason, t.error, t.attempts, t.checkpoint_path, t.log_path, t.summary_json, "
-        "t.updated_at FROM trial_params p JOIN trials t ON t.id = p.trial_id "
-        "WHERE p.name = ? AND p.value_json = ? AND t.sweep_id = ? ORDER BY t.number");
-    s->bind_all(name, value.dump(), sweep_id);
-    while (s->step()) out.push_back(read_trial(*s));
-    return out;
-  });
-}
-
-std::vector<TrialRow> Store::unfinished_trials(std::int64_t sweep_id) const {
-  auto lock = impl_->lock_for_read();
-  auto& conn = impl_->conn;
-  return conn.read([&] {
-    std::vector<TrialRow> out;
-    auto s = conn.statement("SELECT " SWEEP_TRIAL_COLUMNS
-                            " FROM trials WHERE sweep_id = ? AND state NOT IN (" +
-                            terminal_states_sql() + ") ORDER BY number");
-    s->bind_all(sweep_id);
-    while (s->step()) out.push_back(read_trial(*s));
-    return out;
-  });
+  return impl_->query_all(
+      "SELECT t.id, t.sweep_id, t.number, t.state, t.device, t.params_json, t.config_yaml, "
+      "t.seed, t.repeat, t.queued_at, t.started_at, t.finished_at, t.wait_reason, "
+      "t.stop_reason, t.error, t.attempts, t.checkpoint_path, t.log_path, t.summary_json, "
+      "t.updated_at FROM trial_params p JOIN trials t ON t.id = p.trial_id "
+      "WHERE p.name = ? AND p.value_json = ? AND t.sweep_id = ? ORDER BY t.number",
+      trial_row, name, value.dump(), sweep_id);
 }
 
 std::int64_t Store::requeue_unfinished(std::int64_t sweep_id) {
-  auto lock = impl_->lock_for_write();
-  auto& conn = impl_->conn;
-  return conn.write([&] {
-    auto s = conn.statement(
-        "UPDATE trials SET state = 'queued', device = '', finished_at = NULL, "
-        "wait_reason = 'requeued on resume (was ' || state || ')', updated_at = ? "
-        "WHERE sweep_id = ? AND state IN ('running', 'interrupted')");
-    s->bind_all(utc_now(), sweep_id).step();
-    return conn.changes();
-  });
+  // The stop reason of the interruption is history once the trial runs again (`status` shows the
+  // latest state's note only).
+  return impl_->execute(
+      "UPDATE trials SET state = 'queued', device = '', finished_at = NULL, stop_reason = '', "
+      "wait_reason = 'requeued on resume (was ' || state || ')', updated_at = ? "
+      "WHERE sweep_id = ? AND state IN ('running', 'interrupted')",
+      utc_now(), sweep_id);
 }
 
 std::int64_t Store::requeue_failed(std::int64_t sweep_id) {
-  auto lock = impl_->lock_for_write();
-  auto& conn = impl_->conn;
-  return conn.write([&] {
-    auto s = conn.statement(
-        "UPDATE trials SET state = 'queued', device = '', finished_at = NULL, error = '', "
-        "wait_reason = 'requeued by --retry-failed', updated_at = ? "
-        "WHERE sweep_id = ? AND state = 'failed'");
-    s->bind_all(utc_now(), sweep_id).step();
-    return conn.changes();
-  });
+  return impl_->execute(
+      "UPDATE trials SET state = 'queued', device = '', finished_at = NULL, error = '', "
+      "stop_reason = '', wait_reason = 'requeued by --retry-failed', updated_at = ? "
+      "WHERE sweep_id = ? AND state = 'failed'",
+      utc_now(), sweep_id);
 }
 
 }  // namespace sweep

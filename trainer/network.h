@@ -52,7 +52,6 @@ class Network {
   void set_step(std::uint64_t step) { step_ = step; }  // counter for dropout masks
 
   int classes() const { return classes_; }
-  Shape input_shape() const { return input_; }
   std::string summary() const;  // one line per layer: type, output shape, parameters
 
   // Test access.

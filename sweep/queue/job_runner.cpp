@@ -14,7 +14,7 @@
 
 #include "sweep/config/config.h"
 #include "sweep/queue/crash_recovery.h"
-#include "sweep/queue/submitted_job.h"
+#include "sweep/queue/job_target.h"
 #include "sweep/run/run_sweep.h"
 
 namespace sweep::queue {
@@ -65,16 +65,13 @@ RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostre
                      std::atomic<bool>& stop) {
   RunEnd end;
   try {
-    SubmittedJob submitted;
-    if (auto line = read_job_line(job.config_yaml)) {
-      submitted = *line;
-    } else {  // enqueued by other code: run where the worker runs, names from the config
-      submitted.working_dir = fs::current_path().string();
-    }
-    WorkingDirectory cwd(submitted.working_dir);
+    JobTarget target = job.target;
+    if (target.working_dir.empty())  // enqueued by other code: run where the worker runs
+      target.working_dir = fs::current_path().string();
+    WorkingDirectory cwd(target.working_dir);
     config::SweepConfig config = config::load_config_text(job.config_yaml, job.config_path);
-    if (submitted.name.empty()) submitted.name = config.name;
-    if (submitted.output_dir.empty()) submitted.output_dir = config.output_dir;
+    if (target.sweep_name.empty()) target.sweep_name = config.name;
+    if (target.output_dir.empty()) target.output_dir = config.output_dir;
     apply_worker_devices(config.resources, context.worker.devices, context.worker.cpu_slots);
 
     run::RunOptions options;
@@ -87,12 +84,12 @@ RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostre
     // of the sweep; wait for that instead of failing the attempt.
     options.lock_wait = std::chrono::duration<double>(context.worker.timing.lease_s + 10);
 
-    const fs::path db = submitted.sweep_db();
+    const fs::path db = sweep_db(target);
     run::RunResult result;
     if (job.attempts > 1 && sweep_exists(db, config.name)) {
       log << "continuing sweep " << config.name << " in " << db.string() << std::endl;
-      const int crash_limit = submitted.trial_crash_limit > 0
-                                  ? submitted.trial_crash_limit
+      const int crash_limit = target.trial_crash_limit > 0
+                                  ? static_cast<int>(target.trial_crash_limit)
                                   : static_cast<int>(job.max_attempts - 1);
       recover_crashed_trials(db, config.name, crash_limit, log);
       run::ResumeOptions resume;
@@ -125,10 +122,10 @@ RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostre
 
 void mark_sweep_cancelled(const JobRow& job) {
   try {
-    const auto submitted = read_job_line(job.config_yaml);
-    if (!submitted || !fs::exists(submitted->sweep_db())) return;
-    Store store(submitted->sweep_db());
-    if (auto sweep = store.find_sweep(submitted->name))
+    const auto target = target_of(job);
+    if (!target || !fs::exists(sweep_db(*target))) return;
+    Store store(sweep_db(*target));
+    if (auto sweep = store.find_sweep(target->sweep_name))
       store.set_sweep_state(sweep->id, SweepState::cancelled);
   } catch (const std::exception&) {
     // The job is cancelled either way; the sweep's own state is only a label.

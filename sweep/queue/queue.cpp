@@ -39,14 +39,14 @@ std::optional<Store> open_sweep_db(const fs::path& db) {
 
 }  // namespace
 
-// ---- SubmittedJob's sweep from a JobRow -------------------------------------------------------
+// ---- a job's sweep ------------------------------------------------------------------------------
 
 JobSweep job_sweep(const JobRow& job) {
-  const auto submitted = read_job_line(job.config_yaml);
-  if (!submitted)
+  const auto target = target_of(job);
+  if (!target)
     throw Error("job " + std::to_string(job.id) +
                 " was not submitted by sweep submit: its sweep's place is unknown");
-  return {submitted->sweep_db(), submitted->name};
+  return {sweep_db(*target), target->sweep_name};
 }
 
 // ---- progress ---------------------------------------------------------------------------------
@@ -63,12 +63,12 @@ std::string JobProgress::summary() const {
 JobProgress progress_of(const JobRow& row) {
   JobProgress progress;
   progress.job = row;
-  const auto submitted = read_job_line(row.config_yaml);
-  if (!submitted) return progress;
-  progress.name = submitted->name;
-  auto store = open_sweep_db(submitted->sweep_db());
+  const auto target = target_of(row);
+  if (!target) return progress;
+  progress.name = target->sweep_name;
+  auto store = open_sweep_db(sweep_db(*target));
   if (!store) return progress;
-  const auto sweep = store->find_sweep(submitted->name);
+  const auto sweep = store->find_sweep(target->sweep_name);
   if (!sweep) return progress;
   progress.metric_name = sweep->metric_name;
   for (const TrialRow& trial : store->trials(sweep->id)) {
@@ -105,20 +105,20 @@ std::optional<JobState> Job::wait(std::optional<std::chrono::duration<double>> t
 
 bool Job::cancel() const { return store_->cancel_job(id_); }
 
-std::optional<SubmittedJob> Job::submitted() const { return read_job_line(row().config_yaml); }
+std::optional<JobTarget> Job::target() const { return target_of(row()); }
 
 JobProgress Job::progress() const { return progress_of(row()); }
 
 JobResults Job::fetch() const {
   JobResults results;
   results.job = row();
-  const auto submitted = read_job_line(results.job.config_yaml);
-  if (!submitted) return results;
-  results.sweep_name = submitted->name;
-  results.db_path = submitted->sweep_db();
+  const auto target = target_of(results.job);
+  if (!target) return results;
+  results.sweep_name = target->sweep_name;
+  results.db_path = sweep_db(*target);
   auto store = open_sweep_db(results.db_path);
   if (!store) return results;
-  const auto sweep = store->find_sweep(submitted->name);
+  const auto sweep = store->find_sweep(target->sweep_name);
   if (!sweep) return results;
   results.started = true;
   results.metric_name = sweep->metric_name;
@@ -219,34 +219,35 @@ Job Queue::submit(const std::string& config_path, const SubmitOptions& options) 
 Job Queue::submit(const config::SweepConfig& config, const SubmitOptions& options) {
   if (options.max_attempts < 1)
     throw Error("max_attempts must be at least 1, not " + std::to_string(options.max_attempts));
-  SubmittedJob submitted;
-  submitted.working_dir =
+  JobTarget target;
+  target.working_dir =
       fs::absolute(options.working_dir.empty() ? fs::current_path() : fs::path(options.working_dir))
           .lexically_normal()
           .string();
-  submitted.name = config.name;
-  submitted.output_dir = config.output_dir;
-  submitted.overrides = config.overrides;
-  submitted.trial_crash_limit = options.max_attempts;
-  const fs::path sweep_db = submitted.sweep_db().lexically_normal();
+  target.sweep_name = config.name;
+  target.output_dir = config.output_dir;
+  target.overrides = config.overrides;
+  target.trial_crash_limit = options.max_attempts;
+  const fs::path db = sweep_db(target).lexically_normal();
 
-  if (auto existing = open_sweep_db(sweep_db); existing && existing->find_sweep(config.name))
-    throw Error("a sweep named '" + config.name + "' already exists in " + sweep_db.string() +
+  if (auto existing = open_sweep_db(db); existing && existing->find_sweep(config.name))
+    throw Error("a sweep named '" + config.name + "' already exists in " + db.string() +
                 ": continue it with  sweep resume " + config.name +
                 ", or submit with --name OTHER");
   for (const JobRow& row : store_->jobs()) {
     if (is_terminal(row.state)) continue;
-    const auto other = read_job_line(row.config_yaml);
-    if (other && other->sweep_db().lexically_normal() == sweep_db)
+    const auto other = target_of(row);
+    if (other && sweep_db(*other).lexically_normal() == db)
       throw Error("job " + std::to_string(row.id) + " (" + std::string(to_string(row.state)) +
-                  ") already runs a sweep named '" + config.name + "' into " + sweep_db.string() +
+                  ") already runs a sweep named '" + config.name + "' into " + db.string() +
                   ": submit with --name OTHER");
   }
 
   JobSpec spec;
   spec.config_path =
       config.path.empty() ? "" : fs::absolute(config.path).lexically_normal().string();
-  spec.config_yaml = attach_job_line(config::effective_yaml(config), submitted);
+  spec.config_yaml = config::effective_yaml(config);
+  spec.target = target;
   spec.priority = options.priority;
   spec.max_attempts = options.max_attempts + 1;
   Job job(store_, store_->enqueue_job(spec));

@@ -36,8 +36,8 @@
 
 #include "store/store.h"
 #include "sweep/config/config.h"
+#include "sweep/queue/job_target.h"
 #include "sweep/queue/queue_paths.h"
-#include "sweep/queue/submitted_job.h"
 
 namespace sweep::queue {
 
@@ -102,7 +102,7 @@ class Job {
   bool cancel() const;
   JobResults fetch() const;  // works at any time: partial results while it runs
   JobProgress progress() const;
-  std::optional<SubmittedJob> submitted() const;  // where its sweep goes
+  std::optional<JobTarget> target() const;  // where its sweep runs and goes
   // After submit with a worker_binary: the log of the worker it started, "" when one was alive.
   const std::string& started_worker_log() const { return worker_note_; }
 

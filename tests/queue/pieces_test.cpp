@@ -1,35 +1,27 @@
-// The queue library's small pure parts: the job line carried in the config text, the worker's
-// --devices, the file layout.
+// The queue library's small pure parts: where a job's sweep lies, the worker's --devices, the
+// file layout.
 #include <gtest/gtest.h>
 
+#include "sweep/queue/job_target.h"
 #include "sweep/queue/queue_paths.h"
-#include "sweep/queue/submitted_job.h"
 #include "sweep/queue/worker.h"
 
 namespace sweep::queue {
 namespace {
 
-TEST(SubmittedJobLine, RoundTripsAndKeepsTheConfigLinesWhereTheyWere) {
-  SubmittedJob job;
-  job.working_dir = "/home/a b/\"quoted\"\nproject";
-  job.name = "lenet";
-  job.output_dir = "runs";
-  job.overrides = {"training.epochs=2"};
-  job.trial_crash_limit = 5;
-  const std::string config = "name: lenet\ntraining: {epochs: 5}";
-  const std::string text = attach_job_line(config, job);
-  EXPECT_EQ(text.rfind(config + "\n", 0), 0u);  // line numbers of the config are unchanged
-  const auto back = read_job_line(text);
-  ASSERT_TRUE(back);
-  EXPECT_EQ(back->working_dir, job.working_dir);
-  EXPECT_EQ(back->overrides, job.overrides);
-  EXPECT_EQ(back->trial_crash_limit, 5);
-  EXPECT_EQ(back->sweep_db(),
-            std::filesystem::path(job.working_dir) / "runs" / "lenet" / "sweep.db");
-  EXPECT_FALSE(read_job_line(config));
-  job.output_dir = "/abs/out";
-  EXPECT_EQ(read_job_line(attach_job_line(config, job))->sweep_db(),
-            std::filesystem::path("/abs/out/lenet/sweep.db"));
+TEST(JobTarget, TheSweepLiesUnderTheSubmitDirectoryUnlessTheOutputIsAbsolute) {
+  JobTarget target;
+  target.working_dir = "/home/a b/\"quoted\"\nproject";
+  target.sweep_name = "lenet";
+  target.output_dir = "runs";
+  EXPECT_EQ(sweep_db(target),
+            std::filesystem::path(target.working_dir) / "runs" / "lenet" / "sweep.db");
+  target.output_dir = "/abs/out";
+  EXPECT_EQ(sweep_db(target), std::filesystem::path("/abs/out/lenet/sweep.db"));
+  JobRow row;
+  EXPECT_FALSE(target_of(row)) << "a job enqueued by other code has no target";
+  row.target = target;
+  EXPECT_EQ(target_of(row), target);
 }
 
 TEST(WorkerDevices, ParsesCpuAllAndIndices) {

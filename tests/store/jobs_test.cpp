@@ -57,11 +57,6 @@ TEST(StoreJobs, HeartbeatAndFinishNeedTheLease) {
   EXPECT_FALSE(store.finish_job(id, "w2", JobState::done, 0));
   EXPECT_THROW(store.finish_job(id, "w1", JobState::queued, 0), Error);
 
-  const auto s = store.create_sweep(sweep_spec("from-job"));
-  store.set_job_sweep(id, s);
-  EXPECT_EQ(store.job(id)->sweep_id, s);
-  EXPECT_THROW(store.set_job_sweep(9999, s), Error);
-
   EXPECT_TRUE(store.finish_job(id, "w1", JobState::failed, 3, "trainer exited with 3"));
   const auto done = store.job(id);
   EXPECT_EQ(done->state, JobState::failed);

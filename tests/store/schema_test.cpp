@@ -180,6 +180,12 @@ TEST(StoreSchema, DatabaseWrittenByV1OpensInCurrentCode) {
         "INSERT INTO trial_params VALUES (70, 'lr', '0.1');"
         "INSERT INTO metrics VALUES (70, 'val_loss', 1, 1.0, 0.5, 'finite', 1700000003.0);"
         "INSERT INTO metrics VALUES (70, 'val_loss', 2, 2.0, NULL, 'nan', 1700000004.0);"
+        // A v1 queue job: its target travelled as the config's last line.
+        "INSERT INTO jobs (id, config_yaml, created_at) VALUES (5, "
+        "  'name: old\ntraining: {epochs: 2}\n# sweep-job {\"cwd\":\"/home/a b\",\"name\":"
+        "\"old\",\"output_dir\":\"runs\",\"overrides\":[\"training.epochs=2\"],"
+        "\"trial_crash_limit\":4}\n', 1700000005.0);"
+        "INSERT INTO jobs (id, config_yaml, created_at) VALUES (6, 'name: plain\n', 1700000006.0);"
         "COMMIT;");
   }
   Store store(path);
@@ -197,6 +203,17 @@ TEST(StoreSchema, DatabaseWrittenByV1OpensInCurrentCode) {
   EXPECT_TRUE(std::isnan(points[1].value));
   ASSERT_TRUE(store.best_trial(7).has_value());
   EXPECT_DOUBLE_EQ(store.best_trial(7)->value, 0.5);
+  // The v2 migration moved the job line into columns and gave back the user's config text.
+  const auto job = store.job(5);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->config_yaml, "name: old\ntraining: {epochs: 2}\n");
+  EXPECT_EQ(job->target.working_dir, "/home/a b");
+  EXPECT_EQ(job->target.sweep_name, "old");
+  EXPECT_EQ(job->target.output_dir, "runs");
+  EXPECT_EQ(job->target.overrides, std::vector<std::string>{"training.epochs=2"});
+  EXPECT_EQ(job->target.trial_crash_limit, 4);
+  EXPECT_EQ(store.job(6)->config_yaml, "name: plain\n");
+  EXPECT_EQ(store.job(6)->target.working_dir, "");
 }
 
 // The migration runner with a step beyond today's: applied once, recorded, then refused by a

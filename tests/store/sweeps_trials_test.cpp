@@ -191,7 +191,8 @@ TEST(StoreTrials, ResumeRequeuesUnfinishedAndRetryFailedRequeuesFailed) {
   store.set_trial_state(ids[5], TrialState::queued);
 
   std::vector<std::int64_t> numbers;
-  for (const auto& t : store.unfinished_trials(s)) numbers.push_back(t.number);
+  for (const auto& t : store.trials(s))
+    if (!is_terminal(t.state)) numbers.push_back(t.number);
   EXPECT_THAT(numbers, ElementsAre(3, 4, 5));
 
   EXPECT_EQ(store.requeue_unfinished(s), 2);

@@ -187,8 +187,4 @@ class PinnedMemory {
   std::size_t bytes_ = 0;
 };
 
-// Makes `device` current for the calling thread: every entry point a trial thread may call
-// starts with one (each trial runs on its own thread, and the current device is per thread).
-inline void set_device(int device) { SWEEP_CHECK_CUDA(cudaSetDevice(device)); }
-
 }  // namespace sweep::trainer::cuda

@@ -36,7 +36,6 @@ class Layer {
   virtual Shape setup(Shape in) = 0;
   std::size_t param_count() const { return param_count_; }
   std::size_t state_count() const { return state_count_; }
-  Shape in_shape() const { return in_; }
   Shape out_shape() const { return out_; }
 
   // Points the layer at its slices of the Network's flat buffers; allocates the layer's own
