@@ -1,5 +1,12 @@
 /*
- * format.h — how sweep writes values for people: the one place for text shown on a terminal.
+ * format.h — how sweep writes values for people: numbers, durations, parameter lists, and user
+ * text on a terminal. One place, so a value reads the same in the live table, `sweep show`,
+ * `sweep status`, messages and the report.
+ *
+ * Numbers: shortest() is the exact value ("0.1", "1e-05", reads back as the same double: configs,
+ * parameters, CSV); significant() rounds to what a person compares ("0.8932": metrics in
+ * tables); fixed() lines up columns. NaN and infinities are "nan", "inf", "-inf" everywhere
+ * (as Python prints them); only the YAML writer spells them YAML's way (.nan).
  *
  * printable(): user text (a sweep name, a parameter value, a line an external trainer printed)
  * is echoed into messages and tables; raw control bytes in it (ESC, BEL, a carriage return)
@@ -10,8 +17,13 @@
  */
 #pragma once
 
+#include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <string_view>
+
+#include "common/json.h"
 
 namespace sweep {
 
@@ -34,6 +46,76 @@ inline std::string printable(std::string_view text, bool keep_newlines = false) 
     out += kHex[c & 0xf];
   }
   return out;
+}
+
+inline std::string non_finite_text(double v) {
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+// The shortest text that reads back as the same double: 0.1, 64, 1e-05.
+inline std::string shortest(double v) {
+  if (!std::isfinite(v)) return non_finite_text(v);
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return ec == std::errc() ? std::string(buffer, end) : std::string("?");
+}
+
+// `digits` significant digits (printf %g): 0.8932, 1.2e-05, 430.
+inline std::string significant(double v, int digits = 4) {
+  if (!std::isfinite(v)) return non_finite_text(v);
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
+  return buffer;
+}
+
+// `digits` after the point (printf %f): 0.2310, for columns that line up.
+inline std::string fixed(double v, int digits) {
+  if (!std::isfinite(v)) return non_finite_text(v);
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+  return buffer;
+}
+
+// A duration for tables: 0m05s, 12m30s, 2h04m ("-" when unknown).
+inline std::string duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "-";
+  const auto s = static_cast<long>(seconds + 0.5);
+  char buffer[32];
+  if (s >= 3600)
+    std::snprintf(buffer, sizeof buffer, "%ldh%02ldm", s / 3600, (s / 60) % 60);
+  else
+    std::snprintf(buffer, sizeof buffer, "%ldm%02lds", s / 60, s % 60);
+  return buffer;
+}
+
+// A parameter's value as the config would write it: text bare, numbers shortest (or with
+// `digits` significant digits where space is short), lists and maps as JSON.
+inline std::string value_text(const Json& value, int digits = 0) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float())
+    return digits > 0 ? significant(value.get<double>(), digits) : shortest(value.get<double>());
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+enum class ParamNames {
+  full,        // training.learning_rate=0.01 training.batch_size=64
+  last_parts,  // learning_rate=0.01 batch_size=64 (when the last parts are all different)
+};
+
+// "learning_rate=0.01 batch_size=64", in the parameters' order; "(base config)" when none.
+inline std::string params_text(const Json& params, ParamNames names = ParamNames::full) {
+  auto last_part = [](const std::string& name) { return name.substr(name.rfind('.') + 1); };
+  bool unique = names == ParamNames::last_parts;
+  if (unique)
+    for (auto a = params.begin(); unique && a != params.end(); ++a)
+      for (auto b = std::next(a); unique && b != params.end(); ++b)
+        unique = last_part(a.key()) != last_part(b.key());
+  std::string text;
+  for (auto it = params.begin(); it != params.end(); ++it) {
+    if (!text.empty()) text += ' ';
+    text += (unique ? last_part(it.key()) : it.key()) + "=" + value_text(it.value());
+  }
+  return text.empty() ? "(base config)" : text;
 }
 
 }  // namespace sweep

@@ -1,11 +1,13 @@
 /*
  * html_escape.cpp — entity escaping for HTML, and JSON that cannot close its <script> element.
  *
- * The non-obvious decision: the JSON pass rewrites bytes after nlohmann::json has produced the
+ * The non-obvious decision: the JSON pass rewrites bytes after sweep::Json has produced the
  * text. That is safe because '<', '>', '&' and the UTF-8 of U+2028 / U+2029 can only occur
  * inside JSON strings (never in JSON's own syntax), where their \u escapes mean the same.
  */
 #include "reports/html_escape.h"
+
+#include "common/json.h"
 
 namespace sweep::reports {
 
@@ -36,8 +38,8 @@ std::string escape_html(std::string_view text) {
   return out;
 }
 
-std::string script_safe_json(const nlohmann::json& value) {
-  const std::string json = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+std::string script_safe_json(const sweep::Json& value) {
+  const std::string json = value.dump(-1, ' ', false, sweep::Json::error_handler_t::replace);
   std::string out;
   out.reserve(json.size() + 64);
   for (std::size_t i = 0; i < json.size(); ++i) {

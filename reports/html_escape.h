@@ -10,9 +10,10 @@
  */
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+
+#include "common/json.h"
 
 namespace sweep::reports {
 
@@ -20,6 +21,6 @@ namespace sweep::reports {
 std::string escape_html(std::string_view text);
 
 // Compact JSON that can be pasted between <script ...> and </script> as is.
-std::string script_safe_json(const nlohmann::json& value);
+std::string script_safe_json(const sweep::Json& value);
 
 }  // namespace sweep::reports

@@ -14,11 +14,11 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "common/trial_state.h"
 
 namespace sweep::reports {
@@ -36,12 +36,12 @@ struct TrialData {
   std::int64_t id = 0;
   std::int64_t number = 0;  // 0-based, what people call "trial 7"
   TrialState state = TrialState::queued;
-  nlohmann::json params = nlohmann::json::object();  // {"training.learning_rate": 0.01, ...}
+  sweep::Json params = sweep::Json::object();  // {"training.learning_rate": 0.01, ...}
   // What the trial recorded when it ended. Keys the report reads when present:
   //   images_per_second, elapsed_seconds, epochs_completed, best_epoch,
   //   confusion (classes x classes, true row / predicted column: nested arrays, or flat with
   //   "classes"), class_names (array of strings).
-  nlohmann::json summary = nlohmann::json::object();
+  sweep::Json summary = sweep::Json::object();
   std::string device, error, stop_reason;
   std::optional<double> started_at, finished_at;           // UTC seconds since the Unix epoch
   std::map<std::string, std::vector<SeriesPoint>> series;  // by metric name, ordered by step

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "common/format.h"
+#include "common/json.h"
 #include "reports/assets.h"
 #include "reports/html_escape.h"
 #include "reports/report.h"
@@ -24,20 +26,10 @@
 namespace sweep::reports {
 namespace {
 
-using nlohmann::json;
-
-std::string format_number(double v, int digits = 4) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "Inf" : "-Inf";
-  std::array<char, 48> text{};
-  std::snprintf(text.data(), text.size(), "%.*g", digits, v);
-  return text.data();
-}
-
 std::string format_utc(double seconds) {
   const auto t = static_cast<std::time_t>(seconds);
   std::tm tm{};
-  if (!gmtime_r(&t, &tm)) return format_number(seconds, 12);
+  if (!gmtime_r(&t, &tm)) return significant(seconds, 12);
   std::array<char, 40> text{};
   std::strftime(text.data(), text.size(), "%Y-%m-%d %H:%M:%S UTC", &tm);
   return text.data();
@@ -59,12 +51,6 @@ std::string format_duration(double seconds) {
 }
 
 // A parameter value for people: strings bare, numbers short, anything else as JSON.
-std::string format_value(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) return format_number(v.get<double>(), 6);
-  return v.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 std::string state_chip(std::string_view state, std::string_view text) {
   std::string html = "<span class=\"chip state-";
   html += escape_html(state);
@@ -88,21 +74,21 @@ std::string cell_label(const ReportData& data, const ReportModel& model, const H
   std::string text;
   if (model.axes.x) {
     const SweptParam& px = model.swept[*model.axes.x];
-    text += px.label + " " + format_value(px.values[cell.x]);
+    text += px.label + " " + value_text(px.values[cell.x], 6);
   }
   if (model.axes.y) {
     const SweptParam& py = model.swept[*model.axes.y];
-    text += " \xC2\xB7 " + py.label + " " + format_value(py.values[cell.y]);
+    text += " \xC2\xB7 " + py.label + " " + value_text(py.values[cell.y], 6);
   }
   return text;
 }
 
 std::string difference_text(double winner, double other, Goal goal) {
   const double margin = std::abs(winner - other);
-  std::string text = format_number(margin, 3);
+  std::string text = significant(margin, 3);
   text += goal == Goal::maximize ? " lower" : " higher";
   if (other != 0 && std::isfinite(other)) {
-    text += " (" + format_number(100.0 * margin / std::abs(other), 2) + "%)";
+    text += " (" + significant(100.0 * margin / std::abs(other), 2) + "%)";
   }
   return text;
 }
@@ -152,10 +138,10 @@ void render_best(std::string& html, const ReportData& data, const ReportModel& m
   const TrialData& best = data.trials[*model.best];
   const TrialScore& score = model.scores[*model.best];
   html += "<div class=\"best-headline\"><span class=\"best-value\">";
-  html += escape_html(format_number(*score.best));
+  html += escape_html(significant(*score.best));
   html += "</span><span class=\"best-metric\">";
   html += escape_html(data.metric_name);
-  if (score.best_epoch) html += " at epoch " + escape_html(format_number(*score.best_epoch, 4));
+  if (score.best_epoch) html += " at epoch " + escape_html(significant(*score.best_epoch, 4));
   html += "</span></div><p class=\"best-who\">trial #";
   html += std::to_string(best.number);
   html += " ";
@@ -169,11 +155,11 @@ void render_best(std::string& html, const ReportData& data, const ReportModel& m
   html += "<table class=\"kv\">";
   std::vector<std::string> swept_names;
   for (const SweptParam& p : model.swept) swept_names.push_back(p.name);
-  auto row = [&](const std::string& name, const json& value, bool swept) {
+  auto row = [&](const std::string& name, const Json& value, bool swept) {
     html += swept ? "<tr class=\"swept\"><th>" : "<tr><th>";
     html += escape_html(name);
     html += "</th><td>";
-    html += escape_html(format_value(value));
+    html += escape_html(value_text(value, 6));
     html += "</td></tr>";
   };
   if (best.params.is_object()) {
@@ -194,14 +180,14 @@ void render_best(std::string& html, const ReportData& data, const ReportModel& m
     html += "<li>Next best ";
     html += model.axes.y ? "combination" : "value";
     html += ": <b>" + escape_html(cell_label(data, model, other)) + "</b> reached ";
-    html += escape_html(format_number(other.value)) + " (trial #" +
+    html += escape_html(significant(other.value)) + " (trial #" +
             std::to_string(data.trials[other.trial].number) + "), ";
     html += escape_html(difference_text(*score.best, other.value, data.goal)) + ".</li>";
   }
   if (model.runner_up) {
     const double other = *model.scores[*model.runner_up].best;
     html += "<li>Runner-up trial #" + std::to_string(data.trials[*model.runner_up].number) + ": ";
-    html += escape_html(format_number(other)) + ", " +
+    html += escape_html(significant(other)) + ", " +
             escape_html(difference_text(*score.best, other, data.goal)) + ".</li>";
   }
   std::vector<double> all;
@@ -212,9 +198,9 @@ void render_best(std::string& html, const ReportData& data, const ReportModel& m
     const double median = all.size() % 2 ? all[all.size() / 2]
                                          : 0.5 * (all[all.size() / 2 - 1] + all[all.size() / 2]);
     html += "<li>Median of " + std::to_string(all.size()) +
-            " trials: " + escape_html(format_number(median)) + "; range " +
-            escape_html(format_number(all.front())) + " \xE2\x80\x93 " +
-            escape_html(format_number(all.back())) + ".</li>";
+            " trials: " + escape_html(significant(median)) + "; range " +
+            escape_html(significant(all.front())) + " \xE2\x80\x93 " +
+            escape_html(significant(all.back())) + ".</li>";
   }
   html += "</ul></section>";
 }
@@ -227,11 +213,11 @@ void render_config(std::string& html, const ReportData& data, const ReportModel&
       html += "<tr class=\"swept\"><th>" + escape_html(p.name) + "</th><td>";
       if (p.values.size() <= 12) {
         for (std::size_t i = 0; i < p.values.size(); ++i)
-          html += (i ? ", " : "") + escape_html(format_value(p.values[i]));
+          html += (i ? ", " : "") + escape_html(value_text(p.values[i], 6));
       } else {
         html += std::to_string(p.values.size()) + " values, " +
-                escape_html(format_value(p.values.front())) + " \xE2\x80\x93 " +
-                escape_html(format_value(p.values.back()));
+                escape_html(value_text(p.values.front(), 6)) + " \xE2\x80\x93 " +
+                escape_html(value_text(p.values.back(), 6));
       }
       html += "</td></tr>";
     }
@@ -240,7 +226,7 @@ void render_config(std::string& html, const ReportData& data, const ReportModel&
   if (!model.fixed.empty()) {
     html += "<p class=\"muted\">Fixed parameters</p><table class=\"kv\">";
     for (const auto& [name, value] : model.fixed.items())
-      html += "<tr><th>" + escape_html(name) + "</th><td>" + escape_html(format_value(value)) +
+      html += "<tr><th>" + escape_html(name) + "</th><td>" + escape_html(value_text(value, 6)) +
               "</td></tr>";
     html += "</table>";
   }

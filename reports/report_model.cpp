@@ -13,11 +13,13 @@
 #include <cstdlib>
 #include <map>
 
+#include "common/json.h"
+
 namespace sweep::reports {
 namespace {
 
 // Total order over JSON values: numbers (numerically) before strings before everything else.
-bool json_less(const nlohmann::json& a, const nlohmann::json& b) {
+bool json_less(const sweep::Json& a, const sweep::Json& b) {
   const bool an = a.is_number(), bn = b.is_number();
   if (an && bn) return a.get<double>() < b.get<double>();
   if (an != bn) return an;
@@ -32,11 +34,9 @@ std::string last_component(const std::string& name) {
   return dot == std::string::npos ? name : name.substr(dot + 1);
 }
 
-bool finite_number(const nlohmann::json& v) {
-  return v.is_number() && std::isfinite(v.get<double>());
-}
+bool finite_number(const sweep::Json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
 
-std::optional<double> summary_number(const nlohmann::json& summary, const std::string& key) {
+std::optional<double> summary_number(const sweep::Json& summary, const std::string& key) {
   if (!summary.is_object()) return std::nullopt;
   if (auto it = summary.find(key); it != summary.end() && finite_number(*it))
     return it->get<double>();
@@ -107,7 +107,7 @@ std::optional<std::size_t> best_trial_index(const ReportData& data,
   return best;
 }
 
-std::size_t SweptParam::index_of(const nlohmann::json& value) const {
+std::size_t SweptParam::index_of(const sweep::Json& value) const {
   const auto it = std::lower_bound(values.begin(), values.end(), value, json_less);
   if (it != values.end() && !json_less(value, *it))
     return static_cast<std::size_t>(it - values.begin());
@@ -127,8 +127,8 @@ bool is_batch_size(const std::string& param_name) {
 namespace {
 
 // name -> distinct values (sorted), over every trial that has the parameter.
-std::map<std::string, std::vector<nlohmann::json>> distinct_values(const ReportData& data) {
-  std::map<std::string, std::vector<nlohmann::json>> values;
+std::map<std::string, std::vector<sweep::Json>> distinct_values(const ReportData& data) {
+  std::map<std::string, std::vector<sweep::Json>> values;
   for (const TrialData& t : data.trials) {
     if (!t.params.is_object()) continue;
     for (const auto& [name, value] : t.params.items()) values[name].push_back(value);
@@ -136,7 +136,7 @@ std::map<std::string, std::vector<nlohmann::json>> distinct_values(const ReportD
   for (auto& [name, list] : values) {
     std::sort(list.begin(), list.end(), json_less);
     list.erase(std::unique(list.begin(), list.end(),
-                           [](const nlohmann::json& a, const nlohmann::json& b) {
+                           [](const sweep::Json& a, const sweep::Json& b) {
                              return !json_less(a, b) && !json_less(b, a);
                            }),
                list.end());
@@ -164,8 +164,8 @@ std::vector<SweptParam> swept_params(const ReportData& data) {
   return swept;
 }
 
-nlohmann::json fixed_params(const ReportData& data) {
-  nlohmann::json fixed = nlohmann::json::object();
+sweep::Json fixed_params(const ReportData& data) {
+  sweep::Json fixed = sweep::Json::object();
   for (auto& [name, values] : distinct_values(data))
     if (values.size() == 1) fixed[name] = values.front();
   return fixed;

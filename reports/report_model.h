@@ -16,12 +16,12 @@
 #pragma once
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/json.h"
 #include "reports/report_data.h"
 
 namespace sweep::reports {
@@ -44,18 +44,18 @@ std::optional<std::size_t> best_trial_index(const ReportData& data,
                                             const std::vector<TrialScore>& scores);
 
 struct SweptParam {
-  std::string name;                    // as in the params JSON: "training.learning_rate"
-  std::string label;                   // short, for axes: "learning_rate"
-  std::vector<nlohmann::json> values;  // distinct values, sorted (numbers numerically)
-  bool numeric = true;                 // every value is a number
-  bool log_scale = false;  // numeric, positive, and spans >= 20x (or is a learning rate)
-  std::size_t index_of(const nlohmann::json& value) const;  // values.size() when absent
+  std::string name;                 // as in the params JSON: "training.learning_rate"
+  std::string label;                // short, for axes: "learning_rate"
+  std::vector<sweep::Json> values;  // distinct values, sorted (numbers numerically)
+  bool numeric = true;              // every value is a number
+  bool log_scale = false;           // numeric, positive, and spans >= 20x (or is a learning rate)
+  std::size_t index_of(const sweep::Json& value) const;  // values.size() when absent
 };
 
 // Parameters with more than one distinct value, in name order.
 std::vector<SweptParam> swept_params(const ReportData& data);
 // Parameters with exactly one value across all trials (the fixed part of the search space).
-nlohmann::json fixed_params(const ReportData& data);
+sweep::Json fixed_params(const ReportData& data);
 
 bool is_learning_rate(const std::string& param_name);
 bool is_batch_size(const std::string& param_name);
@@ -101,7 +101,7 @@ struct ReportModel {
   std::vector<TrialScore> scores;   // per trial, same order as data.trials
   std::optional<std::size_t> best;  // index of the best trial
   std::vector<SweptParam> swept;
-  nlohmann::json fixed = nlohmann::json::object();
+  sweep::Json fixed = sweep::Json::object();
   HeatmapAxes axes;
   std::vector<HeatmapCell> cells;
   std::optional<std::size_t> best_cell;       // the cell holding the best trial

@@ -11,23 +11,23 @@
 #include <cmath>
 #include <string>
 
+#include "common/json.h"
+
 namespace sweep::reports {
 namespace {
 
-using nlohmann::json;
-
 // Integral values print as integers ("10", not "10.0"): epochs, counts and steps are most of them.
-json compact(double v) {
+Json compact(double v) {
   if (v == std::trunc(v) && std::abs(v) < 1e15) return static_cast<std::int64_t>(v);
   return v;
 }
 
-json number_or_null(std::optional<double> v, int digits = 5) {
+Json number_or_null(std::optional<double> v, int digits = 5) {
   if (!v || !std::isfinite(*v)) return nullptr;
   return compact(round_significant(*v, digits));
 }
 
-json kind_of(std::optional<double> v) {
+Json kind_of(std::optional<double> v) {
   if (!v || std::isfinite(*v)) return nullptr;
   if (std::isnan(*v)) return "nan";
   return *v > 0 ? "inf" : "-inf";
@@ -39,16 +39,16 @@ const std::vector<SeriesPoint>* find_series(const TrialData& t, const std::strin
   return it == t.series.end() || it->second.empty() ? nullptr : &it->second;
 }
 
-json curve_json(const std::vector<SeriesPoint>& points, std::size_t max_points) {
+Json curve_json(const std::vector<SeriesPoint>& points, std::size_t max_points) {
   const std::vector<CurvePoint> curve = downsample(points, max_points);
-  json ys = json::array(), xs = json::array();
+  Json ys = Json::array(), xs = Json::array();
   std::vector<double> x_values;
   x_values.reserve(curve.size());
   for (const CurvePoint& p : curve) {
     ys.push_back(number_or_null(p.value));
     x_values.push_back(round_significant(p.epoch, 4));
   }
-  json out = json::object();
+  Json out = Json::object();
   out["y"] = std::move(ys);
   bool even = x_values.size() >= 2;
   const double x0 = x_values.empty() ? 0 : x_values[0];
@@ -67,8 +67,8 @@ json curve_json(const std::vector<SeriesPoint>& points, std::size_t max_points) 
 }
 
 // The first non-finite value (by epoch) among the given series: where a run diverged.
-json first_nonfinite(const TrialData& t, std::initializer_list<const std::string*> names) {
-  json found = nullptr;
+Json first_nonfinite(const TrialData& t, std::initializer_list<const std::string*> names) {
+  Json found = nullptr;
   double found_epoch = 0;
   for (const std::string* name : names) {
     const std::vector<SeriesPoint>* points = find_series(t, *name);
@@ -87,7 +87,7 @@ json first_nonfinite(const TrialData& t, std::initializer_list<const std::string
   return found;
 }
 
-std::optional<double> summary_number(const json& summary, const char* key) {
+std::optional<double> summary_number(const Json& summary, const char* key) {
   if (!summary.is_object()) return std::nullopt;
   const auto it = summary.find(key);
   if (it == summary.end() || !it->is_number()) return std::nullopt;
@@ -115,10 +115,10 @@ std::optional<double> epochs_of(const TrialData& t, const std::vector<SeriesPoin
   return most;
 }
 
-json param_value_or_null(const TrialData& t, const std::string& name) {
+Json param_value_or_null(const TrialData& t, const std::string& name) {
   if (!t.params.is_object()) return nullptr;
   const auto it = t.params.find(name);
-  return it == t.params.end() ? json(nullptr) : *it;
+  return it == t.params.end() ? Json(nullptr) : *it;
 }
 
 }  // namespace
@@ -132,18 +132,18 @@ std::string loss_series_name(const ReportData& data) {
   return "";
 }
 
-std::vector<std::vector<double>> confusion_matrix(const json& summary) {
+std::vector<std::vector<double>> confusion_matrix(const Json& summary) {
   std::vector<std::vector<double>> matrix;
   if (!summary.is_object()) return matrix;
   const auto it = summary.find("confusion");
   if (it == summary.end() || !it->is_array() || it->empty()) return matrix;
-  const json& c = *it;
+  const Json& c = *it;
   if (c[0].is_array()) {
     const std::size_t n = c.size();
-    for (const json& row : c) {
+    for (const Json& row : c) {
       if (!row.is_array() || row.size() != n) return {};
       std::vector<double> values;
-      for (const json& v : row) {
+      for (const Json& v : row) {
         if (!v.is_number() || !(v.get<double>() >= 0)) return {};
         values.push_back(v.get<double>());
       }
@@ -159,7 +159,7 @@ std::vector<std::vector<double>> confusion_matrix(const json& summary) {
   for (std::size_t r = 0; r < n; ++r) {
     std::vector<double> values;
     for (std::size_t col = 0; col < n; ++col) {
-      const json& v = c[r * n + col];
+      const Json& v = c[r * n + col];
       if (!v.is_number() || !(v.get<double>() >= 0)) return {};
       values.push_back(v.get<double>());
     }
@@ -168,8 +168,8 @@ std::vector<std::vector<double>> confusion_matrix(const json& summary) {
   return matrix;
 }
 
-json build_payload(const ReportData& data, const ReportModel& model) {
-  json out = json::object();
+Json build_payload(const ReportData& data, const ReportModel& model) {
+  Json out = Json::object();
   out["name"] = data.name;
   out["metric"] = data.metric_name;
   out["goal"] = data.goal == Goal::maximize ? "maximize" : "minimize";
@@ -177,7 +177,7 @@ json build_payload(const ReportData& data, const ReportModel& model) {
   const std::string loss_name = loss_series_name(data);
   out["lossName"] = loss_name;
 
-  json params = json::array();
+  Json params = Json::array();
   for (const SweptParam& p : model.swept)
     params.push_back({{"name", p.name},
                       {"label", p.label},
@@ -186,17 +186,17 @@ json build_payload(const ReportData& data, const ReportModel& model) {
                       {"log", p.log_scale}});
   out["params"] = std::move(params);
   out["fixed"] = model.fixed;
-  out["axes"] = {{"x", model.axes.x ? json(*model.axes.x) : json(nullptr)},
-                 {"y", model.axes.y ? json(*model.axes.y) : json(nullptr)}};
+  out["axes"] = {{"x", model.axes.x ? Json(*model.axes.x) : Json(nullptr)},
+                 {"y", model.axes.y ? Json(*model.axes.y) : Json(nullptr)}};
 
-  json trials = json::array(), curves = json::array();
+  Json trials = Json::array(), curves = Json::array();
   for (std::size_t i = 0; i < data.trials.size(); ++i) {
     const TrialData& t = data.trials[i];
     const TrialScore& s = model.scores[i];
     const std::vector<SeriesPoint>* metric = find_series(t, data.metric_name);
     const std::vector<SeriesPoint>* loss = find_series(t, loss_name);
 
-    json p = json::array();
+    Json p = Json::array();
     for (const SweptParam& sp : model.swept) p.push_back(param_value_or_null(t, sp.name));
     std::optional<double> ips = summary_number(t.summary, "images_per_second");
     if (!ips) ips = last_finite(find_series(t, "images_per_second"));
@@ -216,19 +216,19 @@ json build_payload(const ReportData& data, const ReportModel& model) {
                       {"device", t.device},
                       {"error", t.error},
                       {"stop", t.stop_reason}});
-    curves.push_back({{"m", metric ? curve_json(*metric, kMaxMetricPoints) : json(nullptr)},
-                      {"l", loss ? curve_json(*loss, kMaxLossPoints) : json(nullptr)},
+    curves.push_back({{"m", metric ? curve_json(*metric, kMaxMetricPoints) : Json(nullptr)},
+                      {"l", loss ? curve_json(*loss, kMaxLossPoints) : Json(nullptr)},
                       {"nonfinite", first_nonfinite(t, {&data.metric_name, &loss_name})}});
   }
   out["trials"] = std::move(trials);
   out["curves"] = std::move(curves);
 
   const auto index_or_null = [](std::optional<std::size_t> v) {
-    return v ? json(*v) : json(nullptr);
+    return v ? Json(*v) : Json(nullptr);
   };
   out["best"] = index_or_null(model.best);
   out["runnerUp"] = index_or_null(model.runner_up);
-  json heat = json::array();
+  Json heat = Json::array();
   for (const HeatmapCell& c : model.cells)
     heat.push_back({c.x, c.y, compact(round_significant(c.value, 5)), c.trial, c.trials_in_cell});
   out["heat"] = std::move(heat);
@@ -244,12 +244,12 @@ json build_payload(const ReportData& data, const ReportModel& model) {
       if (best.summary.contains("class_names") && best.summary["class_names"].is_array() &&
           best.summary["class_names"].size() == matrix.size()) {
         labels.clear();
-        for (const json& name : best.summary["class_names"])
+        for (const Json& name : best.summary["class_names"])
           labels.push_back(name.is_string() ? name.get<std::string>() : name.dump());
       }
-      json rows = json::array();
+      Json rows = Json::array();
       for (const auto& row : matrix) {
-        json cells = json::array();
+        Json cells = Json::array();
         for (const double v : row) cells.push_back(compact(v));
         rows.push_back(std::move(cells));
       }
@@ -257,7 +257,7 @@ json build_payload(const ReportData& data, const ReportModel& model) {
     }
   }
 
-  json counts = json::array();
+  Json counts = Json::array();
   for (const TrialState st :
        {TrialState::completed, TrialState::stopped_early, TrialState::diverged, TrialState::failed,
         TrialState::cancelled, TrialState::interrupted, TrialState::running, TrialState::queued}) {

@@ -24,8 +24,8 @@
 #pragma once
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
 
+#include "common/json.h"
 #include "reports/report_data.h"
 #include "reports/report_model.h"
 
@@ -37,10 +37,10 @@ inline constexpr std::size_t kMaxLossPoints = 200;
 // The name of the training-loss series the report plots ("loss", else "train_loss"), or "".
 std::string loss_series_name(const ReportData& data);
 
-nlohmann::json build_payload(const ReportData& data, const ReportModel& model);
+sweep::Json build_payload(const ReportData& data, const ReportModel& model);
 
 // A best trial's confusion matrix from its summary, validated (square, non-negative numbers);
 // empty when the summary has none or it is malformed.
-std::vector<std::vector<double>> confusion_matrix(const nlohmann::json& summary);
+std::vector<std::vector<double>> confusion_matrix(const sweep::Json& summary);
 
 }  // namespace sweep::reports

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/format.h"
+#include "common/json.h"
 #include "scheduler/command_trial.h"
 
 namespace sweep::scheduler {
@@ -62,15 +64,10 @@ std::vector<std::string> split_command_template(const std::string& argv_template
 namespace {
 
 // A parameter's text as the program should see it: strings bare, numbers in JSON's shortest form.
-std::string value_text(const nlohmann::json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  return value.dump();
-}
-
-const nlohmann::json* find_param(const nlohmann::json& params, const std::string& key) {
+const sweep::Json* find_param(const sweep::Json& params, const std::string& key) {
   if (!params.is_object()) return nullptr;
   if (auto it = params.find(key); it != params.end()) return &*it;  // flat "training.lr"
-  const nlohmann::json* node = &params;                             // nested training: {lr: ..}
+  const sweep::Json* node = &params;                                // nested training: {lr: ..}
   std::size_t start = 0;
   for (;;) {
     const std::size_t dot = key.find('.', start);
@@ -84,7 +81,7 @@ const nlohmann::json* find_param(const nlohmann::json& params, const std::string
   }
 }
 
-std::string known_keys(const nlohmann::json& params) {
+std::string known_keys(const sweep::Json& params) {
   std::string list = "trial_id, trial_number, trial_name, trial_dir, device";
   if (params.is_object())
     for (const auto& [key, value] : params.items()) list += ", " + key;
@@ -125,7 +122,7 @@ std::string substitute_placeholders(const std::string& text, const TrialSpec& sp
       if (trial_dir.empty())
         throw Error("command: {trial_dir} is used but no trial directory is configured");
       out += trial_dir;
-    } else if (const nlohmann::json* value = find_param(spec.params, key)) {
+    } else if (const sweep::Json* value = find_param(spec.params, key)) {
       out += value_text(*value);
     } else {
       throw Error("command: placeholder {" + key + "} names no parameter of trial " +

@@ -23,6 +23,8 @@
 #include <optional>
 
 #include "common/check.h"
+#include "common/format.h"
+#include "common/json.h"
 #include "scheduler/child_process.h"
 #include "scheduler/metric_line.h"
 
@@ -39,13 +41,6 @@ ssize_t unless_would_block(ssize_t result) {
   return result == -1 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -2 : result;
 }
 int unless_interrupted(int result) { return result == -1 && errno == EINTR ? 0 : result; }
-
-std::string seconds_text(double seconds) {
-  std::string text = std::to_string(seconds);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (!text.empty() && text.back() == '.') text.pop_back();
-  return text;
-}
 
 // Appends lines to the trial's log file (both streams, in the order read).
 class LogFile {
@@ -152,7 +147,7 @@ class CommandRun {
       if (!term_sent_at) {
         if (command_.metric_timeout_s > 0 &&
             now - last_metric_at_ > std::chrono::duration<double>(command_.metric_timeout_s))
-          failure = "no metric reported in " + seconds_text(command_.metric_timeout_s) + " s";
+          failure = "no metric reported in " + shortest(command_.metric_timeout_s) + " s";
         if (failure.empty() && !diverged_.empty())
           context_.log(diverged_ + ": stopping the program (diverged)");
         if (!failure.empty() || !diverged_.empty() || context_.should_stop()) {
@@ -241,7 +236,7 @@ class CommandRun {
   }
 
   TrialOutcome outcome(const detail::ExitStatus& exit, const std::string& failure) const {
-    nlohmann::json summary = {{"metrics", last_values_}, {"metric_lines", metric_lines_}};
+    sweep::Json summary = {{"metrics", last_values_}, {"metric_lines", metric_lines_}};
     if (exit.exited)
       summary["exit_code"] = exit.code;
     else
@@ -263,7 +258,7 @@ class CommandRun {
   LogFile* log_file_ = nullptr;
   LineBuffer out_, err_;
   std::deque<std::string> stderr_tail_;
-  nlohmann::json last_values_ = nlohmann::json::object();
+  sweep::Json last_values_ = sweep::Json::object();
   std::int64_t metric_lines_ = 0;
   Clock::time_point last_metric_at_;
   std::string diverged_;  // why the trial diverged ("loss became NaN at step 40"), or ""

@@ -15,6 +15,8 @@
 #include <sstream>
 
 #include "common/check.h"
+#include "common/format.h"
+#include "common/json.h"
 #include "scheduler/detail/executor_core.h"
 #include "scheduler/detail/trial_record.h"
 
@@ -24,15 +26,6 @@ using detail::Phase;
 using detail::TrialRecord;
 
 namespace {
-
-std::string seconds_text(double seconds) {
-  std::ostringstream text;
-  if (seconds == std::floor(seconds) && seconds < 1e15)
-    text << static_cast<long long>(seconds);
-  else
-    text << seconds;
-  return text.str();
-}
 
 std::chrono::steady_clock::duration to_clock(double seconds) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -136,14 +129,14 @@ void Executor::Core::run_trial(const std::shared_ptr<TrialRecord>& record, const
     outcome = record->fn(context);
   } catch (const std::bad_alloc&) {
     error = std::current_exception();
-    outcome = {TrialState::failed, "out of memory", nlohmann::json::object()};
+    outcome = {TrialState::failed, "out of memory", sweep::Json::object()};
   } catch (const std::exception& e) {
     error = std::current_exception();
-    outcome = {TrialState::failed, e.what(), nlohmann::json::object()};
+    outcome = {TrialState::failed, e.what(), sweep::Json::object()};
   } catch (...) {
     error = std::current_exception();
     outcome = {TrialState::failed, "unknown exception (not derived from std::exception)",
-               nlohmann::json::object()};
+               sweep::Json::object()};
   }
   record->fn = nullptr;  // free what it captured before this slot takes the next trial
 
@@ -201,7 +194,7 @@ void Executor::Core::watchdog_main() {
     deadlines.pop();
     lock.unlock();
     if (auto record = due.record.lock()) {
-      const std::string limit = seconds_text(record->spec.timeout_s);
+      const std::string limit = shortest(record->spec.timeout_s);
       if (!due.force) {
         bool running;
         {
@@ -221,9 +214,9 @@ void Executor::Core::watchdog_main() {
         record->complete(
             {TrialState::failed,
              "timed out after " + limit + " s; it did not return within " +
-                 seconds_text(options.timeout_grace_s) + " s of being told to stop, so slot " +
+                 shortest(options.timeout_grace_s) + " s of being told to stop, so slot " +
                  slot_label + " stays busy until it does",
-             nlohmann::json::object()},
+             sweep::Json::object()},
             nullptr);
       }
     }
@@ -351,7 +344,7 @@ TrialFuture Executor::submit(TrialSpec spec, TrialFn fn, TrialCallbacks callback
       why = core.interrupt_reason;
     }
     record->complete({TrialState::interrupted, "not started: executor interrupted (" + why + ")",
-                      nlohmann::json::object()},
+                      sweep::Json::object()},
                      nullptr);
   }
   return TrialFuture(record);
@@ -385,7 +378,7 @@ void Executor::interrupt(const std::string& reason) {
     if (record->begin_finish())
       record->complete(
           {TrialState::interrupted, "not started: executor interrupted (" + reason + ")",
-           nlohmann::json::object()},
+           sweep::Json::object()},
           nullptr);
   core.work_cv.notify_all();
   core.idle_cv.notify_all();

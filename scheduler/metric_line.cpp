@@ -14,6 +14,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include "common/format.h"
+
 namespace sweep::scheduler {
 
 namespace {
@@ -202,12 +204,11 @@ class Reader {
   std::size_t i_ = 0;
 };
 
+// A number as the line spelled it: NaN and the infinities as Python's tokens, others shortest.
 std::string number_text(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  char buffer[32];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
-  return ec == std::errc() ? std::string(buffer, end) : "?";
+  return shortest(v);
 }
 
 // "step" and "epoch": whole numbers in [0, 2^53].

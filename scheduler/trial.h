@@ -22,11 +22,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <stop_token>
 #include <string>
 #include <string_view>
 
+#include "common/json.h"
 #include "common/trial_state.h"
 #include "scheduler/device.h"
 #include "scheduler/metric_point.h"
@@ -37,8 +37,8 @@ struct TrialSpec {
   std::int64_t id = -1;     // the store's id; < 0: the executor assigns a unique one at submit
   std::int64_t number = 0;  // 0-based position in the sweep, for people ("trial 7")
   std::string name;         // e.g. "lr=0.01,bs=64"
-  nlohmann::json params = nlohmann::json::object();  // flat or nested; command templates read keys
-  double timeout_s = 0;                              // wall-clock limit once running; 0 = none
+  sweep::Json params = sweep::Json::object();  // flat or nested; command templates read keys
+  double timeout_s = 0;                        // wall-clock limit once running; 0 = none
 };
 
 // How a trial ended. The executor fills `state` from the TrialFn's return value, then:
@@ -49,8 +49,8 @@ struct TrialSpec {
 //    stop was requested; TrialFuture::get() rethrows the exception itself.
 struct TrialOutcome {
   TrialState state = TrialState::completed;
-  std::string message;                                // why it ended, for people; "" if completed
-  nlohmann::json summary = nlohmann::json::object();  // final metrics etc., kept verbatim
+  std::string message;                          // why it ended, for people; "" if completed
+  sweep::Json summary = sweep::Json::object();  // final metrics etc., kept verbatim
 };
 
 enum class StopKind {

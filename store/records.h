@@ -11,12 +11,12 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/json.h"
 #include "common/trial_state.h"
 
 namespace sweep {
@@ -61,9 +61,9 @@ struct SweepSummary {
 // ---- trials ---------------------------------------------------------------------------------
 
 struct TrialSpec {
-  std::int64_t number = 0;                           // 0-based, unique within the sweep
-  nlohmann::json params = nlohmann::json::object();  // {"training.learning_rate": 0.01, ...}
-  std::string config_yaml{};                         // the resolved config this trial trains with
+  std::int64_t number = 0;                     // 0-based, unique within the sweep
+  sweep::Json params = sweep::Json::object();  // {"training.learning_rate": 0.01, ...}
+  std::string config_yaml{};                   // the resolved config this trial trains with
   std::int64_t seed = 0;
   std::int64_t repeat = 0;    // which repetition of the same params
   std::string wait_reason{};  // why it is queued, if known ("waiting for a free GPU")
@@ -73,7 +73,7 @@ struct TrialRow {
   std::int64_t id = 0, sweep_id = 0, number = 0;
   TrialState state = TrialState::queued;
   std::string device{};
-  nlohmann::json params = nlohmann::json::object();
+  sweep::Json params = sweep::Json::object();
   std::string config_yaml{};
   std::int64_t seed = 0, repeat = 0;
   double queued_at = 0;
@@ -81,7 +81,7 @@ struct TrialRow {
   std::string wait_reason{}, stop_reason{}, error{};
   std::int64_t attempts = 0;  // how many times the trial was started (claimed)
   std::string checkpoint_path{}, log_path{};
-  nlohmann::json summary = nlohmann::json::object();
+  sweep::Json summary = sweep::Json::object();
   double updated_at = 0;
 };
 
@@ -89,7 +89,7 @@ struct TrialRow {
 struct TrialUpdate {
   std::optional<std::string> error{};
   std::optional<std::string> stop_reason{};
-  std::optional<nlohmann::json> summary{};
+  std::optional<sweep::Json> summary{};
   std::optional<std::string> checkpoint_path{};
   std::optional<std::string> log_path{};
   std::optional<std::string> config_yaml{};  // the resolved config, known when the trial starts

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <system_error>
 
+#include "common/json.h"
 #include "store/schema.h"
 #include "store/store_impl.h"
 
@@ -152,8 +153,8 @@ JobRow read_job(const Statement& s) {
   return r;
 }
 
-nlohmann::json parse_json_cell(const std::string& text, const char* where) {
-  auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+sweep::Json parse_json_cell(const std::string& text, const char* where) {
+  auto parsed = sweep::Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded())
     throw Error(std::string("the store holds invalid JSON in ") + where + ": '" +
                 text.substr(0, 80) + "'");

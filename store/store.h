@@ -26,7 +26,6 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,6 +33,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/json.h"
 #include "common/trial_state.h"
 #include "store/records.h"
 
@@ -102,7 +102,7 @@ class Store {
   std::vector<TrialRow> trials(std::int64_t sweep_id) const;  // ordered by number
   // Trials whose parameter `name` equals `value` (compared as JSON text), ordered by number.
   std::vector<TrialRow> trials_with_param(std::int64_t sweep_id, std::string_view name,
-                                          const nlohmann::json& value) const;
+                                          const sweep::Json& value) const;
 
   // ---- resume ----
   // After a crash: running and interrupted trials go back to queued (their checkpoint_path is
@@ -172,7 +172,7 @@ class Store {
   // {"sweep": {id, name, state, metric: {name, goal}, ...}, "trials": [one object per trial:
   // {"number", "state", "device", "params": {...}, "best": {metric: value}, "final": {name:
   // value}, "summary": {...}, "attempts", times, "stop_reason", "error", paths}]}; NaN/Inf: null.
-  nlohmann::json export_json(std::int64_t sweep_id) const;
+  sweep::Json export_json(std::int64_t sweep_id) const;
 
   struct Impl;  // store/store_impl.h
 

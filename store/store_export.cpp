@@ -12,6 +12,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/format.h"
+#include "common/json.h"
 #include "store/store_impl.h"
 
 namespace sweep {
@@ -71,25 +73,17 @@ ExportData gather(Connection& conn, std::int64_t sweep_id) {
 }
 
 // Shortest text that reads back to the same double; "nan", "inf", "-inf" for the rest.
-std::string number_text(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, end);
-}
+std::string optional_shortest(std::optional<double> v) { return v ? shortest(*v) : ""; }
 
-std::string optional_number_text(std::optional<double> v) { return v ? number_text(*v) : ""; }
-
-std::string param_text(const nlohmann::json& v) {
+std::string param_text(const sweep::Json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-nlohmann::json number_json(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+sweep::Json number_json(double v) {
+  return std::isfinite(v) ? sweep::Json(v) : sweep::Json(nullptr);
 }
-nlohmann::json optional_json(std::optional<double> v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+sweep::Json optional_json(std::optional<double> v) {
+  return v ? sweep::Json(*v) : sweep::Json(nullptr);
 }
 
 std::optional<double> duration_of(const TrialRow& t) {
@@ -119,19 +113,19 @@ ExportTable Store::export_table(std::int64_t sweep_id) const {
     for (const auto& p : d.param_names)
       row.push_back(t.params.contains(p) ? param_text(t.params.at(p)) : "");
     const auto best = d.best_values.find(t.id);
-    row.push_back(best == d.best_values.end() ? "" : number_text(best->second));
+    row.push_back(best == d.best_values.end() ? "" : shortest(best->second));
     const auto finals = d.final_values.find(t.id);
     for (const auto& n : d.series_names) {
       if (finals == d.final_values.end() || !finals->second.contains(n)) {
         row.emplace_back();
       } else {
-        row.push_back(number_text(finals->second.at(n)));
+        row.push_back(shortest(finals->second.at(n)));
       }
     }
     row.push_back(std::to_string(t.attempts));
-    row.push_back(optional_number_text(t.started_at));
-    row.push_back(optional_number_text(t.finished_at));
-    row.push_back(optional_number_text(duration_of(t)));
+    row.push_back(optional_shortest(t.started_at));
+    row.push_back(optional_shortest(t.finished_at));
+    row.push_back(optional_shortest(duration_of(t)));
     row.push_back(t.stop_reason);
     row.push_back(t.error);
     table.rows.push_back(std::move(row));
@@ -139,17 +133,17 @@ ExportTable Store::export_table(std::int64_t sweep_id) const {
   return table;
 }
 
-nlohmann::json Store::export_json(std::int64_t sweep_id) const {
+sweep::Json Store::export_json(std::int64_t sweep_id) const {
   ExportData d = [&] {
     auto lock = impl_->lock_for_read();
     return gather(impl_->conn, sweep_id);
   }();
-  nlohmann::json trials = nlohmann::json::array();
+  sweep::Json trials = sweep::Json::array();
   for (const auto& t : d.trials) {
-    nlohmann::json best = nlohmann::json::object();
+    sweep::Json best = sweep::Json::object();
     if (const auto it = d.best_values.find(t.id); it != d.best_values.end())
       best[d.sweep.metric_name] = number_json(it->second);
-    nlohmann::json finals = nlohmann::json::object();
+    sweep::Json finals = sweep::Json::object();
     if (const auto it = d.final_values.find(t.id); it != d.final_values.end())
       for (const auto& [name, value] : it->second) finals[name] = number_json(value);
     trials.push_back({{"number", t.number},

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/json.h"
 #include "store/sqlite_connection.h"
 #include "store/store.h"
 
@@ -100,7 +101,7 @@ std::string_view value_kind_of(double v);
 double value_from(std::optional<double> stored, std::string_view kind);
 
 // JSON text stored by the store, parsed back; a damaged cell throws naming the table and column.
-nlohmann::json parse_json_cell(const std::string& text, const char* where);
+sweep::Json parse_json_cell(const std::string& text, const char* where);
 
 }  // namespace store_detail
 }  // namespace sweep

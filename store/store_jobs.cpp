@@ -7,6 +7,7 @@
  * overwrite the outcome of the worker that took over. `attempts` counts claims; reclaiming an
  * expired lease re-queues the job, or fails it once attempts reached max_attempts.
  */
+#include "common/json.h"
 #include "store/store_impl.h"
 
 namespace sweep {
@@ -27,7 +28,7 @@ std::int64_t Store::enqueue_job(const JobSpec& spec) {
         "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)");
     const JobTarget& t = spec.target;
     s->bind_all(spec.config_path, spec.config_yaml, spec.priority, spec.max_attempts, utc_now(),
-                t.working_dir, t.sweep_name, t.output_dir, nlohmann::json(t.overrides).dump(),
+                t.working_dir, t.sweep_name, t.output_dir, sweep::Json(t.overrides).dump(),
                 t.trial_crash_limit)
         .step();
     return conn.last_insert_rowid();

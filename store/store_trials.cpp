@@ -8,6 +8,7 @@
  */
 #include <string>
 
+#include "common/json.h"
 #include "store/store_impl.h"
 
 namespace sweep {
@@ -171,7 +172,7 @@ std::vector<TrialRow> Store::trials(std::int64_t sweep_id) const {
 // The C++ face of the trial_params table (indexed by name and value): the one query that table
 // exists for, also open to SQL users of the file.
 std::vector<TrialRow> Store::trials_with_param(std::int64_t sweep_id, std::string_view name,
-                                               const nlohmann::json& value) const {
+                                               const sweep::Json& value) const {
   return impl_->query_all(
       "SELECT t.id, t.sweep_id, t.number, t.state, t.device, t.params_json, t.config_yaml, "
       "t.seed, t.repeat, t.queued_at, t.started_at, t.finished_at, t.wait_reason, "

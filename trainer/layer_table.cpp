@@ -6,16 +6,11 @@
 
 #include <cmath>
 
+#include "common/format.h"
+
 namespace sweep::trainer {
 
 namespace {
-
-std::string number_text(double v) {
-  std::string text = std::to_string(v);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (!text.empty() && text.back() == '.') text.pop_back();
-  return text;
-}
 
 LayerArg required(std::string_view name, ArgKind kind) { return {name, kind, true, 0, ""}; }
 LayerArg optional(std::string_view name, ArgKind kind, double fallback) {
@@ -138,7 +133,7 @@ std::optional<std::string> check_arg_value(const LayerArg& arg, double v) {
       break;
   }
   if (ok) return std::nullopt;
-  return describe(arg.kind) + ", got " + number_text(v);
+  return describe(arg.kind) + ", got " + shortest(v);
 }
 
 }  // namespace sweep::trainer

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "common/check.h"
+#include "common/json.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
 #include "sweep/run/store_sink.h"
@@ -130,7 +131,7 @@ TrialOutcome trivial_trial(TrialContext& ctx) {
   ctx.report("val_accuracy", 0.9, 1, 1);
   ctx.set_progress(1.0, "epoch 1/1");
   ctx.log("done");
-  return {sweep::TrialState::completed, "", nlohmann::json::object()};
+  return {sweep::TrialState::completed, "", sweep::Json::object()};
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/json.h"
 #include "store/metric_batcher.h"
 #include "store/store.h"
 
@@ -154,7 +155,7 @@ int main(int argc, char** argv) {
       int n = 0;
       while (auto t = store.claim_next_trial(s, "cpu:0")) {
         store.set_trial_state(t->id, sweep::TrialState::completed,
-                              {.summary = nlohmann::json{{"best", 0.5}}});
+                              {.summary = sweep::Json{{"best", 0.5}}});
         ++n;
       }
       report("trial_transitions", "trial transitions (claim_next_trial + set_trial_state)", 2.0 * n,

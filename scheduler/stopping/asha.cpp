@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "common/check.h"
+#include "common/format.h"
 #include "scheduler/stopping/goal.h"
 
 namespace sweep::scheduler {
@@ -59,7 +60,7 @@ StopDecision AshaRule::observe(std::int64_t trial_id, const MetricPoint& point) 
       return StopDecision::stop_because("asha: rung " + std::to_string(k) + " (epoch " +
                                         std::to_string(rungs[k]) + ") not in top 1/" +
                                         std::to_string(options_.eta) + " (" + options_.metric +
-                                        " " + detail::format_value(point.value) + " ranks " +
+                                        " " + significant(point.value, 6) + " ranks " +
                                         std::to_string(rank) + " of " + std::to_string(n) + ")");
   }
   return StopDecision::keep_going();

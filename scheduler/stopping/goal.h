@@ -18,7 +18,4 @@ inline const char* goal_short(MetricGoal goal) {
   return goal == MetricGoal::maximize ? "max" : "min";
 }
 
-// Short, stable text for numbers in stop reasons ("0.52", "1e-05").
-std::string format_value(double value);
-
 }  // namespace sweep::scheduler::detail

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "common/check.h"
+#include "common/format.h"
 #include "scheduler/stopping/goal.h"
 
 namespace sweep::scheduler {
@@ -92,10 +93,10 @@ StopDecision HyperbandRule::observe(std::int64_t trial_id, const MetricPoint& po
   const double threshold = at_band[index];
   if (!detail::is_better(threshold, mine.best, options_.goal)) return StopDecision::keep_going();
   return StopDecision::stop_because(
-      "hyperband: best " + options_.metric + " " + detail::format_value(mine.best) +
-      " is worse than band " + std::to_string(band) + "'s threshold " +
-      detail::format_value(threshold) + " (top 1/" + std::to_string(options_.eta) + " of " +
-      std::to_string(at_band.size()) + " trials at epoch " + std::to_string(band) + ")");
+      "hyperband: best " + options_.metric + " " + significant(mine.best, 6) +
+      " is worse than band " + std::to_string(band) + "'s threshold " + significant(threshold, 6) +
+      " (top 1/" + std::to_string(options_.eta) + " of " + std::to_string(at_band.size()) +
+      " trials at epoch " + std::to_string(band) + ")");
 }
 
 }  // namespace sweep::scheduler

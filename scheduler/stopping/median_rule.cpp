@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/format.h"
 #include "scheduler/stopping/goal.h"
 
 namespace sweep::scheduler {
@@ -62,10 +63,10 @@ StopDecision MedianStoppingRule::observe(std::int64_t trial_id, const MetricPoin
   const double median = n % 2 == 1 ? running_averages[n / 2]
                                    : (running_averages[n / 2 - 1] + running_averages[n / 2]) / 2;
   if (!detail::is_better(median, best, options_.goal)) return StopDecision::keep_going();
-  return StopDecision::stop_because(
-      "median: best " + options_.metric + " " + detail::format_value(best) + " by epoch " +
-      std::to_string(epoch) + " is worse than the median " + detail::format_value(median) + " of " +
-      std::to_string(n) + " other trials' running averages");
+  return StopDecision::stop_because("median: best " + options_.metric + " " + significant(best, 6) +
+                                    " by epoch " + std::to_string(epoch) +
+                                    " is worse than the median " + significant(median, 6) + " of " +
+                                    std::to_string(n) + " other trials' running averages");
 }
 
 }  // namespace sweep::scheduler

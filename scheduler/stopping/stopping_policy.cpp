@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/check.h"
+#include "common/json.h"
 #include "scheduler/stopping/asha.h"
 #include "scheduler/stopping/goal.h"
 #include "scheduler/stopping/hyperband.h"
@@ -17,16 +18,7 @@
 
 namespace sweep::scheduler {
 
-namespace detail {
-
-std::string format_value(double value) {
-  std::ostringstream text;
-  text.precision(6);
-  text << value;
-  return text.str();
-}
-
-}  // namespace detail
+namespace detail {}  // namespace detail
 
 MetricGoal parse_metric_goal(const std::string& text) {
   if (text == "maximize") return MetricGoal::maximize;
@@ -36,7 +28,7 @@ MetricGoal parse_metric_goal(const std::string& text) {
 
 namespace {
 
-void check_keys(const nlohmann::json& block, const std::string& type,
+void check_keys(const sweep::Json& block, const std::string& type,
                 const std::set<std::string>& accepted) {
   for (const auto& [key, value] : block.items()) {
     if (accepted.contains(key)) continue;
@@ -47,7 +39,7 @@ void check_keys(const nlohmann::json& block, const std::string& type,
   }
 }
 
-std::int64_t integer_key(const nlohmann::json& block, const std::string& key, std::int64_t fallback,
+std::int64_t integer_key(const sweep::Json& block, const std::string& key, std::int64_t fallback,
                          std::int64_t minimum) {
   if (!block.contains(key)) return fallback;
   const auto& value = block.at(key);
@@ -62,7 +54,7 @@ std::int64_t integer_key(const nlohmann::json& block, const std::string& key, st
 
 }  // namespace
 
-std::unique_ptr<StoppingPolicy> make_stopping_policy(const nlohmann::json& early_terminate,
+std::unique_ptr<StoppingPolicy> make_stopping_policy(const sweep::Json& early_terminate,
                                                      const std::string& metric, MetricGoal goal) {
   if (!early_terminate.is_object() || !early_terminate.contains("type") ||
       !early_terminate.at("type").is_string())

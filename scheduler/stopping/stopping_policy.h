@@ -14,9 +14,9 @@
 
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/json.h"
 #include "scheduler/metric_point.h"
 
 namespace sweep::scheduler {
@@ -48,7 +48,7 @@ class StoppingPolicy {
 //   {type: hyperband, min_iter, eta (default 3)}, or {type: hyperband, max_iter, s, eta} — W&B's
 //    two forms (bands min_iter*eta^k, or max_iter/eta^i for i = 1..s); see hyperband.h
 // Unknown types and keys throw sweep::Error naming the key and the accepted ones.
-std::unique_ptr<StoppingPolicy> make_stopping_policy(const nlohmann::json& early_terminate,
+std::unique_ptr<StoppingPolicy> make_stopping_policy(const sweep::Json& early_terminate,
                                                      const std::string& metric, MetricGoal goal);
 
 }  // namespace sweep::scheduler

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "common/format.h"
+#include "common/json.h"
 #include "store/store.h"
 #include "sweep/cli/commands.h"
 #include "sweep/config/expand.h"
@@ -52,21 +53,6 @@ Store open_store(const Where& where) {
 SweepRow find(const Store& store, const std::string& name) {
   if (auto sweep = store.find_sweep(name)) return *sweep;
   throw Error("no sweep named '" + name + "' in " + store.path().string());
-}
-
-std::string params_text(const nlohmann::json& params) {
-  std::string text;
-  for (const auto& [name, value] : params.items()) {
-    if (!text.empty()) text += ' ';
-    text += name + "=" + config::format_value(nlohmann::ordered_json::parse(value.dump()));
-  }
-  return text;
-}
-
-std::string value_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4f", value);
-  return text;
 }
 
 std::string csv_cell(const std::string& cell) {
@@ -139,7 +125,7 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
       std::printf("  %3lld  %-13s %-7s %-9s %s", static_cast<long long>(t.number),
                   std::string(to_string(t.state)).c_str(),
                   t.device.empty() ? "-" : t.device.c_str(),
-                  best_by_trial.count(t.id) ? value_text(best_by_trial[t.id]).c_str() : "-",
+                  best_by_trial.count(t.id) ? significant(best_by_trial[t.id]).c_str() : "-",
                   printable(params_text(t.params)).c_str());
       if (!t.wait_reason.empty() && t.state == TrialState::queued)
         std::printf("  [waiting: %s]", printable(t.wait_reason).c_str());
@@ -164,7 +150,7 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
       return;
     }
     std::cout << "trial " << winner->trial.number << ": " << sweep.metric_name << " "
-              << config::format_value(winner->value) << " at step " << winner->step << " ("
+              << shortest(winner->value) << " at step " << winner->step << " ("
               << to_string(winner->trial.state) << ")\n"
               << "params: " << printable(params_text(winner->trial.params)) << "\n"
               << "config:\n"

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "common/format.h"
+#include "common/json.h"
 #include "sweep/cli/commands.h"
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
@@ -90,28 +91,6 @@ void print_table(std::ostream& out, std::vector<std::vector<std::string>> rows) 
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
   }
-}
-
-std::string number_text(double value) {
-  std::ostringstream text;
-  text.precision(4);
-  text << value;
-  return text.str();
-}
-
-// "learning_rate=0.01 batch_size=64": the last part of each dotted name when unambiguous.
-std::string short_params(const nlohmann::json& params) {
-  std::set<std::string> seen;
-  bool unique = true;
-  for (const auto& [name, value] : params.items())
-    unique = unique && seen.insert(name.substr(name.rfind('.') + 1)).second;
-  std::string text;
-  for (const auto& [name, value] : params.items()) {
-    if (!text.empty()) text += ' ';
-    text += (unique ? name.substr(name.rfind('.') + 1) : name) + "=" +
-            config::format_value(nlohmann::ordered_json::parse(value.dump()));
-  }
-  return text.empty() ? "(base config)" : text;
 }
 
 // The note of the trial's latest state only: a trial interrupted by a stopped worker and later
@@ -254,10 +233,10 @@ void add_worker(CLI::App& app, int& exit_code) {
       };
       if (!o->devices.empty()) add("--devices", o->devices);
       if (o->cpu_slots > 0) add("--cpu-slots", std::to_string(o->cpu_slots));
-      add("--idle-exit", number_text(o->idle_exit));
-      add("--lease", number_text(o->lease));
-      add("--heartbeat", number_text(o->heartbeat));
-      add("--poll", number_text(o->poll));
+      add("--idle-exit", significant(o->idle_exit));
+      add("--lease", significant(o->lease));
+      add("--heartbeat", significant(o->heartbeat));
+      add("--poll", significant(o->poll));
       const queue::QueuePaths paths(queue_path(o->queue));
       Store check(paths.db);  // a foreign or corrupt file fails here, not in the background
       const std::string id = queue::start_detached_worker(paths, detached);
@@ -300,10 +279,10 @@ void print_job_status(const Queue& q, std::int64_t id) {
   std::vector<std::vector<std::string>> rows = {
       {"TRIAL", "STATE", "DEVICE", "PARAMS", "BEST " + results.metric_name, "ATTEMPTS", "NOTE"}};
   for (const queue::TrialResult& t : results.trials)
-    rows.push_back({std::to_string(t.number), std::string(to_string(t.state)),
-                    t.device.empty() ? "-" : t.device, short_params(t.params),
-                    t.best ? number_text(*t.best) : "-", std::to_string(t.attempts),
-                    trial_note(t)});
+    rows.push_back(
+        {std::to_string(t.number), std::string(to_string(t.state)),
+         t.device.empty() ? "-" : t.device, params_text(t.params, ParamNames::last_parts),
+         t.best ? significant(*t.best) : "-", std::to_string(t.attempts), trial_note(t)});
   print_table(std::cout, rows);
 }
 
@@ -524,12 +503,13 @@ void add_fetch(CLI::App& app, int& exit_code) {
         {"TRIAL", "STATE", "PARAMS", "BEST " + results.metric_name}};
     for (const queue::TrialResult& t : results.trials)
       rows.push_back({std::to_string(t.number), std::string(to_string(t.state)),
-                      short_params(t.params), t.best ? number_text(*t.best) : "-"});
+                      params_text(t.params, ParamNames::last_parts),
+                      t.best ? significant(*t.best) : "-"});
     print_table(std::cout, rows);
     if (results.best)
       std::cout << "best: trial " << results.best->trial.number << ", " << results.metric_name
-                << " " << number_text(results.best->value) << " ("
-                << short_params(results.best->trial.params) << ")\n";
+                << " " << significant(results.best->value) << " ("
+                << params_text(results.best->trial.params, ParamNames::last_parts) << ")\n";
     std::cout << "database: " << results.db_path.string() << "\n";
     exit_code = kExitOk;
   });

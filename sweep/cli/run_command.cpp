@@ -36,8 +36,7 @@ void print_plan(const config::SweepConfig& config) {
   std::cout << "\n";
   for (std::uint64_t i = 0; i < std::min(total, kShown); ++i) {
     const config::TrialPoint trial = config::trial_point(config, i);
-    std::cout << "  trial " << trial.number << ": "
-              << printable(config::format_params(trial.params));
+    std::cout << "  trial " << trial.number << ": " << printable(params_text(trial.params));
     if (config.sweep.repeats > 1)
       std::cout << " (repeat " << trial.repeat << ", seed " << trial.seed << ")";
     if (config.trainer)

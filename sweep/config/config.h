@@ -15,11 +15,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "sweep/config/config_error.h"
 #include "sweep/config/search_space.h"
 #include "trainer/train_config.h"
@@ -43,7 +43,7 @@ struct EarlyTerminateSpec {
   //   median:    min_epochs (alias grace_period), min_trials
   //   asha:      min_epochs (aliases min_iter, grace_period), eta, max_epochs (alias max_iter)
   //   hyperband: min_iter (alias min_epochs), eta — or max_iter (alias max_epochs), s, eta
-  nlohmann::json policy = nlohmann::json::object();  // {type, ...keys given}
+  sweep::Json policy = sweep::Json::object();  // {type, ...keys given}
 };
 
 struct SweepSpec {

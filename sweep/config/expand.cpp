@@ -12,6 +12,8 @@
 
 #include <mutex>
 
+#include "common/format.h"
+#include "common/json.h"
 #include "sweep/config/map_reader.h"
 #include "sweep/config/train_config_reader.h"
 #include "sweep/config/train_config_writer.h"
@@ -42,7 +44,7 @@ void fill(const SweepConfig& config, const TrialPoint& point, FilledCommand& fil
   const Location where = config.tree->where("trainer.command", command_node);
   const std::string& command = config.trainer->command;
   std::string& out = filled.command;
-  filled.placeholders = nlohmann::json::object();
+  filled.placeholders = sweep::Json::object();
   const std::vector<ParamSpec>& params = config.sweep.space.params;
   for (std::size_t i = 0; i < command.size(); ++i) {
     const char c = command[i];
@@ -134,7 +136,7 @@ TrialPlan resolve(const SweepConfig& config, const TrialPoint& point, Diagnostic
   plan.number = point.number;
   plan.repeat = point.repeat;
   plan.params = point.params;
-  plan.placeholders = nlohmann::json::object();
+  plan.placeholders = sweep::Json::object();
 
   bool sets_config_keys = false;
   for (const ParamSpec& p : config.sweep.space.params)
@@ -189,21 +191,6 @@ Location parameters_location(const SweepConfig& config, const std::string& key) 
 
 }  // namespace
 
-std::string format_value(const nlohmann::ordered_json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_number_float()) return format_number(value.get<double>());
-  return value.dump();
-}
-
-std::string format_params(const nlohmann::ordered_json& params) {
-  std::string text;
-  for (const auto& [name, value] : params.items()) {
-    if (!text.empty()) text += ' ';
-    text += name + "=" + format_value(value);
-  }
-  return text;
-}
-
 bool can_expand(const SweepConfig& config) {
   if (!config.tree) return false;
   if (config.sweep.method == "random" && config.sweep.max_trials < 1) return false;
@@ -222,7 +209,7 @@ TrialPoint trial_point(const SweepConfig& config, std::uint64_t index) {
   TrialPoint point;
   point.number = static_cast<int>(index);
   point.repeat = static_cast<int>(index % repeats);
-  point.params = nlohmann::ordered_json::object();
+  point.params = sweep::Json::object();
   if (config.sweep.method == "random") {
     const std::vector<Draw> draws = sample_point(space, config.sweep.seed, point_index);
     for (std::size_t i = 0; i < draws.size(); ++i) {
@@ -233,7 +220,7 @@ TrialPoint trial_point(const SweepConfig& config, std::uint64_t index) {
         point.texts.push_back(p.value_texts[v]);
         point.where.push_back(p.value_locations[v]);
       } else {
-        point.texts.push_back(format_value(draws[i].value));
+        point.texts.push_back(value_text(draws[i].value));
         Location where = p.where;
         where.drawn = true;
         point.where.push_back(where);
@@ -251,7 +238,7 @@ TrialPoint trial_point(const SweepConfig& config, std::uint64_t index) {
   // The seed as resolve_trial will find it: a swept training.seed, else the base config's.
   std::uint64_t seed = config.base.training.seed;
   for (std::size_t i = 0; i < space.params.size(); ++i) {
-    const nlohmann::ordered_json& value = point.params[space.params[i].name];
+    const sweep::Json& value = point.params[space.params[i].name];
     if (canonical_path(space.params[i].name) == "training.seed" && value.is_number_integer() &&
         value.get<std::int64_t>() >= 0)
       seed = value.get<std::uint64_t>();

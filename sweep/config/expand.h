@@ -23,10 +23,10 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "sweep/config/config.h"
 
 namespace sweep::config {
@@ -42,24 +42,24 @@ struct TrialPoint {
   int number = 0;                  // 0-based
   int repeat = 0;                  // 0-based
   std::uint64_t seed = 0;          // training.seed of this trial (the swept seed, or the base's)
-  nlohmann::ordered_json params;   // swept name → value, in sweep.parameters order
+  sweep::Json params;              // swept name → value, in sweep.parameters order
   std::vector<std::string> texts;  // per parameter: the value as the file spells it (010, .nan)
   std::vector<Location> where;     // per parameter: where the value came from
 };
 
 struct TrialPlan {
-  int number = 0;                 // 0-based
-  nlohmann::ordered_json params;  // swept name → value, in sweep.parameters order
-  trainer::TrainConfig config;    // base + this trial's values (+ seed of the repeat)
-  std::string resolved_yaml;      // the trial's whole config as YAML
-  int repeat = 0;                 // 0-based
-  std::uint64_t seed = 0;         // training.seed of this trial
-  std::string command;            // external trainer, for people: placeholders filled
-                                  // except those known at run time ({trial_dir}, {device}...)
-  nlohmann::json placeholders;    // external trainer: {name} → text for every placeholder
-                                  // filled above, spelled as in the file (the scheduler
-                                  // substitutes them per argv word, so a value with spaces
-                                  // stays one argument)
+  int number = 0;               // 0-based
+  sweep::Json params;           // swept name → value, in sweep.parameters order
+  trainer::TrainConfig config;  // base + this trial's values (+ seed of the repeat)
+  std::string resolved_yaml;    // the trial's whole config as YAML
+  int repeat = 0;               // 0-based
+  std::uint64_t seed = 0;       // training.seed of this trial
+  std::string command;          // external trainer, for people: placeholders filled
+                                // except those known at run time ({trial_dir}, {device}...)
+  sweep::Json placeholders;     // external trainer: {name} → text for every placeholder
+                                // filled above, spelled as in the file (the scheduler
+                                // substitutes them per argv word, so a value with spaces
+                                // stays one argument)
 };
 
 // Trial `index` (< config.trial_count()).
@@ -77,7 +77,7 @@ TrialPlan resolve_trial(const SweepConfig& config, std::uint64_t index);
 // trial's config. Throws ConfigError for a placeholder that names nothing.
 struct FilledCommand {
   std::string command;
-  nlohmann::json placeholders = nlohmann::json::object();
+  sweep::Json placeholders = sweep::Json::object();
 };
 FilledCommand fill_command(const SweepConfig& config, const TrialPoint& point);
 
@@ -91,10 +91,5 @@ void check_trials(const SweepConfig& config, Diagnostics& diagnostics);
 // False when the search space is too broken to enumerate (a grid over a continuous distribution,
 // a parameter without values): its problems were reported when it was read.
 bool can_expand(const SweepConfig& config);
-
-// "training.learning_rate=0.01 training.batch_size=64"
-std::string format_params(const nlohmann::ordered_json& params);
-// A json value as it would be written in YAML: 0.01, 64, true, text.
-std::string format_value(const nlohmann::ordered_json& value);
 
 }  // namespace sweep::config

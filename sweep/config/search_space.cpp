@@ -8,6 +8,8 @@
 
 #include <cmath>
 
+#include "common/json.h"
+
 namespace sweep::config {
 
 namespace {
@@ -43,7 +45,7 @@ std::uint64_t splitmix64(std::uint64_t x) {
 // numpy's round(x / q) * q (half to even under the default rounding mode).
 double quantize(double x, double q) { return std::nearbyint(x / q) * q; }
 
-nlohmann::ordered_json number_value(double x, bool as_integer) {
+sweep::Json number_value(double x, bool as_integer) {
   if (as_integer) return static_cast<std::int64_t>(std::llround(x));
   return x;
 }

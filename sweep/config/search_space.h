@@ -15,12 +15,12 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "sweep/config/config_error.h"
 
 namespace sweep::config {
@@ -50,8 +50,8 @@ struct ParamSpec {
                                 // for external trainers, a free name ("lr")
   bool sets_config_key = true;  // false: only a {placeholder} for the command
   Distribution distribution = Distribution::categorical;
-  std::vector<nlohmann::ordered_json> values;  // categorical (constant: one)
-  std::vector<double> probabilities;           // categorical, random search only; empty = equal
+  std::vector<sweep::Json> values;    // categorical (constant: one)
+  std::vector<double> probabilities;  // categorical, random search only; empty = equal
   double min = 0, max = 0;
   double q = 1;
   bool integer_q = false;  // q written as an integer: q_* yield integers
@@ -79,7 +79,7 @@ struct SearchSpace {
 // One random draw per parameter, for trial `index` (0-based) of a random search seeded `seed`.
 // Returns (value, index into values or -1) per parameter.
 struct Draw {
-  nlohmann::ordered_json value;
+  sweep::Json value;
   int value_index = -1;
 };
 std::vector<Draw> sample_point(const SearchSpace& space, std::uint64_t seed, std::uint64_t index);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/json.h"
 #include "scheduler/command_trial.h"
 #include "sweep/config/suggest.h"
 
@@ -371,7 +372,7 @@ void check_sweep_against_training(MapReader& top, const SweepSpec& sweep,
     metric.error("name", "metric " + sweep.metric.name +
                              " needs a validation set, but data.validation is none");
   if (sweep.early_terminate && !external_trainer) {
-    const nlohmann::json& policy = sweep.early_terminate->policy;
+    const sweep::Json& policy = sweep.early_terminate->policy;
     const int first = policy.value("min_epochs", policy.value("min_iter", 1));
     MapReader early = sweep_reader.section("early_terminate");
     if (first > base.training.epochs)

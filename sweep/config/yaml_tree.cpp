@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/format.h"
+#include "common/json.h"
 #include "sweep/config/yaml_guard.h"
 
 namespace sweep::config {
@@ -214,18 +216,18 @@ YAML::Node find_path(const YAML::Node& root, const std::string& dotted) {
   return current;
 }
 
-nlohmann::ordered_json to_json(const YAML::Node& node) {
+sweep::Json to_json(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
       return nullptr;
     case YAML::NodeType::Sequence: {
-      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      sweep::Json list = sweep::Json::array();
       for (const auto& item : node) list.push_back(to_json(item));
       return list;
     }
     case YAML::NodeType::Map: {
-      nlohmann::ordered_json map = nlohmann::ordered_json::object();
+      sweep::Json map = sweep::Json::object();
       for (const auto& entry : node) map[entry.first.Scalar()] = to_json(entry.second);
       return map;
     }
@@ -243,7 +245,7 @@ nlohmann::ordered_json to_json(const YAML::Node& node) {
   return text;
 }
 
-YAML::Node from_json(const nlohmann::ordered_json& value) {
+YAML::Node from_json(const sweep::Json& value) {
   if (value.is_null()) return YAML::Node(YAML::NodeType::Null);
   if (value.is_boolean()) return YAML::Node(value.get<bool>() ? "true" : "false");
   if (value.is_number_integer()) return YAML::Node(std::to_string(value.get<std::int64_t>()));
@@ -260,11 +262,10 @@ YAML::Node from_json(const nlohmann::ordered_json& value) {
 }
 
 std::string format_number(double value) {
+  // YAML's own spelling of the non-finite values; every other number as common/format.h writes it.
   if (std::isnan(value)) return ".nan";
   if (std::isinf(value)) return value > 0 ? ".inf" : "-.inf";
-  char buffer[64];
-  auto [ptr, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, ptr);
+  return shortest(value);
 }
 
 std::string emit_yaml(const YAML::Node& node) {

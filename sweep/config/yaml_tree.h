@@ -12,10 +12,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "sweep/config/config_error.h"
 
 namespace sweep::config {
@@ -59,8 +59,8 @@ YAML::Node find_path(const YAML::Node& root, const std::string& dotted);
 std::vector<std::string> split_dotted(const std::string& dotted);
 
 // Scalars become numbers or booleans when they read as one (YAML's plain-scalar rules), else text.
-nlohmann::ordered_json to_json(const YAML::Node& node);
-YAML::Node from_json(const nlohmann::ordered_json& value);
+sweep::Json to_json(const YAML::Node& node);
+YAML::Node from_json(const sweep::Json& value);
 
 // Shortest text that reads back as the same double ("0.1", not "0.10000000000000001").
 std::string format_number(double value);

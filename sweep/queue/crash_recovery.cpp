@@ -8,6 +8,7 @@
 
 #include "common/check.h"
 #include "store/store.h"
+#include "sweep/run/sweep_layout.h"
 
 namespace sweep::queue {
 
@@ -32,12 +33,11 @@ RecoveryReport recover_crashed_trials(const std::filesystem::path& sweep_db,
       ++report.failed;
     } else {
       // The row's checkpoint_path may only be set when a trial ends: look where run_sweep writes.
-      char number[32];
-      std::snprintf(number, sizeof number, "%03lld", static_cast<long long>(trial.number));
+      // A stored path is relative to the sweep's directory (sweep_layout.h).
       const std::filesystem::path checkpoint =
           trial.checkpoint_path.empty()
-              ? sweep_db.parent_path() / "trials" / number / "checkpoint.bin"
-              : std::filesystem::path(trial.checkpoint_path);
+              ? run::checkpoint_in(run::trial_dir_in(sweep_db.parent_path(), trial.number))
+              : sweep_db.parent_path() / trial.checkpoint_path;
       log << "trial " << trial.number << " was running when the worker died (attempt "
           << trial.attempts << " of " << trial_attempt_limit << "): it continues from "
           << (std::filesystem::exists(checkpoint) ? "its checkpoint " + checkpoint.string()

@@ -5,6 +5,7 @@
 #include "sweep/queue/job_report.h"
 
 #include "reports/report.h"
+#include "sweep/run/sweep_layout.h"
 
 namespace sweep::queue {
 
@@ -16,7 +17,7 @@ std::filesystem::path write_job_report(const Job& job, const std::filesystem::pa
                 sweep.db_path.string());
   Store store(sweep.db_path, StoreOptions{.read_only = true});
   const std::filesystem::path out =
-      out_path.empty() ? sweep.db_path.parent_path() / "report.html" : out_path;
+      out_path.empty() ? run::report_in(sweep.db_path.parent_path()) : out_path;
   reports::write_report(store, sweep.name, out.string());
   return out;
 }

@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "common/check.h"
+#include "common/format.h"
+#include "common/json.h"
 #include "sweep/queue/worker_registry.h"
 
 namespace sweep::queue {
@@ -18,13 +20,6 @@ namespace sweep::queue {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string format_number(double value) {
-  std::ostringstream text;
-  text.precision(4);
-  text << value;
-  return text.str();
-}
 
 std::optional<Store> open_sweep_db(const fs::path& db) {
   std::error_code ec;
@@ -56,7 +51,7 @@ std::string JobProgress::summary() const {
   std::string text =
       std::to_string(trials_finished) + "/" + std::to_string(trials_total) + " trials";
   if (trials_running > 0) text += " (" + std::to_string(trials_running) + " running)";
-  if (best) text += ", best " + metric_name + " " + format_number(*best);
+  if (best) text += ", best " + metric_name + " " + significant(*best);
   return text;
 }
 
@@ -123,7 +118,7 @@ JobResults Job::fetch() const {
   results.started = true;
   results.metric_name = sweep->metric_name;
   results.metric_goal = sweep->metric_goal;
-  const nlohmann::json exported = store->export_json(sweep->id);
+  const sweep::Json exported = store->export_json(sweep->id);
   std::map<std::int64_t, double> best_by_number;
   for (const auto& trial : exported.at("trials")) {
     const auto& best = trial.at("best");
@@ -149,10 +144,10 @@ JobResults Job::fetch() const {
   return results;
 }
 
-nlohmann::json JobResults::to_json() const {
-  nlohmann::json trials_json = nlohmann::json::array();
+sweep::Json JobResults::to_json() const {
+  sweep::Json trials_json = sweep::Json::array();
   for (const TrialResult& t : trials) {
-    nlohmann::json best_json = nullptr;
+    sweep::Json best_json = nullptr;
     if (t.best && std::isfinite(*t.best)) best_json = *t.best;
     trials_json.push_back({{"number", t.number},
                            {"state", to_string(t.state)},
@@ -164,24 +159,23 @@ nlohmann::json JobResults::to_json() const {
                            {"stop_reason", t.stop_reason},
                            {"error", t.error}});
   }
-  nlohmann::json best_json = nullptr;
+  sweep::Json best_json = nullptr;
   if (best)
     best_json = {{"trial", best->trial.number}, {"value", best->value}, {"step", best->step}};
-  return {
-      {"job",
-       {{"id", job.id},
-        {"state", to_string(job.state)},
-        {"attempts", job.attempts},
-        {"worker", job.lease_owner},
-        {"error", job.error},
-        {"exit_code", job.exit_code ? nlohmann::json(*job.exit_code) : nlohmann::json(nullptr)}}},
-      {"sweep",
-       {{"name", sweep_name},
-        {"database", db_path.string()},
-        {"started", started},
-        {"metric", {{"name", metric_name}, {"goal", to_string(metric_goal)}}},
-        {"best", best_json}}},
-      {"trials", trials_json}};
+  return {{"job",
+           {{"id", job.id},
+            {"state", to_string(job.state)},
+            {"attempts", job.attempts},
+            {"worker", job.lease_owner},
+            {"error", job.error},
+            {"exit_code", job.exit_code ? sweep::Json(*job.exit_code) : sweep::Json(nullptr)}}},
+          {"sweep",
+           {{"name", sweep_name},
+            {"database", db_path.string()},
+            {"started", started},
+            {"metric", {{"name", metric_name}, {"goal", to_string(metric_goal)}}},
+            {"best", best_json}}},
+          {"trials", trials_json}};
 }
 
 // ---- Queue --------------------------------------------------------------------------------------
@@ -255,7 +249,7 @@ Job Queue::submit(const config::SweepConfig& config, const SubmitOptions& option
   if (!options.worker_binary.empty()) {
     DetachedWorkerOptions worker;
     worker.sweep_binary = options.worker_binary;
-    worker.worker_args = {"--idle-exit", format_number(options.worker_idle_exit_s)};
+    worker.worker_args = {"--idle-exit", shortest(options.worker_idle_exit_s)};
     const std::string started = start_detached_worker(paths_, worker);
     job.worker_note_ = started.empty() ? "" : paths_.worker_log(started).string();
   }

@@ -29,11 +29,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "store/store.h"
 #include "sweep/config/config.h"
 #include "sweep/queue/job_target.h"
@@ -60,7 +60,7 @@ struct SubmitOptions {
 struct TrialResult {
   std::int64_t number = 0;
   TrialState state = TrialState::queued;
-  nlohmann::json params = nlohmann::json::object();
+  sweep::Json params = sweep::Json::object();
   std::optional<double> best;  // best value of the sweep's metric this trial reported
   std::string device, wait_reason, stop_reason, error;
   std::int64_t attempts = 0;
@@ -75,7 +75,7 @@ struct JobResults {
   MetricGoal metric_goal = MetricGoal::maximize;
   std::vector<TrialResult> trials;  // by number
   std::optional<BestTrial> best;
-  nlohmann::json to_json() const;  // {"job": {...}, "sweep": {...}, "trials": [...]}
+  sweep::Json to_json() const;  // {"job": {...}, "sweep": {...}, "trials": [...]}
 };
 
 // One line of `sweep status`: the job and its sweep's progress.

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "common/check.h"
+#include "common/json.h"
 
 namespace sweep::queue {
 
@@ -78,8 +79,8 @@ std::vector<WorkerInfo> alive_workers_locked(const QueuePaths& paths) {
     }
     WorkerInfo info;
     info.id = file.substr(prefix.size(), file.size() - prefix.size() - 5);
-    info.details = nlohmann::json::parse(read_text(entry.path()), nullptr, false);
-    if (info.details.is_discarded()) info.details = nlohmann::json::object();
+    info.details = sweep::Json::parse(read_text(entry.path()), nullptr, false);
+    if (info.details.is_discarded()) info.details = sweep::Json::object();
     alive.push_back(std::move(info));
   }
   return alive;
@@ -127,7 +128,7 @@ void WorkerRegistration::release() {
   fd_ = UniqueFd();
 }
 
-void WorkerRegistration::describe(const nlohmann::json& details) {
+void WorkerRegistration::describe(const sweep::Json& details) {
   const std::string text = details.dump() + "\n";
   SWEEP_CHECK_SYS(::ftruncate(fd_.get(), 0));
   SWEEP_CHECK_SYS(::pwrite(fd_.get(), text.data(), text.size(), 0));

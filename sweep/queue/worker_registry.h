@@ -14,10 +14,10 @@
  */
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "sweep/queue/queue_paths.h"
 
 namespace sweep::queue {
@@ -55,8 +55,8 @@ class SpawnLock {
 };
 
 struct WorkerInfo {
-  std::string id;          // the lock file's ID part
-  nlohmann::json details;  // what the worker wrote: owner, pid, host, devices, started_at
+  std::string id;       // the lock file's ID part
+  sweep::Json details;  // what the worker wrote: owner, pid, host, devices, started_at
 };
 
 // Workers whose lock is held right now. Lock files left by dead workers are removed.
@@ -75,7 +75,7 @@ class WorkerRegistration {
 
   const std::string& id() const { return id_; }
   // Replaces the lock file's content (one JSON object; `sweep status` shows it).
-  void describe(const nlohmann::json& details);
+  void describe(const sweep::Json& details);
   // Drops the lock and removes the file (the worker is leaving); the destructor does the same.
   void release();
 

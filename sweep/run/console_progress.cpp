@@ -10,29 +10,16 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/format.h"
 #include "common/trial_state.h"
 
 namespace sweep::run {
 
 namespace {
 
+// NaN is how the table marks a value not reported yet.
 std::string number_text(double value, int digits) {
-  if (std::isnan(value)) return "-";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
-std::string duration_text(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "-";
-  const auto s = static_cast<long>(seconds + 0.5);
-  char text[32];
-  if (s >= 3600) {
-    std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, (s / 60) % 60);
-  } else {
-    std::snprintf(text, sizeof text, "%ldm%02lds", s / 60, s % 60);
-  }
-  return text;
+  return std::isnan(value) ? "-" : fixed(value, digits);
 }
 
 std::string bar(double fraction, int width) {
@@ -116,7 +103,7 @@ void ConsoleProgress::on_finished(const scheduler::TrialSpec& spec,
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.started)
             .count();
-    line += " in " + duration_text(seconds);
+    line += " in " + duration(seconds);
     if (!std::isnan(it->second.metric))
       line += ", " + metric_name_ + " " + number_text(it->second.metric, 4);
     running_.erase(it);
@@ -147,7 +134,7 @@ void ConsoleProgress::redraw() {
                   static_cast<long long>(row.number), row.device.c_str(),
                   static_cast<long long>(row.epoch), number_text(row.train_loss, 4).c_str(),
                   number_text(row.metric, 4).c_str(), bar(row.fraction, 20).c_str(),
-                  duration_text(eta).c_str(), row.params.substr(0, 60).c_str());
+                  duration(eta).c_str(), row.params.substr(0, 60).c_str());
     out_ << text << "\n";
     ++lines;
   }

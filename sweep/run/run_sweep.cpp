@@ -16,6 +16,7 @@
 #include <set>
 
 #include "common/format.h"
+#include "common/json.h"
 #include "reports/report.h"
 #include "scheduler/command_trial.h"
 #include "scheduler/executor.h"
@@ -27,6 +28,7 @@
 #include "sweep/run/devices.h"
 #include "sweep/run/sigint.h"
 #include "sweep/run/store_sink.h"
+#include "sweep/run/sweep_layout.h"
 #include "sweep/run/sweep_lock.h"
 #include "sweep/run/trainer_trial.h"
 #include "trainer/backend.h"
@@ -36,28 +38,6 @@ namespace sweep::run {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string trial_dir_name(std::int64_t number) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%03lld", static_cast<long long>(number));
-  return text;
-}
-
-// "learning_rate=0.01 batch_size=64": the last part of each dotted name, when that is unambiguous.
-std::string short_params(const nlohmann::ordered_json& params) {
-  std::set<std::string> seen;
-  bool unique = true;
-  for (const auto& [name, value] : params.items()) {
-    const std::string last = name.substr(name.rfind('.') + 1);
-    unique = unique && seen.insert(last).second;
-  }
-  std::string text;
-  for (const auto& [name, value] : params.items()) {
-    if (!text.empty()) text += ' ';
-    text += (unique ? name.substr(name.rfind('.') + 1) : name) + "=" + config::format_value(value);
-  }
-  return text.empty() ? "(base config)" : text;
-}
 
 // One sweep being run by this process: what it is, where it lives, how it was asked to run.
 struct Execution {
@@ -92,10 +72,9 @@ void print_summary(std::ostream& out, const RunResult& result, const config::Swe
     out << "target " << config.sweep.metric.name << " reached by " << result.target_reached_by
         << ": the other trials were cancelled\n";
   if (result.best) {
-    nlohmann::ordered_json params = nlohmann::ordered_json::object();
-    for (const auto& [name, value] : result.best->trial.params.items()) params[name] = value;
     out << "best: trial " << result.best->trial.number << ", " << config.sweep.metric.name << " "
-        << config::format_value(result.best->value) << " (" << short_params(params) << ")\n";
+        << shortest(result.best->value) << " ("
+        << params_text(result.best->trial.params, ParamNames::last_parts) << ")\n";
   } else {
     out << "best: no trial reported " << config.sweep.metric.name << "\n";
   }
@@ -127,10 +106,10 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
   for (const TrialRow& row : rows) {
     const config::TrialPoint point =
         config::trial_point(config, static_cast<std::uint64_t>(row.number));
-    const fs::path trial_dir = x.run_dir / "trials" / trial_dir_name(row.number);
+    const fs::path trial_dir = trial_dir_in(x.run_dir, row.number);
     TrialPaths p;
     p.trial_dir = trial_dir.string();
-    p.log_path = (trial_dir / "log.txt").string();
+    p.log_path = log_in(trial_dir).string();
     p.checkpoint_path = external ? "" : checkpoint_path(p.trial_dir);
     p.write_log = !external;
     planned.paths[row.id] = p;
@@ -138,7 +117,8 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
     scheduler::TrialSpec spec;
     spec.id = row.id;
     spec.number = row.number;
-    spec.name = printable(short_params(point.params));  // shown in the live table
+    spec.name =
+        printable(params_text(point.params, ParamNames::last_parts));  // shown in the live table
     spec.timeout_s = config.resources.trial_timeout;
     const auto resolve = resolver(x, row.id, point);
     if (external) {
@@ -155,7 +135,7 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
         return run_command(context);
       });
     } else {
-      spec.params = nlohmann::json::parse(point.params.dump());
+      spec.params = point.params;
       TrainerTrialInput input;
       input.config = [resolve] { return resolve().config; };
       input.trial_dir = p.trial_dir;
@@ -285,7 +265,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   for (const TrialRow& row : x.store.trials(x.sweep.id)) ++result.states[row.state];
   result.best = x.store.best_trial(x.sweep.id);
   if (x.options.write_report) {
-    const fs::path report = x.run_dir / "report.html";
+    const fs::path report = report_in(x.run_dir);
     try {
       reports::write_report(x.store, config.name, report.string());
       result.report_path = report;
@@ -306,7 +286,7 @@ int RunResult::exit_code() const {
 }
 
 fs::path default_db_path(const std::string& out_dir, const std::string& name) {
-  return fs::path(out_dir) / name / "sweep.db";
+  return database_in(sweep_dir(out_dir, name));
 }
 
 RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options) {
@@ -316,7 +296,7 @@ RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options
   const DevicePlan devices =
       plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
 
-  const fs::path run_dir = fs::path(config.output_dir) / config.name;
+  const fs::path run_dir = sweep_dir(config.output_dir, config.name);
   const fs::path db_path = options.db_path.empty() ? default_db_path(config.output_dir, config.name)
                                                    : fs::path(options.db_path);
   // One process owns a sweep: taken before the store is opened, so a refused run changes nothing.
@@ -344,7 +324,7 @@ RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options
     const config::TrialPoint point = config::trial_point(config, i);
     TrialSpec spec;
     spec.number = point.number;
-    spec.params = nlohmann::json::parse(point.params.dump());
+    spec.params = point.params;
     spec.seed = static_cast<std::int64_t>(point.seed);
     spec.repeat = point.repeat;
     trial_specs.push_back(std::move(spec));
@@ -367,7 +347,7 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
   // The sweep's directory is where it is now (a copied or moved sweep writes into its new place),
   // never the output directory stored with its config.
   const fs::path run_dir =
-      options.run.db_path.empty() ? db_path.parent_path() : fs::path(options.out_dir) / name;
+      options.run.db_path.empty() ? db_path.parent_path() : sweep_dir(options.out_dir, name);
   if (!fs::exists(db_path))
     throw Error("no sweep database at " + db_path.string() +
                 (options.run.db_path.empty() ? " (give --out DIR or --db PATH)" : ""));
@@ -384,9 +364,7 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
     const bool known =
         row.number >= 0 && static_cast<std::uint64_t>(row.number) < config->trial_count();
     if (!known ||
-        nlohmann::json::parse(
-            config::trial_point(*config, static_cast<std::uint64_t>(row.number)).params.dump()) !=
-            row.params)
+        config::trial_point(*config, static_cast<std::uint64_t>(row.number)).params != row.params)
       throw Error("the config stored with sweep '" + name + "' no longer gives trial " +
                   std::to_string(row.number) + " the parameters it was created with");
   }

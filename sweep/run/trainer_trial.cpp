@@ -15,16 +15,13 @@
 #include <filesystem>
 
 #include "common/check.h"
+#include "common/format.h"
+#include "sweep/run/sweep_layout.h"
+#include "common/json.h"
 
 namespace sweep::run {
 
 namespace {
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
 
 class ReportingCallback : public trainer::TrainCallback {
  public:
@@ -95,11 +92,11 @@ class ReportingCallback : public trainer::TrainCallback {
 }  // namespace
 
 std::string checkpoint_path(const std::string& trial_dir) {
-  return (std::filesystem::path(trial_dir) / "checkpoint.bin").string();
+  return checkpoint_in(trial_dir).string();
 }
 
-nlohmann::json summary_of(const trainer::TrainResult& r) {
-  nlohmann::json summary = {
+sweep::Json summary_of(const trainer::TrainResult& r) {
+  sweep::Json summary = {
       {"trainer_state", trainer::to_string(r.state)},
       {"epochs_completed", r.epochs_completed},
       {"iterations", r.iterations},
@@ -117,9 +114,9 @@ nlohmann::json summary_of(const trainer::TrainResult& r) {
   for (auto& [key, value] : summary.items())
     if (value.is_number_float() && !std::isfinite(value.get<double>())) value = nullptr;
   if (r.classes > 0 && r.confusion.size() == static_cast<std::size_t>(r.classes) * r.classes) {
-    nlohmann::json matrix = nlohmann::json::array();
+    sweep::Json matrix = sweep::Json::array();
     for (int row = 0; row < r.classes; ++row) {
-      nlohmann::json counts = nlohmann::json::array();
+      sweep::Json counts = sweep::Json::array();
       for (int col = 0; col < r.classes; ++col)
         counts.push_back(r.confusion[row * r.classes + col]);
       matrix.push_back(std::move(counts));

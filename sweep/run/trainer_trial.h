@@ -14,9 +14,9 @@
 
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/json.h"
 #include "scheduler/trial.h"
 #include "trainer/train.h"
 
@@ -38,6 +38,6 @@ scheduler::TrialFn make_trainer_trial(TrainerTrialInput input);
 // The trial's final outcome for a TrainResult (exposed for tests).
 scheduler::TrialOutcome outcome_of(const trainer::TrainResult& result,
                                    const trainer::TrainConfig& config);
-nlohmann::json summary_of(const trainer::TrainResult& result);
+sweep::Json summary_of(const trainer::TrainResult& result);
 
 }  // namespace sweep::run

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "common/json.h"
 #include "queue_test_util.h"
 #include "sweep/queue/queue.h"
 #include "sweep/queue/worker_registry.h"
@@ -56,7 +57,7 @@ TEST(QueueSubmit, ReturnsAtOnceAndTheStartedWorkerRunsTheJobToDone) {
 
   const CommandResult fetch = dir.sweep({"fetch", std::to_string(id), "--json"});
   ASSERT_EQ(fetch.exit_code, 0) << fetch.err;
-  const auto json = nlohmann::json::parse(fetch.out);
+  const auto json = sweep::Json::parse(fetch.out);
   EXPECT_EQ(json["job"]["state"], "done");
   ASSERT_EQ(json["trials"].size(), 2u);
   EXPECT_EQ(json["trials"][1]["state"], "completed");

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/json.h"
+
 namespace sweep::reports::testing {
 namespace {
 
@@ -131,9 +133,9 @@ ReportData make_synthetic_sweep(const SyntheticSweepOptions& o) {
         if (o.with_confusion && t.state == TrialState::completed) {
           // Rows: true class; the diagonal carries the accuracy, shirts and T-shirts mix up.
           const double final_acc = acc.back().value;
-          nlohmann::json matrix = nlohmann::json::array();
+          sweep::Json matrix = sweep::Json::array();
           for (int r = 0; r < 10; ++r) {
-            nlohmann::json row = nlohmann::json::array();
+            sweep::Json row = sweep::Json::array();
             const double hit = std::clamp(final_acc + (r == 6   ? -0.25
                                                        : r == 0 ? -0.08
                                                                 : 0.03),

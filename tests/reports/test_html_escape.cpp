@@ -1,6 +1,7 @@
 // Escaping for HTML text and for JSON embedded in <script>.
 #include <gtest/gtest.h>
 
+#include "common/json.h"
 #include "reports/html_escape.h"
 
 namespace sweep::reports {
@@ -19,7 +20,7 @@ TEST(ScriptSafeJson, ScriptEndTagCannotCloseTheElement) {
   EXPECT_EQ(json.find('>'), std::string::npos);
   EXPECT_NE(json.find("\\u003c/script\\u003e"), std::string::npos);
   // Still the same JSON.
-  EXPECT_EQ(nlohmann::json::parse(json)["name"], "</script><script>alert(1)</script>");
+  EXPECT_EQ(sweep::Json::parse(json)["name"], "</script><script>alert(1)</script>");
 }
 
 TEST(ScriptSafeJson, CommentOpenersAmpersandsAndLineSeparatorsAreEscaped) {
@@ -31,14 +32,14 @@ TEST(ScriptSafeJson, CommentOpenersAmpersandsAndLineSeparatorsAreEscaped) {
   EXPECT_EQ(json.find("\xE2\x80\xA9"), std::string::npos);
   EXPECT_NE(json.find("\\u2028"), std::string::npos);
   EXPECT_NE(json.find("\\u2029"), std::string::npos);
-  EXPECT_EQ(nlohmann::json::parse(json)["t"], text);
+  EXPECT_EQ(sweep::Json::parse(json)["t"], text);
 }
 
 TEST(ScriptSafeJson, InvalidUtf8IsReplacedNotThrown) {
   std::string json;
   ASSERT_NO_THROW(json = script_safe_json({{"bad", std::string("ok\xFF\xFEok")}}));
   EXPECT_NE(json.find("ok"), std::string::npos);
-  EXPECT_TRUE(nlohmann::json::parse(json)["bad"].is_string());
+  EXPECT_TRUE(sweep::Json::parse(json)["bad"].is_string());
 }
 
 TEST(ScriptSafeJson, NonFiniteNumbersBecomeNull) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "common/json.h"
 #include "reports/assets.h"
 #include "reports/report.h"
 #include "reports/report_payload.h"
@@ -16,14 +17,14 @@ namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The JSON between <script type="application/json" id="report-data"> and </script>.
-nlohmann::json embedded_payload(const std::string& html) {
+sweep::Json embedded_payload(const std::string& html) {
   const std::string open = "<script type=\"application/json\" id=\"report-data\">";
   const auto begin = html.find(open);
   EXPECT_NE(begin, std::string::npos);
   const auto start = begin + open.size();
   const auto end = html.find("</script>", start);
   EXPECT_NE(end, std::string::npos);
-  return nlohmann::json::parse(html.substr(start, end - start));
+  return sweep::Json::parse(html.substr(start, end - start));
 }
 
 std::size_t count(const std::string& haystack, const std::string& needle) {
@@ -52,7 +53,7 @@ TEST(RenderReport, IsOneSelfContainedPageWithEveryChartCard) {
 TEST(RenderReport, SummaryNamesTheWinnerAndTheMargin) {
   const ReportData data = testing::make_synthetic_sweep();
   const std::string html = render_report(data);
-  const nlohmann::json payload = embedded_payload(html);
+  const sweep::Json payload = embedded_payload(html);
   ASSERT_TRUE(payload["best"].is_number());
   const auto& best = payload["trials"][payload["best"].get<std::size_t>()];
   EXPECT_EQ(best["p"][0], 64);  // params sorted by name: batch_size, learning_rate
@@ -79,7 +80,7 @@ TEST(RenderReport, HostileSweepNameIsShownAndNeverRun) {
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
   // Exactly the page's own script elements: the status recorder, the data, ECharts, report.js.
   EXPECT_EQ(count(html, "</script>"), 4u);
-  const nlohmann::json payload = embedded_payload(html);
+  const sweep::Json payload = embedded_payload(html);
   EXPECT_EQ(payload["name"], "<script>alert(1)</script>");
   EXPECT_EQ(payload["trials"][1]["error"], "<img src=x onerror=alert(3)>");
 }
@@ -89,7 +90,7 @@ TEST(RenderReport, EmptySweepRendersAndSaysSo) {
   data.name = "empty";
   const std::string html = render_report(data);
   EXPECT_NE(html.find("This sweep has no trials yet."), std::string::npos);
-  const nlohmann::json payload = embedded_payload(html);
+  const sweep::Json payload = embedded_payload(html);
   EXPECT_TRUE(payload["trials"].empty());
   EXPECT_TRUE(payload["best"].is_null());
   EXPECT_TRUE(payload["heat"].empty());
@@ -102,7 +103,7 @@ TEST(RenderReport, SingleTrialSweepHasABestTrialAndNoAxes) {
       {.learning_rates = {0.01}, .batch_sizes = {64}, .with_misfits = false});
   ASSERT_EQ(data.trials.size(), 1u);
   const std::string html = render_report(data);
-  const nlohmann::json payload = embedded_payload(html);
+  const sweep::Json payload = embedded_payload(html);
   EXPECT_EQ(payload["best"], 0);
   EXPECT_TRUE(payload["params"].empty());
   EXPECT_TRUE(payload["axes"]["x"].is_null());
@@ -112,7 +113,7 @@ TEST(RenderReport, SingleTrialSweepHasABestTrialAndNoAxes) {
 
 TEST(RenderReport, FailedAndDivergedTrialsKeepTheirKindAndText) {
   const ReportData data = testing::make_synthetic_sweep();
-  const nlohmann::json payload = embedded_payload(render_report(data));
+  const sweep::Json payload = embedded_payload(render_report(data));
   bool saw_diverged = false, saw_failed = false, saw_stopped = false;
   for (std::size_t i = 0; i < payload["trials"].size(); ++i) {
     const auto& t = payload["trials"][i];
@@ -155,13 +156,13 @@ TEST(RenderReport, AllNaNMetricsStillRender) {
   }
   const std::string html = render_report(data);
   EXPECT_NE(html.find("No trial has reported a finite val_accuracy yet."), std::string::npos);
-  const nlohmann::json payload = embedded_payload(html);
+  const sweep::Json payload = embedded_payload(html);
   EXPECT_TRUE(payload["best"].is_null());
   EXPECT_EQ(payload["trials"][0]["finalKind"], "nan");
 }
 
 TEST(RenderReport, PerEpochCurvesStoreOnlyTheirStartAndStep) {
-  const nlohmann::json payload = embedded_payload(render_report(testing::make_synthetic_sweep()));
+  const sweep::Json payload = embedded_payload(render_report(testing::make_synthetic_sweep()));
   const auto& m = payload["curves"][0]["m"];
   EXPECT_EQ(m["x0"], 1);
   EXPECT_EQ(m["dx"], 1);
@@ -172,7 +173,7 @@ TEST(RenderReport, PerEpochCurvesStoreOnlyTheirStartAndStep) {
 TEST(RenderReport, LongTrainingLossIsDownsampled) {
   const ReportData data =
       testing::make_synthetic_sweep({.epochs = 50, .loss_points_per_epoch = 40});
-  const nlohmann::json payload = embedded_payload(render_report(data));
+  const sweep::Json payload = embedded_payload(render_report(data));
   EXPECT_EQ(payload["curves"][0]["l"]["y"].size(), kMaxLossPoints);
 }
 

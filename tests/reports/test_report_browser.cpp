@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "common/json.h"
 #include "reports/report.h"
 #include "tests/reports/synthetic_sweep.h"
 
@@ -86,8 +87,8 @@ class ReportBrowser : public ::testing::Test {
   }
 
   // Loads `page`, returns the page's own record of errors and drawn charts.
-  nlohmann::json load_and_read_status(const fs::path& page, const std::string& name,
-                                      std::string* dom_out, const std::string& fragment = "") {
+  sweep::Json load_and_read_status(const fs::path& page, const std::string& name,
+                                   std::string* dom_out, const std::string& fragment = "") {
     const fs::path dom_path = out_ / (name + ".dom.html");
     const int rc = chromium(page, "--dump-dom", dom_path, fragment);
     EXPECT_EQ(rc, 0) << "chromium --dump-dom failed; its log:\n"
@@ -99,19 +100,19 @@ class ReportBrowser : public ::testing::Test {
     if (begin == std::string::npos) {
       ADD_FAILURE() << "no #report-status in the DOM Chromium returned (" << dom.size()
                     << " bytes)";
-      return nlohmann::json::object();
+      return sweep::Json::object();
     }
     const auto start = begin + open.size();
     const auto end = dom.find("</pre>", start);
     const std::string text = unescape_html_text(dom.substr(start, end - start));
     if (text.empty()) {
       ADD_FAILURE() << "#report-status is empty: the page's scripts did not run";
-      return nlohmann::json::object();
+      return sweep::Json::object();
     }
-    return nlohmann::json::parse(text);
+    return sweep::Json::parse(text);
   }
 
-  static void expect_clean(const nlohmann::json& status, const std::vector<std::string>& expected) {
+  static void expect_clean(const sweep::Json& status, const std::vector<std::string>& expected) {
     ASSERT_TRUE(status.is_object());
     EXPECT_TRUE(status["errors"].empty()) << "errors in the page:\n" << status["errors"].dump(2);
     EXPECT_EQ(status["done"], true) << "report.js did not run to its end";
@@ -148,7 +149,7 @@ TEST_F(ReportBrowser, FullSweepDrawsEveryChartWithoutErrorsAndRunsNoInjectedScri
   fs::copy_file(page, out_ / "report.html", fs::copy_options::overwrite_existing);
 
   std::string dom;
-  const nlohmann::json status = load_and_read_status(page, "report", &dom);
+  const sweep::Json status = load_and_read_status(page, "report", &dom);
   expect_clean(status, {std::begin(kAllCharts), std::end(kAllCharts)});
   // The hostile texts are in the page as text; only a script that ran could make the attribute.
   EXPECT_EQ(dom.find("data-pwned=\""), std::string::npos) << "an injected script or handler ran";
@@ -160,7 +161,7 @@ TEST_F(ReportBrowser, FullSweepDrawsEveryChartWithoutErrorsAndRunsNoInjectedScri
   // Hover every chart's first items (report.js does it for #check-tooltips) and keep the tooltips'
   // HTML in the page: the hostile texts must arrive as text there too.
   std::string tips_dom;
-  const nlohmann::json tips_status =
+  const sweep::Json tips_status =
       load_and_read_status(page, "tooltips", &tips_dom, "#check-tooltips");
   expect_clean(tips_status, {std::begin(kAllCharts), std::end(kAllCharts)});
   EXPECT_EQ(tips_dom.find("data-pwned=\""), std::string::npos) << "a tooltip ran injected HTML";

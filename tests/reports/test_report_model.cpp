@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/json.h"
 #include "reports/report_model.h"
 #include "tests/reports/synthetic_sweep.h"
 
@@ -13,7 +14,7 @@ namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-TrialData trial(std::int64_t number, nlohmann::json params, std::vector<double> metric_by_epoch,
+TrialData trial(std::int64_t number, sweep::Json params, std::vector<double> metric_by_epoch,
                 TrialState state = TrialState::completed) {
   TrialData t;
   t.id = 100 + number;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "scheduler/scheduler.h"
 
 namespace sweep::scheduler::testing {
@@ -99,7 +100,7 @@ class RecordingSink : public EventSink {
   std::map<std::int64_t, std::vector<MetricPoint>> metrics_;
 };
 
-inline TrialSpec spec_with_id(std::int64_t id, nlohmann::json params = nlohmann::json::object()) {
+inline TrialSpec spec_with_id(std::int64_t id, sweep::Json params = sweep::Json::object()) {
   TrialSpec spec;
   spec.id = id;
   spec.number = id;
@@ -116,7 +117,7 @@ inline ExecutorOptions cpu_options(int slots, int max_concurrent = 0) {
   return options;
 }
 
-inline TrialOutcome completed(nlohmann::json summary = nlohmann::json::object()) {
+inline TrialOutcome completed(sweep::Json summary = sweep::Json::object()) {
   return {TrialState::completed, "", std::move(summary)};
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/check.h"
+#include "common/json.h"
 #include "test_helpers.h"
 
 namespace sweep::scheduler {
@@ -149,19 +150,18 @@ TEST(Hyperband, ComparesBestSoFarWithTheBandThresholdAndReevaluates) {
 // ---- factory ----------------------------------------------------------------------------------
 
 TEST(StoppingFactory, BuildsEachTypeAndRejectsMistakes) {
-  using nlohmann::json;
-  EXPECT_EQ(make_stopping_policy(json{{"type", "asha"}, {"min_epochs", 1}, {"eta", 3}},
+  EXPECT_EQ(make_stopping_policy(Json{{"type", "asha"}, {"min_epochs", 1}, {"eta", 3}},
                                  "val_accuracy", MetricGoal::maximize)
                 ->describe(),
             "asha(val_accuracy max, min_epochs=1, eta=3)");
   EXPECT_EQ(
-      make_stopping_policy(json{{"type", "median"}}, "loss", MetricGoal::minimize)->describe(),
+      make_stopping_policy(Json{{"type", "median"}}, "loss", MetricGoal::minimize)->describe(),
       "median(loss min, min_epochs=1, min_trials=3)");
-  EXPECT_EQ(make_stopping_policy(json{{"type", "hyperband"}, {"min_iter", 3}}, "val_accuracy",
+  EXPECT_EQ(make_stopping_policy(Json{{"type", "hyperband"}, {"min_iter", 3}}, "val_accuracy",
                                  MetricGoal::maximize)
                 ->describe(),
             "hyperband(val_accuracy max, bands=3,9,27,81,243,729,..., eta=3)");
-  auto message = [](const json& block) {
+  auto message = [](const Json& block) {
     try {
       make_stopping_policy(block, "loss", MetricGoal::minimize);
     } catch (const Error& e) {
@@ -169,15 +169,15 @@ TEST(StoppingFactory, BuildsEachTypeAndRejectsMistakes) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message(json{{"type", "asha"}, {"min_epoch", 1}}),
+  EXPECT_EQ(message(Json{{"type", "asha"}, {"min_epoch", 1}}),
             "early_terminate: unknown key 'min_epoch' for type asha (accepted: eta, max_epochs, "
             "min_epochs, type)");
-  EXPECT_EQ(message(json{{"type", "bohb"}}),
+  EXPECT_EQ(message(Json{{"type", "bohb"}}),
             "early_terminate: unknown type 'bohb' (accepted: median, asha, hyperband)");
-  EXPECT_EQ(message(json{{"type", "asha"}, {"eta", 1}}), "early_terminate.eta must be >= 2, not 1");
-  EXPECT_EQ(message(json{{"type", "asha"}, {"eta", 2.5}}),
+  EXPECT_EQ(message(Json{{"type", "asha"}, {"eta", 1}}), "early_terminate.eta must be >= 2, not 1");
+  EXPECT_EQ(message(Json{{"type", "asha"}, {"eta", 2.5}}),
             "early_terminate.eta must be a whole number, not 2.5");
-  EXPECT_EQ(message(json{{"type", "hyperband"}, {"eta", 3}}),
+  EXPECT_EQ(message(Json{{"type", "hyperband"}, {"eta", 3}}),
             "early_terminate: hyperband needs min_iter (or max_iter and s), as in W&B");
   EXPECT_EQ(parse_metric_goal("maximize"), MetricGoal::maximize);
   EXPECT_THROW(parse_metric_goal("max"), Error);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/json.h"
 #include "store_test_util.h"
 
 namespace sweep::test {
@@ -52,7 +53,7 @@ struct ExportFixture : ::testing::Test {
         point(ids[0], "val_accuracy", 3, 0.8), point(ids[0], "train_loss", 3, 0.25),
         point(ids[1], "train_loss", 1, std::numeric_limits<double>::quiet_NaN())});
     store.set_trial_state(ids[0], TrialState::completed,
-                          {.summary = nlohmann::json{{"images_per_s", 1234.5}}});
+                          {.summary = sweep::Json{{"images_per_s", 1234.5}}});
     store.set_trial_state(ids[1], TrialState::diverged, {.error = "loss became NaN, step 1"});
   }
 };

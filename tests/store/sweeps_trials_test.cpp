@@ -1,6 +1,7 @@
 // Round trips of sweeps, trials and trial_params; state changes; resume helpers; rollbacks.
 #include <gmock/gmock.h>
 
+#include "common/json.h"
 #include "store_test_util.h"
 
 namespace sweep::test {
@@ -149,7 +150,7 @@ TEST(StoreTrials, TerminalStatesAreFinal) {
   ASSERT_TRUE(store.claim_trial(ids[0], "cpu:0"));
   TrialUpdate u;
   u.stop_reason = "asha: below the top 1/3 at epoch 3";
-  u.summary = nlohmann::json{{"best_val_accuracy", 0.71}, {"epochs", 3}};
+  u.summary = sweep::Json{{"best_val_accuracy", 0.71}, {"epochs", 3}};
   u.checkpoint_path = "runs/t/trial-0/ckpt.bin";
   EXPECT_TRUE(store.set_trial_state(ids[0], TrialState::stopped_early, u));
   auto t = store.trial(ids[0]);

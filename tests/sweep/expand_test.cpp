@@ -2,6 +2,7 @@
 // swept value lands in the trial's TrainConfig and resolved YAML.
 #include <set>
 
+#include "common/format.h"
 #include "config_test_util.h"
 
 namespace sweep::config::testing {
@@ -26,7 +27,8 @@ TEST(Expand, GridIsTheCartesianProductLastParameterFastest) {
     EXPECT_DOUBLE_EQ(trials[i].params["training.learning_rate"].get<double>(), lrs[i]);
     EXPECT_EQ(trials[i].params["training.batch_size"].get<int>(), batches[i]);
   }
-  EXPECT_EQ(format_params(trials[0].params), "training.learning_rate=0.001 training.batch_size=8");
+  EXPECT_EQ(sweep::params_text(trials[0].params),
+            "training.learning_rate=0.001 training.batch_size=8");
   // The params keep the file's order, not alphabetical order.
   EXPECT_EQ(trials[0].params.begin().key(), "training.learning_rate");
 }

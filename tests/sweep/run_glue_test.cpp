@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/json.h"
 #include "config_test_util.h"
 #include "store/store.h"
 #include "sweep/run/devices.h"
@@ -66,7 +67,7 @@ TEST(TrainerTrial, ResultStatesMapOntoTrialStates) {
   scheduler::TrialOutcome outcome = run::outcome_of(result, config);
   EXPECT_EQ(outcome.state, TrialState::stopped_early);
   EXPECT_EQ(outcome.message, "patience 3 on val_loss");
-  EXPECT_EQ(outcome.summary["confusion"], nlohmann::json::parse("[[5,1],[2,7]]"));
+  EXPECT_EQ(outcome.summary["confusion"], sweep::Json::parse("[[5,1],[2,7]]"));
   EXPECT_EQ(outcome.summary["best_val_accuracy"], 0.9);
   result.state = trainer::RunState::diverged;
   result.message = "loss is NaN at iteration 12";
