@@ -16,8 +16,8 @@
 
 #include "common/check.h"
 #include "common/format.h"
-#include "sweep/run/sweep_layout.h"
 #include "common/json.h"
+#include "sweep/run/sweep_layout.h"
 
 namespace sweep::run {
 
