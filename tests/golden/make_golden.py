@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""make_golden.py -- reference numbers from PyTorch for tests/trainer/test_golden.cpp.
+"""make_golden.py -- reference numbers from PyTorch for tests/trainer/golden_test.cpp.
 
 Run with Debian's interpreter (torch 1.13 CPU):  /usr/bin/python3 tests/golden/make_golden.py
 It writes lenet.gold and convnet_bn.gold next to itself; the C++ test reads them and never needs

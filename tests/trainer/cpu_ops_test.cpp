@@ -1,5 +1,5 @@
 /*
- * test_cpu_ops.cpp — every non-matrix op of the CPU backend against the double references:
+ * cpu_ops_test.cpp — every non-matrix op of the CPU backend against the double references:
  * pooling, relu, batch norm, dropout, loss, argmax, norms, the optimizer update and the batch
  * gather. Inputs are fresh random values (never zeros, which hide missing writes), and outputs
  * are pre-filled with garbage so an element the op forgets to write shows up.

@@ -1,5 +1,5 @@
 /*
- * test_data_sets.cpp — synthetic data, limits, holdout, channel statistics and shuffle orders.
+ * data_sets_test.cpp — synthetic data, limits, holdout, channel statistics and shuffle orders.
  *
  * Shuffle orders are checked for being permutations, for reproducibility from (seed, epoch) — the
  * property resume depends on — and for the three modes' differences.

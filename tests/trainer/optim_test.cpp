@@ -1,5 +1,5 @@
 /*
- * test_optim.cpp — the Optimizer (spec → OptimizerStep → one backend launch) against steps worked
+ * optim_test.cpp — the Optimizer (spec → OptimizerStep → one backend launch) against steps worked
  * out by hand: sgdm, nesterov, adam, rmsprop, weight decay, and global-norm clipping.
  *
  * Runs on the CPU backend. Each expected value is written as the arithmetic of the update rule in

@@ -1,5 +1,5 @@
 /*
- * test_checkpoint.cpp — the checkpoint file: round trip, atomic replacement, and every way a file
+ * checkpoint_test.cpp — the checkpoint file: round trip, atomic replacement, and every way a file
  * can be wrong (missing, truncated, flipped byte, foreign file, other run), each with a message
  * naming the file.
  */

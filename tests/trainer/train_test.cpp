@@ -1,5 +1,5 @@
 /*
- * test_train.cpp — the training loop on the CPU backend with small synthetic data: callbacks,
+ * train_test.cpp — the training loop on the CPU backend with small synthetic data: callbacks,
  * stopping (callback, patience, divergence), best-network output, determinism, interrupt and
  * resume bit for bit.
  *

@@ -1,8 +1,8 @@
 /*
- * test_network.cpp — Network construction (presets, custom lists, errors), the flat parameter
+ * network_test.cpp — Network construction (presets, custom lists, errors), the flat parameter
  * layout, seeding, and forward/backward plumbing on the CPU backend.
  *
- * The numerical side of a whole network is pinned by test_golden.cpp (against PyTorch); here a
+ * The numerical side of a whole network is pinned by golden_test.cpp (against PyTorch); here a
  * small network's gradient is also checked end to end by finite differences of the float loss,
  * with a step and tolerance suited to float.
  */

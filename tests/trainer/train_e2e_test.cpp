@@ -1,5 +1,5 @@
 /*
- * test_train_e2e.cpp — LeNet on a Fashion-MNIST subset learns, through the public train() entry
+ * train_e2e_test.cpp — LeNet on a Fashion-MNIST subset learns, through the public train() entry
  * point, exactly as a sweep trial would call it.
  *
  * 6,000 training / 1,000 test images, 2 epochs: a few seconds on two cores, and well above chance

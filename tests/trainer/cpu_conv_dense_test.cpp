@@ -1,5 +1,5 @@
 /*
- * test_cpu_conv_dense.cpp — the CPU backend's dense and convolution ops against the double
+ * cpu_conv_dense_test.cpp — the CPU backend's dense and convolution ops against the double
  * references, on fresh random data, over shapes chosen to hit every edge of im2col: odd sizes,
  * stride 2, padding, "same" padding, 1x1 kernels (the no-im2col path), batch 1, and batches larger
  * than the weight-gradient slice count.

@@ -1,5 +1,5 @@
 /*
- * test_data_batches.cpp — BatchSource on the CPU backend: batch counts (partial last batch kept,
+ * data_batches_test.cpp — BatchSource on the CPU backend: batch counts (partial last batch kept,
  * a single left-over image dropped in training only), the epoch order reaching gather_batch,
  * normalisation, and orders that a resumed run (a fresh BatchSource) reproduces.
  */

@@ -1,10 +1,10 @@
 /*
- * test_layer_gradcheck.cpp — every layer's backward proven against finite differences.
+ * layer_gradcheck_test.cpp — every layer's backward proven against finite differences.
  *
  * Each check runs in double on the reference ops: L = sum(y * r) for a fixed random r, analytic
  * gradients from the reference backward against central differences of the reference forward, for
  * the input and every parameter. test_cpu_*.cpp then pins the float CPU backend to those same
- * reference backwards, and test_layer_cpu.cpp pins each Layer object to them.
+ * reference backwards, and layer_cpu_test.cpp pins each Layer object to them.
  */
 #include <gtest/gtest.h>
 

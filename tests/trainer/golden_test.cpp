@@ -1,5 +1,5 @@
 /*
- * test_golden.cpp — our Network on the CPU backend against numbers dumped from PyTorch 1.13.
+ * golden_test.cpp — our Network on the CPU backend against numbers dumped from PyTorch 1.13.
  *
  * tests/golden/make_golden.py builds LeNet and a small convnet with batch norm in PyTorch, sets
  * their weights, and records logits, loss, every parameter gradient, the batch-norm running

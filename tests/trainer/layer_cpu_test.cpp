@@ -1,5 +1,5 @@
 /*
- * test_layer_cpu.cpp — each Layer object on the CPU backend against the double references: the
+ * layer_cpu_test.cpp — each Layer object on the CPU backend against the double references: the
  * layer's parameter layout (weight then bias, PyTorch layouts), its shape rules, initial values,
  * and that forward/backward call the right ops with the right pointers.
  */

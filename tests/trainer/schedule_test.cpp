@@ -1,5 +1,5 @@
 /*
- * test_schedule.cpp — every learning-rate schedule against values computed by hand.
+ * schedule_test.cpp — every learning-rate schedule against values computed by hand.
  *
  * Arguments are (epoch, iteration, iterations_per_epoch, total_iterations), 0-based; the expected
  * numbers are written out as arithmetic so a reader can check them without running anything.

@@ -1,5 +1,5 @@
 /*
- * test_train_nan.cpp — a NaN reaching a ReLU stays NaN, as in PyTorch, so the training loop's
+ * train_nan_test.cpp — a NaN reaching a ReLU stays NaN, as in PyTorch, so the training loop's
  * divergence check sees it in the loss instead of a silently zeroed activation.
  *
  * Checked on the CPU backend's op directly (the CUDA twin is in tests/cuda/cuda_ops_test.cpp):

@@ -1,5 +1,5 @@
 /*
- * test_data_readers.cpp — idx and CIFAR-10 readers on small files the test writes, and the real
+ * data_readers_test.cpp — idx and CIFAR-10 readers on small files the test writes, and the real
  * Fashion-MNIST when it is installed.
  *
  * Each corrupt-file test checks that the message names the file and the defect, since that message
