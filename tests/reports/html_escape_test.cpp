@@ -1,8 +1,9 @@
 // Escaping for HTML text and for JSON embedded in <script>.
+#include "reports/html_escape.h"
+
 #include <gtest/gtest.h>
 
 #include "common/json.h"
-#include "reports/html_escape.h"
 
 namespace sweep::reports {
 namespace {

@@ -1,11 +1,12 @@
 // The numbers the report shows: best trial, swept parameters, heatmap cells, downsampling.
+#include "reports/report_model.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
 #include "common/json.h"
-#include "reports/report_model.h"
 #include "tests/reports/synthetic_sweep.h"
 
 namespace sweep::reports {

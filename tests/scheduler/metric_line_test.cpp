@@ -1,10 +1,10 @@
 // The external trainer's metric lines: JSON objects, Python's NaN / Infinity tokens, steps that
 // must be whole numbers in range, and anything else left to the log.
+#include "scheduler/metric_line.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "scheduler/metric_line.h"
 
 namespace sweep::scheduler {
 namespace {

@@ -3,13 +3,14 @@
  * can be wrong (missing, truncated, flipped byte, foreign file, other run), each with a message
  * naming the file.
  */
+#include "trainer/checkpoint.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "common/check.h"
-#include "trainer/checkpoint.h"
 
 namespace sweep::trainer {
 namespace {

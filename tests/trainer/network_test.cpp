@@ -6,6 +6,8 @@
  * small network's gradient is also checked end to end by finite differences of the float loss,
  * with a step and tolerance suited to float.
  */
+#include "trainer/network.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,7 +21,6 @@
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/layers/layer.h"
 #include "trainer/models.h"
-#include "trainer/network.h"
 
 namespace sweep::trainer {
 namespace {

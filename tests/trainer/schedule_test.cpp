@@ -4,6 +4,8 @@
  * Arguments are (epoch, iteration, iterations_per_epoch, total_iterations), 0-based; the expected
  * numbers are written out as arithmetic so a reader can check them without running anything.
  */
+#include "trainer/optim/schedule.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 #include <numbers>
 
 #include "common/check.h"
-#include "trainer/optim/schedule.h"
 
 namespace sweep::trainer {
 namespace {

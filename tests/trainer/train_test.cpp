@@ -6,6 +6,8 @@
  * Weights are compared through checkpoint files (read_checkpoint), the one place where a run's
  * parameters leave the engine; that also exercises the checkpoint path the resume test relies on.
  */
+#include "trainer/train.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,7 +19,6 @@
 
 #include "common/check.h"
 #include "trainer/checkpoint.h"
-#include "trainer/train.h"
 
 namespace sweep::trainer {
 namespace {

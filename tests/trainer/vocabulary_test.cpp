@@ -1,12 +1,13 @@
 // The trainer's vocabulary and layer table: every value has a name, every name reads back as its
 // value, aliases read as the value they stand for, and every layer kind has one row whose
 // arguments are unique and whose defaults are valid values of their own kind.
+#include "trainer/vocabulary.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "trainer/layer_table.h"
-#include "trainer/vocabulary.h"
 
 namespace sweep::trainer {
 namespace {
