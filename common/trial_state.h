@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "common/words.h"
+
 namespace sweep {
 
 enum class TrialState {
@@ -20,34 +22,18 @@ enum class TrialState {
   interrupted,    // Ctrl-C / worker shutdown: has a checkpoint, resumable
 };
 
-constexpr std::string_view to_string(TrialState s) {
-  switch (s) {
-    case TrialState::queued:
-      return "queued";
-    case TrialState::running:
-      return "running";
-    case TrialState::completed:
-      return "completed";
-    case TrialState::failed:
-      return "failed";
-    case TrialState::diverged:
-      return "diverged";
-    case TrialState::stopped_early:
-      return "stopped_early";
-    case TrialState::cancelled:
-      return "cancelled";
-    case TrialState::interrupted:
-      return "interrupted";
-  }
-  return "unknown";
+inline constexpr Word<TrialState> kTrialStateWords[] = {
+    {TrialState::queued, "queued"},       {TrialState::running, "running"},
+    {TrialState::completed, "completed"}, {TrialState::failed, "failed"},
+    {TrialState::diverged, "diverged"},   {TrialState::stopped_early, "stopped_early"},
+    {TrialState::cancelled, "cancelled"}, {TrialState::interrupted, "interrupted"}};
+constexpr Words<TrialState> words_of(TrialState) {
+  return {kTrialStateWords, sizeof kTrialStateWords / sizeof kTrialStateWords[0]};
 }
 
+constexpr std::string_view to_string(TrialState s) { return name_of(s); }
 constexpr std::optional<TrialState> parse_trial_state(std::string_view s) {
-  for (auto st : {TrialState::queued, TrialState::running, TrialState::completed,
-                  TrialState::failed, TrialState::diverged, TrialState::stopped_early,
-                  TrialState::cancelled, TrialState::interrupted})
-    if (to_string(st) == s) return st;
-  return std::nullopt;
+  return parse_word<TrialState>(s);
 }
 
 // Finished for good: never rerun by resume (failed ones only with --retry-failed).

@@ -5,6 +5,7 @@
 #include "scheduler/device.h"
 
 #include <chrono>
+#include <iterator>
 #include <string>
 
 #include "scheduler/executor.h"
@@ -24,20 +25,15 @@ double wall_clock_now() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
-std::string_view to_string(StopKind kind) {
-  switch (kind) {
-    case StopKind::none:
-      return "none";
-    case StopKind::early_stop:
-      return "early_stop";
-    case StopKind::cancel:
-      return "cancel";
-    case StopKind::interrupt:
-      return "interrupt";
-    case StopKind::timeout:
-      return "timeout";
-  }
-  return "unknown";
-}
+namespace {
+constexpr Word<StopKind> kStopKinds[] = {{StopKind::none, "none"},
+                                         {StopKind::early_stop, "early_stop"},
+                                         {StopKind::cancel, "cancel"},
+                                         {StopKind::interrupt, "interrupt"},
+                                         {StopKind::timeout, "timeout"}};
+}  // namespace
+
+Words<StopKind> words_of(StopKind) { return {kStopKinds, std::size(kStopKinds)}; }
+std::string_view to_string(StopKind kind) { return name_of(kind); }
 
 }  // namespace sweep::scheduler

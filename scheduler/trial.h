@@ -28,6 +28,7 @@
 
 #include "common/json.h"
 #include "common/trial_state.h"
+#include "common/words.h"
 #include "scheduler/device.h"
 #include "scheduler/metric_point.h"
 
@@ -60,6 +61,7 @@ enum class StopKind {
   interrupt,   // Ctrl-C / worker shutdown: save a checkpoint, then return (ends `interrupted`)
   timeout,     // TrialSpec::timeout_s elapsed (ends `failed`)
 };
+Words<StopKind> words_of(StopKind);
 std::string_view to_string(StopKind kind);
 
 namespace detail {

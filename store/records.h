@@ -18,16 +18,19 @@
 
 #include "common/json.h"
 #include "common/trial_state.h"
+#include "common/words.h"
 
 namespace sweep {
 
 // ---- sweeps ---------------------------------------------------------------------------------
 
 enum class SweepState { created, running, completed, interrupted, failed, cancelled };
+Words<SweepState> words_of(SweepState);
 std::string_view to_string(SweepState s);
 std::optional<SweepState> parse_sweep_state(std::string_view s);
 
 enum class MetricGoal { maximize, minimize };
+Words<MetricGoal> words_of(MetricGoal);
 std::string_view to_string(MetricGoal g);
 std::optional<MetricGoal> parse_metric_goal(std::string_view s);
 
@@ -127,6 +130,7 @@ struct EventRow {
 // ---- jobs (the background queue) --------------------------------------------------------------
 
 enum class JobState { queued, running, done, failed, cancelled };
+Words<JobState> words_of(JobState);
 std::string_view to_string(JobState s);
 std::optional<JobState> parse_job_state(std::string_view s);
 constexpr bool is_terminal(JobState s) {

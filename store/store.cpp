@@ -6,6 +6,7 @@
  * SQLite call is a genuine I/O or disk problem and surfaces as CallError with its call and line.
  */
 #include <chrono>
+#include <iterator>
 #include <system_error>
 
 #include "common/json.h"
@@ -24,58 +25,34 @@ double utc_now() {
 
 // ---- enum text ------------------------------------------------------------------------------
 
-std::string_view to_string(SweepState s) {
-  switch (s) {
-    case SweepState::created:
-      return "created";
-    case SweepState::running:
-      return "running";
-    case SweepState::completed:
-      return "completed";
-    case SweepState::interrupted:
-      return "interrupted";
-    case SweepState::failed:
-      return "failed";
-    case SweepState::cancelled:
-      return "cancelled";
-  }
-  return "unknown";
-}
+namespace {
+constexpr Word<SweepState> kSweepStates[] = {
+    {SweepState::created, "created"},     {SweepState::running, "running"},
+    {SweepState::completed, "completed"}, {SweepState::interrupted, "interrupted"},
+    {SweepState::failed, "failed"},       {SweepState::cancelled, "cancelled"}};
+constexpr Word<MetricGoal> kGoals[] = {{MetricGoal::maximize, "maximize"},
+                                       {MetricGoal::minimize, "minimize"}};
+constexpr Word<JobState> kJobStates[] = {{JobState::queued, "queued"},
+                                         {JobState::running, "running"},
+                                         {JobState::done, "done"},
+                                         {JobState::failed, "failed"},
+                                         {JobState::cancelled, "cancelled"}};
+}  // namespace
+
+Words<SweepState> words_of(SweepState) { return {kSweepStates, std::size(kSweepStates)}; }
+Words<MetricGoal> words_of(MetricGoal) { return {kGoals, std::size(kGoals)}; }
+Words<JobState> words_of(JobState) { return {kJobStates, std::size(kJobStates)}; }
+
+std::string_view to_string(SweepState s) { return name_of(s); }
 std::optional<SweepState> parse_sweep_state(std::string_view s) {
-  for (auto st : {SweepState::created, SweepState::running, SweepState::completed,
-                  SweepState::interrupted, SweepState::failed, SweepState::cancelled})
-    if (to_string(st) == s) return st;
-  return std::nullopt;
+  return parse_word<SweepState>(s);
 }
-std::string_view to_string(MetricGoal g) {
-  return g == MetricGoal::maximize ? "maximize" : "minimize";
-}
+std::string_view to_string(MetricGoal g) { return name_of(g); }
 std::optional<MetricGoal> parse_metric_goal(std::string_view s) {
-  if (s == "maximize") return MetricGoal::maximize;
-  if (s == "minimize") return MetricGoal::minimize;
-  return std::nullopt;
+  return parse_word<MetricGoal>(s);
 }
-std::string_view to_string(JobState s) {
-  switch (s) {
-    case JobState::queued:
-      return "queued";
-    case JobState::running:
-      return "running";
-    case JobState::done:
-      return "done";
-    case JobState::failed:
-      return "failed";
-    case JobState::cancelled:
-      return "cancelled";
-  }
-  return "unknown";
-}
-std::optional<JobState> parse_job_state(std::string_view s) {
-  for (auto st :
-       {JobState::queued, JobState::running, JobState::done, JobState::failed, JobState::cancelled})
-    if (to_string(st) == s) return st;
-  return std::nullopt;
-}
+std::string_view to_string(JobState s) { return name_of(s); }
+std::optional<JobState> parse_job_state(std::string_view s) { return parse_word<JobState>(s); }
 
 namespace store_detail {
 

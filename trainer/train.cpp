@@ -37,21 +37,16 @@
 
 namespace sweep::trainer {
 
-const char* to_string(RunState s) {
-  switch (s) {
-    case RunState::completed:
-      return "completed";
-    case RunState::early_stopped:
-      return "early_stopped";
-    case RunState::stopped_by_callback:
-      return "stopped_by_callback";
-    case RunState::diverged:
-      return "diverged";
-    case RunState::interrupted:
-      return "interrupted";
-  }
-  return "unknown";
-}
+namespace {
+constexpr Word<RunState> kRunStates[] = {{RunState::completed, "completed"},
+                                         {RunState::early_stopped, "early_stopped"},
+                                         {RunState::stopped_by_callback, "stopped_by_callback"},
+                                         {RunState::diverged, "diverged"},
+                                         {RunState::interrupted, "interrupted"}};
+}  // namespace
+
+Words<RunState> words_of(RunState) { return {kRunStates, std::size(kRunStates)}; }
+const char* to_string(RunState s) { return name_of(s).data(); }  // the table's literals end in NUL
 
 namespace {
 

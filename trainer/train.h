@@ -50,6 +50,7 @@ class TrainCallback {
 };
 
 enum class RunState { completed, early_stopped, stopped_by_callback, diverged, interrupted };
+Words<RunState> words_of(RunState);
 const char* to_string(RunState s);
 
 struct RunControl {

@@ -13,13 +13,16 @@
  */
 #pragma once
 
-#include <cstddef>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
+#include "common/words.h"
 
 namespace sweep::trainer {
+
+using sweep::name_of;
+using sweep::parse_word;
+using sweep::Word;
+using sweep::word_list;
+using sweep::Words;
+using sweep::words_text;
 
 enum class DatasetKind { fashion_mnist, mnist, cifar10, synthetic };
 enum class Validation { test, holdout, none };
@@ -31,25 +34,7 @@ enum class MonitorMetric { val_loss, val_accuracy, train_loss };
 enum class OutputNetwork { best, last };
 enum class Precision { fp32, tf32, bf16 };
 
-// One word of a vocabulary. The first word of a value is its name; later ones are aliases the
-// reader also accepts (cifar-10 for cifar10).
-template <class E>
-struct Word {
-  E value;
-  std::string_view name;
-};
-
-// A table's rows (std::span would do, but this header is also read by nvcc's front end).
-template <class E>
-struct Words {
-  const Word<E>* first;
-  std::size_t count;
-  const Word<E>* begin() const { return first; }
-  const Word<E>* end() const { return first + count; }
-};
-
-// The tables, found by argument type (words_of(OptimizerKind{})), with what each list is called in
-// messages ("optimizer").
+// The tables (common/words.h), found by argument type: name_of(Precision::bf16) == "bf16".
 Words<DatasetKind> words_of(DatasetKind);
 Words<Validation> words_of(Validation);
 Words<ShuffleMode> words_of(ShuffleMode);
@@ -59,40 +44,5 @@ Words<ScheduleType> words_of(ScheduleType);
 Words<MonitorMetric> words_of(MonitorMetric);
 Words<OutputNetwork> words_of(OutputNetwork);
 Words<Precision> words_of(Precision);
-
-// The value's name (its first word).
-template <class E>
-std::string_view name_of(E value) {
-  for (const Word<E>& w : words_of(E{}))
-    if (w.value == value) return w.name;
-  return "";  // a value without a word (Preset::none)
-}
-
-// The value a word names (a name or an alias), or nullopt.
-template <class E>
-std::optional<E> parse_word(std::string_view text) {
-  for (const Word<E>& w : words_of(E{}))
-    if (w.name == text) return w.value;
-  return std::nullopt;
-}
-
-// Every word, names and aliases, in table order (for "one of: ..." messages and suggestions).
-template <class E>
-std::vector<std::string> word_list() {
-  std::vector<std::string> out;
-  for (const Word<E>& w : words_of(E{})) out.emplace_back(w.name);
-  return out;
-}
-
-// The words joined for a message: "sgdm, adam, rmsprop".
-template <class E>
-std::string words_text() {
-  std::string out;
-  for (const Word<E>& w : words_of(E{})) {
-    if (!out.empty()) out += ", ";
-    out += w.name;
-  }
-  return out;
-}
 
 }  // namespace sweep::trainer

@@ -112,16 +112,32 @@ std::map<std::string, std::string> snapshot(const fs::path& dir) {
   return files;
 }
 
+// A fresh directory with the slow sweep's config, and `sweep run` of it started and waited for
+// until a trial trains (trial 0 done, trial 2 reporting).
+struct RunningSweep {
+  fs::path dir, config, db;
+  pid_t pid = -1;
+
+  explicit RunningSweep(const std::string& tag)
+      : dir(fs::temp_directory_path() / ("sweep_" + tag + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    config = write_slow_config(dir);
+    db = dir / "slow" / "sweep.db";
+    pid = spawn_sweep({"run", config.string()}, dir / "run.log");
+  }
+  ~RunningSweep() { fs::remove_all(dir); }
+  bool training() const { return wait_until_training(db); }
+  std::string log() const { return slurp(dir / "run.log"); }
+};
+
 // `sweep resume` while `sweep run` of the same sweep still trains: refused at once, saying who
 // holds the sweep, and nothing is changed (no trial started twice, no "resumed" event).
 TEST(InterruptResume, ResumeWhileTheSweepRunsIsRefused) {
-  const fs::path dir = fs::temp_directory_path() / ("sweep_lock_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path config = write_slow_config(dir);
-  const fs::path db = dir / "slow" / "sweep.db";
-  const pid_t pid = spawn_sweep({"run", config.string()}, dir / "run.log");
-  ASSERT_TRUE(wait_until_training(db)) << slurp(dir / "run.log");
+  const RunningSweep run("lock");
+  const fs::path &dir = run.dir, &config = run.config, &db = run.db;
+  const pid_t pid = run.pid;
+  ASSERT_TRUE(run.training()) << run.log();
 
   const pid_t second = spawn_sweep({"resume", "slow", "--out", dir.string()}, dir / "second.log");
   EXPECT_EQ(wait_exit(second), 1) << slurp(dir / "second.log");
@@ -147,22 +163,18 @@ TEST(InterruptResume, ResumeWhileTheSweepRunsIsRefused) {
   // The lock died with its process: now the resume runs.
   const pid_t resumed = spawn_sweep({"resume", "slow", "--out", dir.string()}, dir / "resume.log");
   EXPECT_EQ(wait_exit(resumed), 0) << slurp(dir / "resume.log");
-  fs::remove_all(dir);
 }
 
 // A sweep directory is relocatable: interrupted, copied elsewhere and resumed there, it writes
 // only into the copy (logs, checkpoints, report), and the original's bytes stay as they were.
 TEST(InterruptResume, ACopiedSweepResumesInItsNewPlace) {
-  const fs::path dir = fs::temp_directory_path() / ("sweep_copy_" + std::to_string(::getpid()));
+  const RunningSweep run("copy");
+  const fs::path& dir = run.dir;
   const fs::path elsewhere = dir / "elsewhere";
-  fs::remove_all(dir);
+  ASSERT_TRUE(run.training()) << run.log();
+  ASSERT_EQ(::kill(run.pid, SIGINT), 0);
+  ASSERT_EQ(wait_exit(run.pid), 130) << run.log();
   fs::create_directories(elsewhere);
-  const fs::path config = write_slow_config(dir);
-  const fs::path db = dir / "slow" / "sweep.db";
-  const pid_t pid = spawn_sweep({"run", config.string()}, dir / "run.log");
-  ASSERT_TRUE(wait_until_training(db)) << slurp(dir / "run.log");
-  ASSERT_EQ(::kill(pid, SIGINT), 0);
-  ASSERT_EQ(wait_exit(pid), 130) << slurp(dir / "run.log");
 
   fs::copy(dir / "slow", elsewhere / "slow", fs::copy_options::recursive);
   const auto original = snapshot(dir / "slow");
@@ -180,59 +192,15 @@ TEST(InterruptResume, ACopiedSweepResumesInItsNewPlace) {
   }
   EXPECT_TRUE(fs::exists(elsewhere / "slow" / "report.html"));
   EXPECT_NE(slurp(dir / "resume.log").find((elsewhere / "slow").string()), std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST(InterruptResume, CtrlCCheckpointsAndResumeFinishesWithoutRetraining) {
-  const fs::path dir = fs::temp_directory_path() / ("sweep_sigint_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  // One trial at a time on one thread: trials 0 and 1 train one short epoch, trials 2 and 3 about
-  // two seconds each, so the Ctrl-C lands while trial 2 trains and trial 3 has not started.
-  const fs::path config = dir / "slow.yaml";
-  std::ofstream(config)
-      << "name: slow\n"
-         "data: {dataset: synthetic, synthetic: {train_size: 2000, test_size: 200}}\n"
-         "model: {preset: mlp, hidden: [128]}\n"
-         "training: {batch_size: 32, log_every: 5}\n"
-         "sweep:\n  parameters:\n"
-         "    training.epochs: {values: [1, 25]}\n"
-         "    training.learning_rate: {values: [0.01, 0.02]}\n"
-         "resources: {cpu_slots: 1, cpu_threads: 1}\n"
-         "output: {dir: "
-      << dir.string() << "}\n";
-  const fs::path db = dir / "slow" / "sweep.db";
-
-  const pid_t pid = spawn_sweep({"run", config.string()}, dir / "run.log");
-  // Wait until trial 0 completed and a later trial has reported metrics, then press Ctrl-C.
-  bool sent = false;
-  std::optional<sweep::Store> watcher;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!sent && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (!fs::exists(db)) continue;
-    try {
-      if (!watcher) watcher.emplace(open_read_only(db));
-      const sweep::Store& store = *watcher;
-      const auto sweep = store.find_sweep("slow");
-      if (!sweep) continue;
-      bool one_completed = false, one_training = false;
-      for (const auto& t : store.trials(sweep->id)) {
-        one_completed = one_completed || t.state == sweep::TrialState::completed;
-        one_training = one_training || (t.state == sweep::TrialState::running && t.number > 0 &&
-                                        !store.trial_metrics(t.id).empty());
-      }
-      if (one_completed && one_training) {
-        ASSERT_EQ(::kill(pid, SIGINT), 0);
-        sent = true;
-      }
-    } catch (const sweep::Error&) {
-      // The database is being created; try again.
-    }
-  }
-  watcher.reset();
-  ASSERT_TRUE(sent) << slurp(dir / "run.log");
-  EXPECT_EQ(wait_exit(pid), 130) << slurp(dir / "run.log");
+  // The Ctrl-C lands while trial 2 trains and trial 3 has not started (write_slow_config).
+  const RunningSweep run("sigint");
+  const fs::path &dir = run.dir, &db = run.db;
+  ASSERT_TRUE(run.training()) << run.log();
+  ASSERT_EQ(::kill(run.pid, SIGINT), 0);
+  EXPECT_EQ(wait_exit(run.pid), 130) << run.log();
   const std::string run_log = slurp(dir / "run.log");
   EXPECT_NE(run_log.find("sweep resume slow"), std::string::npos) << run_log;
 
@@ -279,7 +247,6 @@ TEST(InterruptResume, CtrlCCheckpointsAndResumeFinishesWithoutRetraining) {
     resumed_event = resumed_event || (e.kind == "resumed" && e.trial_id.has_value());
   EXPECT_EQ(resumed_event, !interrupted_running.empty())
       << "no trial continued from its checkpoint";
-  fs::remove_all(dir);
 }
 
 }  // namespace
