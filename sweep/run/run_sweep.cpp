@@ -65,7 +65,10 @@ void print_summary(std::ostream& out, const RunResult& result, const config::Swe
     first = false;
   }
   out << "\n";
-  if (result.interrupted)
+  if (!result.store_failure.empty())
+    out << "stopped: " << result.store_failure << "\nthen continue with  sweep resume "
+        << result.name << (out_dir == "runs" ? "" : " --out " + out_dir) << "\n";
+  else if (result.interrupted)
     out << "interrupted: continue with  sweep resume " << result.name
         << (out_dir == "runs" ? "" : " --out " + out_dir) << "\n";
   if (!result.target_reached_by.empty())
@@ -170,9 +173,12 @@ scheduler::TrialCallbacks watch_target(const config::MetricSpec& metric,
   return callbacks;
 }
 
-// Submits every trial, then polls a few times a second until all have ended: finished trials,
-// the live table, Ctrl-C (the signal handler only counts), a stop from another thread, a store
-// that cannot be written any more, a reached target.
+// Asks for trials as slots free (at most as many in flight as the executor has slots), then polls
+// a few times a second until all have ended: finished trials, the live table, Ctrl-C (the signal
+// handler only counts), a stop from another thread, a store that cannot be written any more, a
+// reached target. A trial never asked for stays queued in the store for `sweep resume`, or is
+// cancelled when the target was reached. The loop asks; what it asks (the next trial of a grid,
+// a random draw, a suggestion from a search that learns) is the planned list's business.
 void run_loop(const Execution& x, PlannedTrials& planned, scheduler::Executor& executor,
               ConsoleProgress& console, const StoreSink& store, RunResult& result) {
   const auto& metric = x.config->sweep.metric;
@@ -183,43 +189,57 @@ void run_loop(const Execution& x, PlannedTrials& planned, scheduler::Executor& e
   std::vector<std::int64_t> trial_ids;
   for (const auto& spec : planned.specs) trial_ids.push_back(spec.id);
   std::vector<scheduler::TrialFuture> futures;
-  for (std::size_t i = 0; i < planned.specs.size(); ++i) {
-    futures.push_back(
-        executor.submit(planned.specs[i], planned.fns[i],
-                        watch_target(metric, executor, trial_ids, planned.specs[i], reached_by)));
-    // Submitted after an earlier trial reached the target: cancel it too.
-    if (reached_by.load() >= 0) futures.back().cancel();
-  }
-  bool interrupt_sent = false, target_handled = false;
-  std::size_t done = 0;
+  const std::size_t capacity = executor.slots().size();
+  std::size_t next = 0, done = 0;
+  bool stop_asking = false, interrupt_sent = false, target_handled = false;
+  auto ask = [&] {
+    while (!stop_asking && next < planned.specs.size() && futures.size() - done < capacity) {
+      futures.push_back(executor.submit(
+          planned.specs[next], planned.fns[next],
+          watch_target(metric, executor, trial_ids, planned.specs[next], reached_by)));
+      ++next;
+    }
+  };
+  auto interrupt = [&](const std::string& note, const std::string& reason) {
+    stop_asking = true;
+    if (interrupt_sent) return;
+    interrupt_sent = true;
+    console.note(note);
+    executor.interrupt(reason);
+  };
+  ask();
   while (done < futures.size()) {
     if (scheduler::fetch_next(futures, std::chrono::milliseconds(250))) ++done;
-    if (sigint && SigintGuard::count() > 0 && !interrupt_sent) {
-      interrupt_sent = true;
-      console.note(
-          "Ctrl-C: stopping; running trials save a checkpoint (Ctrl-C again quits at once)");
-      executor.interrupt("interrupted by Ctrl-C");
-    }
-    if (const std::string broken = store.failure(); !broken.empty() && !interrupt_sent) {
-      interrupt_sent = true;
-      console.note("the sweep database cannot be written, so no further trial starts: " + broken);
-      executor.interrupt("the sweep database cannot be written");
-    }
-    if (x.options.stop && x.options.stop->load() && !interrupt_sent) {
-      interrupt_sent = true;
-      console.note(x.options.stop_reason + ": running trials save a checkpoint and stop");
-      executor.interrupt(x.options.stop_reason);
-    }
+    if (sigint && SigintGuard::count() > 0)
+      interrupt("Ctrl-C: stopping; running trials save a checkpoint (Ctrl-C again quits at once)",
+                "interrupted by Ctrl-C");
+    if (const std::string broken = store.failure(); !broken.empty())
+      interrupt("the sweep database cannot be written, so no further trial starts: " + broken,
+                "the sweep database cannot be written");
+    if (x.options.stop && x.options.stop->load())
+      interrupt(x.options.stop_reason + ": running trials save a checkpoint and stop",
+                x.options.stop_reason);
     if (reached_by.load() >= 0 && !target_handled) {
       target_handled = true;
+      stop_asking = true;
       result.target_reached_by = "trial " + std::to_string(reached_by.load());
       console.note("target " + metric.name + " reached by " + result.target_reached_by +
                    ": the other trials are cancelled");
     }
+    ask();
     console.redraw();
   }
   console.clear();
   result.interrupted = executor.interrupted();
+  result.store_failure = store.failure();
+  if (target_handled) {
+    const std::string reason = "target " + metric.name + " reached by " + result.target_reached_by;
+    for (std::size_t i = next; i < planned.specs.size(); ++i) {
+      TrialUpdate update;
+      update.stop_reason = reason;
+      x.store.set_trial_state(planned.specs[i].id, TrialState::cancelled, update);
+    }
+  }
 }
 
 RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool resume) {
@@ -280,6 +300,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
 }  // namespace
 
 int RunResult::exit_code() const {
+  if (!store_failure.empty()) return 1;
   if (interrupted) return 130;
   if (auto it = states.find(TrialState::failed); it != states.end() && it->second > 0) return 1;
   return 0;

@@ -59,8 +59,9 @@ struct RunResult {
   int trials_run = 0;  // by this call
   bool interrupted = false;
   std::string target_reached_by;  // "trial 3" when metric.target stopped it
+  std::string store_failure;      // why the store could not be written, when that stopped it
 
-  // 130 interrupted, 1 some trial failed, else 0.
+  // 1 the store could not be written or some trial failed, 130 interrupted, else 0.
   int exit_code() const;
 };
 
