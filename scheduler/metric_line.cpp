@@ -9,6 +9,7 @@
  */
 #include "scheduler/metric_line.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -19,6 +20,34 @@
 namespace sweep::scheduler {
 
 namespace {
+
+// The value of a JSON number too large or too small for a double (from_chars reports both the
+// same way): ±infinity for 1e999, as JSON readers give, and ±0 for 1e-999 (a tiny learning rate
+// must not read as an infinite one). Out of range means a decimal exponent past about +308 or
+// below about -323, so the sign of the exponent of the first significant digit decides.
+double out_of_range(std::string_view number) {
+  const bool negative = !number.empty() && number.front() == '-';
+  const std::size_t e = number.find_first_of("eE");
+  const std::string_view mantissa = number.substr(0, e);
+  std::int64_t exponent = 0;  // saturates: any exponent past 10^12 is out of range the same way
+  if (e != std::string_view::npos) {
+    std::size_t i = e + 1;
+    const bool minus = i < number.size() && number[i] == '-';
+    if (i < number.size() && (number[i] == '-' || number[i] == '+')) ++i;
+    for (; i < number.size(); ++i)
+      exponent = std::min<std::int64_t>(exponent * 10 + (number[i] - '0'), 1'000'000'000'000);
+    if (minus) exponent = -exponent;
+  }
+  // Where the first significant digit sits: its power of ten is `exponent + place`.
+  const std::size_t point = std::min(mantissa.find('.'), mantissa.size());
+  const std::size_t first = mantissa.find_first_of("123456789");
+  std::int64_t place = 0;
+  if (first != std::string_view::npos)
+    place = first < point ? static_cast<std::int64_t>(point - first - 1)
+                          : -static_cast<std::int64_t>(first - point);
+  const double magnitude = exponent + place > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+  return negative ? -magnitude : magnitude;
+}
 
 class Reader {
  public:
@@ -124,10 +153,7 @@ class Reader {
     double value = 0;
     const auto [end, ec] = std::from_chars(s_.data() + start, s_.data() + i_, value);
     if (end != s_.data() + i_) return fail_at(start);
-    // Out of range (1e999): from_chars leaves `value`; JSON readers give infinity.
-    if (ec == std::errc::result_out_of_range)
-      value = s_[start] == '-' ? -std::numeric_limits<double>::infinity()
-                               : std::numeric_limits<double>::infinity();
+    if (ec == std::errc::result_out_of_range) value = out_of_range(s_.substr(start, i_ - start));
     return value;
   }
 
@@ -224,7 +250,8 @@ MetricLine parse_metric_line(std::string_view line) {
   Reader r(line);
   r.skip_space();
   if (!r.eat('{')) return not_metric;
-  std::unordered_map<std::string, std::size_t> index;  // name → position in out.values
+  std::unordered_map<std::string, std::size_t> index;                 // name → position in staged
+  std::vector<std::pair<std::string, std::optional<double>>> staged;  // every member, by name
   std::optional<double> step, epoch;
   bool step_given = false, epoch_given = false;
   r.skip_space();
@@ -241,13 +268,14 @@ MetricLine parse_metric_line(std::string_view line) {
       if (name == "step" || name == "epoch") {
         (name == "step" ? step_given : epoch_given) = true;
         (name == "step" ? step : epoch) = number;
-      } else if (number) {
-        // A repeated name keeps its first place and its last value, as JSON readers do.
-        const auto [it, added] = index.emplace(name, out.values.size());
+      } else {
+        // A repeated name keeps its first place and its last value, as JSON readers do; when
+        // that last value is not a number ({"lr": 1, "lr": null}), the name is no metric.
+        const auto [it, added] = index.emplace(name, staged.size());
         if (added)
-          out.values.emplace_back(std::move(name), *number);
+          staged.emplace_back(std::move(name), number);
         else
-          out.values[it->second].second = *number;
+          staged[it->second].second = number;
       }
       r.skip_space();
       if (r.eat(',')) continue;
@@ -257,6 +285,8 @@ MetricLine parse_metric_line(std::string_view line) {
   }
   r.skip_space();
   if (!r.at_end()) return not_metric;
+  for (auto& [name, value] : staged)
+    if (value) out.values.emplace_back(std::move(name), *value);
   if (out.values.empty()) return not_metric;  // {"step": 3} or {"note": "x"}: nothing to record
 
   if (step_given) {

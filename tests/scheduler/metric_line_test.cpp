@@ -90,5 +90,36 @@ TEST(MetricLine, HugeAndDeepInputsAreFine) {
   EXPECT_EQ(parse_metric_line(R"({"a": 1e999})").values[0].second, INFINITY);
 }
 
+// Found by fuzzing: a repeated name whose last value is not a number kept its earlier number.
+TEST(MetricLine, ARepeatedNameTakesItsLastValueEvenWhenThatIsNotANumber) {
+  const MetricLine m =
+      parse_metric_line(R"({"lr": 1e-3, "loss": 2, "lr": null, "acc": 1, "acc": 3})");
+  ASSERT_TRUE(m.is_metric_line);
+  ASSERT_EQ(m.values.size(), 2u);
+  EXPECT_EQ(m.values[0], (std::pair<std::string, double>("loss", 2)));
+  EXPECT_EQ(m.values[1], (std::pair<std::string, double>("acc", 3)));
+  EXPECT_FALSE(parse_metric_line(R"({"lr": 1, "lr": "x"})").is_metric_line);
+}
+
+// Found by fuzzing (tests/fuzz/regressions/metric_line): a number too small for a double read as
+// infinity, so a tiny value would have looked like a divergence. Too small is ±0, too large ±inf,
+// wherever the digits and the point sit.
+TEST(MetricLine, OutOfRangeNumbersUnderflowToZeroAndOverflowToInfinity) {
+  const auto value = [](const std::string& number) {
+    const MetricLine m = parse_metric_line("{\"a\": " + number + "}");
+    EXPECT_TRUE(m.is_metric_line) << number;
+    return m.values.empty() ? NAN : m.values[0].second;
+  };
+  EXPECT_EQ(value("1e-320891234567890"), 0.0);
+  EXPECT_EQ(value("1e-400"), 0.0);
+  EXPECT_TRUE(std::signbit(value("-1e-400")));
+  EXPECT_EQ(value("0.000000001e-320"), 0.0);
+  EXPECT_EQ(value("1" + std::string(400, '0') + "e-5"), INFINITY);
+  EXPECT_EQ(value("123.5e400"), INFINITY);
+  EXPECT_EQ(value("-1e99999999999999999999"), -INFINITY);
+  EXPECT_EQ(value("0." + std::string(400, '0') + "1e-80"), 0.0);
+  EXPECT_EQ(value("4.9e-324"), 4.9e-324);  // the smallest denormal is in range
+}
+
 }  // namespace
 }  // namespace sweep::scheduler

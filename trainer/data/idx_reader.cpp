@@ -7,7 +7,9 @@
  */
 #include "trainer/data/idx_reader.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "common/check.h"
 #include "trainer/data/file_bytes.h"
@@ -43,12 +45,24 @@ std::vector<std::uint32_t> parse_header(const std::vector<std::uint8_t>& bytes,
     throw Error(path + ": truncated (expected " + std::to_string(header) +
                 " bytes of header, got " + std::to_string(bytes.size()) + ")");
   std::vector<std::uint32_t> dims(static_cast<std::size_t>(ndims));
+  for (int i = 0; i < ndims; ++i) dims[std::size_t(i)] = be32(bytes.data() + 4 + 4 * i);
+  // The payload is the product of the sizes. Sizes near 2^32 multiply past 2^64, and a product
+  // that wrapped around would pass the size check: such a header is reported as it is written.
   std::size_t payload = 1;
-  for (int i = 0; i < ndims; ++i) {
-    dims[std::size_t(i)] = be32(bytes.data() + 4 + 4 * i);
-    payload *= dims[std::size_t(i)];
+  bool wrapped = false;
+  if (std::find(dims.begin(), dims.end(), 0u) != dims.end())
+    payload = 0;
+  else
+    for (const std::uint32_t dim : dims)
+      wrapped = __builtin_mul_overflow(payload, std::size_t(dim), &payload) || wrapped;
+  if (wrapped) {
+    std::string sizes;
+    for (const std::uint32_t dim : dims)
+      sizes += (sizes.empty() ? "" : " x ") + std::to_string(dim);
+    throw Error(path + ": truncated (expected " + sizes + " bytes after the header, got " +
+                std::to_string(bytes.size() - header) + ")");
   }
-  if (bytes.size() < header + payload)
+  if (bytes.size() - header < payload)
     throw Error(path + ": truncated (expected " + std::to_string(header + payload) +
                 " bytes, got " + std::to_string(bytes.size()) + ")");
   return dims;
@@ -64,7 +78,9 @@ Dataset read_idx_pair(const std::string& images_path, const std::string& labels_
   if (idims[0] != ldims[0])
     throw Error(images_path + " holds " + std::to_string(idims[0]) + " images but " + labels_path +
                 " holds " + std::to_string(ldims[0]) + " labels");
-  if (idims[1] == 0 || idims[2] == 0)
+  // The engine holds an image's shape in ints: its pixel count must fit one.
+  if (idims[1] == 0 || idims[2] == 0 ||
+      std::uint64_t(idims[1]) * idims[2] > std::uint64_t(std::numeric_limits<int>::max()))
     throw Error(images_path + ": images of size " + std::to_string(idims[1]) + "x" +
                 std::to_string(idims[2]));
 
@@ -75,7 +91,8 @@ Dataset read_idx_pair(const std::string& images_path, const std::string& labels_
   d.w = static_cast<int>(idims[2]);
   d.classes = classes;
   const std::size_t n = idims[0];
-  d.images.assign(img.begin() + 16, img.begin() + 16 + static_cast<std::ptrdiff_t>(n * d.h * d.w));
+  d.images.assign(img.begin() + 16,
+                  img.begin() + 16 + static_cast<std::ptrdiff_t>(n * std::size_t(d.h) * d.w));
   d.labels.assign(lab.begin() + 8, lab.begin() + 8 + static_cast<std::ptrdiff_t>(n));
   for (std::size_t i = 0; i < n; ++i)
     if (d.labels[i] >= classes)

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""make_corpus.py — writes the generated seeds of tests/fuzz/corpus/ (idx/ and cifar/).
+
+Tiny valid files of each reader's format, raw and gzip (one member and concatenated members),
+plus a few near-misses (a label out of range, a truncated gzip stream, counts that differ) for the
+fuzzer to start from. The config seeds are YAML files kept by hand (config/). Deterministic:
+run it again and the files come out byte for byte the same.
+
+  python3 tests/fuzz/make_corpus.py
+"""
+import gzip
+import os
+import random
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = random.Random(1)
+
+
+def gz(data):
+    return gzip.compress(data, mtime=0)
+
+
+def idx_images(n, h, w, pixels=None):
+    pixels = pixels if pixels is not None else bytes((i * 7) % 256 for i in range(n * h * w))
+    return struct.pack(">IIII", 0x803, n, h, w) + pixels
+
+
+def idx_labels(labels):
+    return struct.pack(">II", 0x801, len(labels)) + bytes(labels)
+
+
+def idx_input(images, labels):
+    """The fuzz_idx input: 2-byte big-endian images length, images file, labels file."""
+    return struct.pack(">H", len(images)) + images + labels
+
+
+def cifar_records(labels):
+    out = b""
+    for k, label in enumerate(labels):
+        out += bytes([label]) + bytes((i + 31 * k) % 256 for i in range(3072))
+    return out
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+three = idx_images(3, 4, 4)
+three_labels = idx_labels([0, 9, 5])
+write("idx", "raw-3x4x4", idx_input(three, three_labels))
+write("idx", "gzip-images", idx_input(gz(three), three_labels))
+write("idx", "gzip-labels", idx_input(three, gz(three_labels)))
+write("idx", "gzip-both", idx_input(gz(three), gz(three_labels)))
+write("idx", "gzip-two-members", idx_input(gz(three[:10]) + gz(three[10:]), three_labels))
+write("idx", "mnist-shape-28x28",
+      idx_input(idx_images(1, 28, 28, bytes(rng.randrange(256) for _ in range(784))),
+                idx_labels([7])))
+write("idx", "no-images", idx_input(idx_images(0, 1, 1), idx_labels([])))
+write("idx", "trailing-bytes", idx_input(three + b"\0" * 5, three_labels + b"xyz"))
+write("idx", "label-out-of-range", idx_input(three, idx_labels([0, 10, 1])))
+write("idx", "counts-differ", idx_input(three, idx_labels([0, 1])))
+write("idx", "gzip-truncated", idx_input(gz(three)[:-6], three_labels))
+write("idx", "header-only", idx_input(three[:16], three_labels))
+
+write("cifar", "raw-1-record", cifar_records([3]))
+write("cifar", "raw-2-records", cifar_records([0, 9]))
+write("cifar", "gzip-3-records", gz(cifar_records([1, 2, 3])))
+write("cifar", "gzip-two-members", gz(cifar_records([4])) + gz(cifar_records([5, 6])))
+write("cifar", "label-out-of-range", cifar_records([10]))
+write("cifar", "truncated-record", cifar_records([2])[:-1])
+write("cifar", "gzip-truncated", gz(cifar_records([7, 8]))[:-4])
+write("cifar", "empty", b"")
