@@ -121,6 +121,10 @@ struct TrainConfig {
   ModelSpec model;
   TrainingSpec training;
   DeviceSpec device;
+  // Data parallel: one replica per entry (each a full copy of the model on its device, taking its
+  // share of every global batch, gradients summed across replicas after backward). Empty: one
+  // replica on `device`. Filled by whoever places the trial (sweep/run from its slots).
+  std::vector<DeviceSpec> replicas;
   bool operator==(const TrainConfig&) const = default;
 };
 
