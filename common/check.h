@@ -139,6 +139,14 @@ constexpr const char* short_file(const char* path) {
                                 cublasGetStatusString(sweep_s_));               \
   } while (0)
 
+#define SWEEP_CHECK_NCCL(call)                                                  \
+  do {                                                                          \
+    ncclResult_t sweep_n_ = (call);                                             \
+    if (sweep_n_ != ncclSuccess)                                                \
+      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__, \
+                                ncclGetErrorString(sweep_n_));                  \
+  } while (0)
+
 #define SWEEP_CHECK_SQLITE(db, call)                                                   \
   do {                                                                                 \
     int sweep_rc_ = (call);                                                            \

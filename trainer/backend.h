@@ -89,7 +89,8 @@ struct OptimizerStep {
 // labels, normalise ((u8 / 255 - mean[c]) / std[c]) and augment, per sample i of the batch drawn
 // from hash(seed, step, i): horizontal flip with probability 1/2 when `flip`, then a shift by
 // (dy, dx) uniform in [-max_shift, max_shift] with zeros coming in (covers random translation and
-// random crop with padding). max_shift = 0 and flip = false: a plain normalised copy.
+// random crop with padding); i counts from first_sample. max_shift = 0 and flip = false: a plain
+// normalised copy.
 struct GatherDesc {
   int batch, c, h, w;
   const std::uint8_t* images;   // (N, C, H, W) on the backend
@@ -99,6 +100,9 @@ struct GatherDesc {
   bool flip = false;
   int max_shift = 0;
   std::uint64_t seed = 0, step = 0;
+  // The position of this gather's first sample in its whole batch: augmentation draws for sample
+  // first_sample + i, so a replica gathering its share of a batch draws what one device would.
+  int first_sample = 0;
 };
 
 class Backend {
@@ -159,11 +163,17 @@ class Backend {
                                std::uint64_t seed, std::uint64_t counter) = 0;
   virtual void mul(const float* a, const float* b, float* y, std::size_t n) = 0;  // y = a * b
 
-  // ---- loss. logits (n, classes), labels (n). Mean softmax cross-entropy over the batch.
-  // Writes dlogits = (softmax - onehot) / n unless null, and ADDS to stats (on the backend):
-  // stats[0] += sum of per-sample losses, stats[1] += number of correct argmax predictions.
+  // ---- loss. logits (n, classes), labels (n). Mean softmax cross-entropy over `mean_over`
+  // samples (n, unless these n are one replica's share of a larger batch: then the whole batch's
+  // size, so that the replicas' gradients sum to the whole batch's). Writes dlogits = (softmax -
+  // onehot) / mean_over unless null, and ADDS to stats (on the backend): stats[0] += sum of
+  // per-sample losses, stats[1] += number of correct argmax predictions.
   virtual void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n,
-                                     int classes, float* dlogits, double* stats) = 0;
+                                     int classes, float* dlogits, double* stats, int mean_over) = 0;
+  void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n, int classes,
+                             float* dlogits, double* stats) {
+    softmax_cross_entropy(logits, labels, n, classes, dlogits, stats, n);
+  }
   // pred[i] = argmax over classes of logits (first maximum).
   virtual void argmax(const float* logits, int n, int classes, std::int32_t* pred) = 0;
 

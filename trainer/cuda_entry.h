@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "trainer/backend.h"
 
@@ -18,5 +19,9 @@ namespace sweep::trainer {
 std::unique_ptr<Backend> make_cuda_backend(const DeviceSpec& spec);
 // Number of visible CUDA devices; 0 when the driver reports none (never throws).
 int cuda_device_count_impl();
+
+class Communicator;  // trainer/parallel/communicator.h
+// NCCL over CUDA backends on distinct GPUs of this machine (only in builds with SWEEP_HAVE_NCCL).
+std::unique_ptr<Communicator> make_nccl_communicator(const std::vector<Backend*>& backends);
 
 }  // namespace sweep::trainer

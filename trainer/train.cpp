@@ -34,6 +34,7 @@
 #include "trainer/network.h"
 #include "trainer/optim/optimizer.h"
 #include "trainer/optim/schedule.h"
+#include "trainer/parallel/replica_set.h"
 
 namespace sweep::trainer {
 
@@ -61,12 +62,10 @@ void check_training_spec(const TrainingSpec& t) {
   if (t.checkpoint.every_epochs < 0) throw Error("training.checkpoint.every_epochs must be >= 0");
 }
 
-// The backend a run trains on: the device the caller chose, with the config's precision (the one
-// place a user sets it: training.precision; DeviceSpec::precision is the backend's parameter).
-DeviceSpec backend_spec(const TrainConfig& cfg) {
-  DeviceSpec spec = cfg.device;
-  spec.precision = cfg.training.precision;
-  return spec;
+// The devices a run trains on: one replica per entry (the config's precision is applied to each
+// backend by the replica set: training.precision is the one place a user sets it).
+std::vector<DeviceSpec> replica_devices(const TrainConfig& cfg) {
+  return cfg.replicas.empty() ? std::vector<DeviceSpec>{cfg.device} : cfg.replicas;
 }
 
 // Dropout draws a new mask from a counter each step, which a replayed graph cannot vary.
@@ -87,36 +86,19 @@ class Run {
         monitor_(t_.early_stopping.monitor, t_.early_stopping.min_delta,
                  t_.early_stopping.patience),
         schedule_(t_.schedule, t_.learning_rate),
-        shuffle_(cfg.data.shuffle),
-        backend_(make_backend(backend_spec(cfg))),
         data_(load_data(cfg.data, t_.seed)),
-        net_(*backend_, cfg.model, Shape{data_.train.c, data_.train.h, data_.train.w},
-             data_.train.classes, t_.batch_size, t_.seed),
-        opt_(*backend_, t_, net_.param_count()),
-        train_src_(*backend_, data_.train, data_.norm, t_.batch_size, shuffle_, t_.seed,
-                   cfg.data.augment, true),
-        ipe_(train_src_.batches_per_epoch()),
+        reps_(replica_devices(cfg), cfg, data_),
+        backend_(&reps_.backend()),
+        net_(reps_.net()),
+        opt_(reps_.optimizer()),
+        ipe_(reps_.batches_per_epoch()),
         total_iters_(ipe_ * t_.epochs) {
-    // Algorithm timing (cuDNN Find) for the full batch only: the partial batches at epoch ends
-    // and after validation run once an epoch and are not worth milliseconds of timing each.
-    backend_->tune_for_batch(t_.batch_size);
     if (monitor_.needs_validation() && data_.validation.empty() && monitor_.patience() > 0)
       throw Error("training.early_stopping.monitor is " + monitor_.name() +
                   " but data.validation is none: monitor train_loss or add a validation set");
-    if (!data_.validation.empty())
-      eval_.emplace(*backend_, data_.validation, data_.norm, t_.batch_size);
-    const std::size_t in = std::size_t(t_.batch_size) * std::size_t(data_.train.image_bytes());
-    x_ = DeviceBuffer(*backend_, in * sizeof(float));
-    y_ = DeviceBuffer(*backend_, std::size_t(t_.batch_size) * sizeof(std::int32_t));
-    dlogits_ =
-        DeviceBuffer(*backend_, std::size_t(t_.batch_size) * data_.train.classes * sizeof(float));
-    stats_ =
-        DeviceBuffer(*backend_, 3 * sizeof(double));  // loss sum, correct, weights' sum of squares
-    zero_stats();
-    net_.set_dropout_seed(t_.seed);
-    if (backend_->can_capture() && !has_dropout(net_)) graph_.allow();
-    keep_best_ =
-        t_.output_network == OutputNetwork::best && (!monitor_.needs_validation() || eval_);
+    if (reps_.can_capture() && !has_dropout(net_)) graph_.allow();
+    keep_best_ = t_.output_network == OutputNetwork::best &&
+                 (!monitor_.needs_validation() || reps_.has_validation());
     if (keep_best_) {
       best_params_ = DeviceBuffer(*backend_, net_.param_count() * sizeof(float));
       best_state_ = DeviceBuffer(*backend_, net_.state_count() * sizeof(float));
@@ -133,7 +115,7 @@ class Run {
 
     std::optional<RunState> ended;
     while (!ended && st_.epoch < t_.epochs) {
-      train_src_.begin_epoch(st_.epoch);
+      reps_.begin_epoch(st_.epoch);
       while (!ended && st_.batch_in_epoch < ipe_) ended = step();
       if (!ended) {
         ++st_.epoch;
@@ -149,7 +131,7 @@ class Run {
     if (control_.interrupt && control_.interrupt->load()) return interrupt();
     const double lr = schedule_.at(st_.epoch, st_.iteration, ipe_, total_iters_);
     const OptimizerStep opt = opt_.next_step(lr);
-    const int b = train_src_.batch_size_at(st_.batch_in_epoch);
+    const int b = reps_.batch_size_at(st_.batch_in_epoch);
     if (b == t_.batch_size && graph_.wants_graph()) {
       run_full_batch(opt);
     } else {
@@ -203,16 +185,10 @@ class Run {
     return std::nullopt;
   }
 
-  // The step's device work, launched op by op: gather, forward, loss, backward, update.
+  // The step's device work, launched op by op on every replica: gather, forward, loss, backward,
+  // (the gradients' sum across replicas), update.
   void run_eager(const OptimizerStep& opt) {
-    const int b = train_src_.gather(st_.batch_in_epoch, std::uint64_t(st_.iteration), true, x_.f(),
-                                    y_.as<std::int32_t>());
-    net_.set_step(std::uint64_t(st_.iteration));
-    const float* logits = net_.forward(x_.f(), b, true);
-    backend_->softmax_cross_entropy(logits, y_.as<std::int32_t>(), b, net_.classes(), dlogits_.f(),
-                                    stats_.as<double>());
-    net_.backward(dlogits_.f(), b);
-    opt_.launch(opt, net_.params(), net_.grads());
+    reps_.step(st_.batch_in_epoch, std::uint64_t(st_.iteration), opt);
   }
 
   // A full batch once an eager one has been seen: the step is recorded once (the recorded ops do
@@ -222,19 +198,19 @@ class Run {
   void run_full_batch(const OptimizerStep& opt) {
     if (!graph_.captured()) {
       try {
-        backend_->begin_capture();
+        reps_.begin_capture();
         run_eager(opt);
-        backend_->end_capture();
+        reps_.end_capture();
         graph_.captured_at(st_.batch_in_epoch);
       } catch (const std::exception&) {
-        backend_->drop_graph();
+        reps_.drop_graph();
         graph_.failed();
         run_eager(opt);
         return;
       }
     }
-    backend_->replay(opt, std::uint64_t(st_.iteration),
-                     (st_.batch_in_epoch - graph_.captured_batch()) * t_.batch_size);
+    reps_.replay(opt, std::uint64_t(st_.iteration),
+                 (st_.batch_in_epoch - graph_.captured_batch()) * t_.batch_size);
   }
 
   // Validation (when there is a validation set) and the monitor's bookkeeping.
@@ -250,8 +226,8 @@ class Run {
     v.train_accuracy = st_.since_validation.accuracy();
     v.learning_rate = lr;
     st_.since_validation.clear();
-    if (eval_) {
-      const EvalResult r = eval_->run(net_, x_.f(), false);
+    if (reps_.has_validation()) {
+      const EvalResult r = reps_.evaluate(false);
       v.val_loss = r.loss;
       v.val_accuracy = r.accuracy;
       if (!std::isfinite(r.loss)) return diverge("validation loss");
@@ -265,7 +241,7 @@ class Run {
         v.elapsed_seconds > 0 ? double(st_.images_trained) / v.elapsed_seconds : 0;
 
     std::optional<RunState> stop;
-    if (eval_ || !monitor_.needs_validation()) {
+    if (reps_.has_validation() || !monitor_.needs_validation()) {
       const double value = monitor_.pick(v.val_loss, v.val_accuracy, v.train_loss);
       if (monitor_.improves(value, st_.has_best, st_.best_metric)) {
         st_.has_best = true;
@@ -289,7 +265,7 @@ class Run {
     }
     // Without a validation set there is nothing to report as val_*: the callback is not called
     // (a 0 loss would read as a perfect model), but a train_loss monitor still works.
-    if (eval_ && !cb_.on_validation(v)) return stop_by_callback(epoch);
+    if (reps_.has_validation() && !cb_.on_validation(v)) return stop_by_callback(epoch);
     return stop;
   }
 
@@ -299,21 +275,13 @@ class Run {
   // diverged all the same.
   void drain_stats() {
     if (pending_images_ == 0) return;
-    backend_->sum_squares(net_.params(), net_.param_count(), stats_.as<double>() + 2);
-    double sums[3];
-    backend_->copy_to_host(sums, stats_.as<void>(), sizeof sums);
-    zero_stats();
+    const std::array<double, 3> sums = reps_.take_stats();
     weights_finite_ = std::isfinite(sums[2]);
     const double n = double(pending_images_);
     st_.since_log.add(sums[0], sums[1], n);
     st_.since_validation.add(sums[0], sums[1], n);
     st_.this_epoch.add(sums[0], sums[1], n);
     pending_images_ = 0;
-  }
-
-  void zero_stats() {
-    const double zeros[3] = {0, 0, 0};
-    backend_->copy_to_device(stats_.as<void>(), zeros, sizeof zeros);
   }
 
   double elapsed() const {
@@ -353,8 +321,7 @@ class Run {
     d.loop = st_;
     // The device's running sums travel as they are (LoopState::pending says why).
     if (pending_images_ > 0) {
-      double sums[2];
-      backend_->copy_to_host(sums, stats_.as<void>(), sizeof sums);
+      const std::array<double, 2> sums = reps_.peek_stats();
       d.loop.pending = {sums[0], sums[1], double(pending_images_)};
     }
     if (d.loop.batch_in_epoch == ipe_) {  // at an epoch's end: the next step starts the next epoch
@@ -382,15 +349,11 @@ class Run {
     st_ = d.loop;
     st_.pending.clear();
     if (d.loop.pending.count > 0) {
-      const double sums[3] = {d.loop.pending.loss_sum, d.loop.pending.correct, 0};
-      backend_->copy_to_device(stats_.as<void>(), sums, sizeof sums);
+      reps_.put_stats(d.loop.pending.loss_sum, d.loop.pending.correct);
       pending_images_ = static_cast<std::int64_t>(d.loop.pending.count);
     }
     opt_.set_steps_taken(d.loop.optimizer_steps);
-    to_device(net_.params(), d.params);
-    to_device(net_.state(), d.state);
-    to_device(opt_.state1(), d.optimizer_state1);
-    to_device(opt_.state2(), d.optimizer_state2);
+    reps_.load(d.params, d.state, d.optimizer_state1, d.optimizer_state2);
     if (keep_best_ && !d.best_params.empty()) {
       to_device(best_params_.f(), d.best_params);
       to_device(best_state_.f(), d.best_state);
@@ -409,7 +372,7 @@ class Run {
   TrainResult finish(RunState state) {
     TrainResult r;
     r.state = state;
-    r.device = backend_->name();
+    r.device = reps_.device_name();
     r.classes = net_.classes();
     r.iterations = st_.iteration;
     r.epochs_completed = st_.epochs_completed;
@@ -432,9 +395,10 @@ class Run {
     if (use_best) {
       backend_->copy(net_.params(), best_params_.as<void>(), best_params_.bytes());
       if (best_state_) backend_->copy(net_.state(), best_state_.as<void>(), best_state_.bytes());
+      reps_.sync_from_first();
     }
-    if (eval_) {
-      const EvalResult e = eval_->run(net_, x_.f(), true);
+    if (reps_.has_validation()) {
+      const EvalResult e = reps_.evaluate(true);
       r.final_val_loss = e.loss;
       r.final_val_accuracy = e.accuracy;
       r.confusion = e.confusion;
@@ -448,15 +412,13 @@ class Run {
   const RunControl& control_;
   Monitor monitor_;
   LearningRateSchedule schedule_;
-  ShuffleMode shuffle_;
-  std::unique_ptr<Backend> backend_;
   LoadedData data_;
-  Network net_;
-  Optimizer opt_;
-  BatchSource train_src_;
+  ReplicaSet reps_;
+  Backend* backend_;  // the first replica's: weights, statistics and checkpoints are read there
+  Network& net_;
+  Optimizer& opt_;
   std::int64_t ipe_, total_iters_;
-  std::optional<Evaluator> eval_;
-  DeviceBuffer x_, y_, dlogits_, stats_, best_params_, best_state_;
+  DeviceBuffer best_params_, best_state_;
   bool keep_best_ = false;
 
   StepGraph graph_;

@@ -213,7 +213,9 @@ TEST(InterruptResume, CtrlCCheckpointsAndResumeFinishesWithoutRetraining) {
     for (const auto& t : store.trials(sweep->id)) {
       if (t.state == sweep::TrialState::completed) completed_before.push_back(t.number);
       // A trial never started is still queued: it was not interrupted, it never ran.
-      if (t.attempts == 0) EXPECT_EQ(t.state, sweep::TrialState::queued) << "trial " << t.number;
+      if (t.attempts == 0) {
+        EXPECT_EQ(t.state, sweep::TrialState::queued) << "trial " << t.number;
+      }
       if (t.state == sweep::TrialState::interrupted && t.attempts == 1) {
         interrupted_running.push_back(t.number);
         EXPECT_TRUE(fs::exists(db.parent_path() / t.checkpoint_path))

@@ -297,7 +297,7 @@ inline void gather_batch(const GatherDesc& d, double* x, std::int32_t* labels) {
   for (int i = 0; i < d.batch; ++i) {
     const std::size_t row = std::size_t(d.indices[i]);
     labels[i] = d.labels[row];
-    const AugmentDraw a = augment_draw(d.seed, d.step, i, d.flip, d.max_shift);
+    const AugmentDraw a = augment_draw(d.seed, d.step, d.first_sample + i, d.flip, d.max_shift);
     for (int c = 0; c < d.c; ++c)
       for (int oy = 0; oy < d.h; ++oy)
         for (int ox = 0; ox < d.w; ++ox) {

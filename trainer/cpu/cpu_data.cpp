@@ -34,7 +34,7 @@ void CpuBackend::gather_batch(const GatherDesc& d, float* x, std::int32_t* y) {
         float* dst = x + i * sample;
         y[i] = d.labels[row];
         const AugmentDraw a =
-            augment_draw(d.seed, d.step, static_cast<int>(i), d.flip, d.max_shift);
+            augment_draw(d.seed, d.step, d.first_sample + static_cast<int>(i), d.flip, d.max_shift);
         for (int c = 0; c < d.c; ++c) {
           const std::uint8_t* sp = src + c * plane;
           float* dp = dst + c * plane;

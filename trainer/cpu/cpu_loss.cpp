@@ -27,13 +27,13 @@ int first_argmax(const float* row, int classes) {
 }  // namespace
 
 void CpuBackend::softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n,
-                                       int classes, float* dlogits, double* stats) {
+                                       int classes, float* dlogits, double* stats, int mean_over) {
   for (int i = 0; i < n; ++i)
     if (labels[i] < 0 || labels[i] >= classes)
       throw Error("softmax_cross_entropy: label " + std::to_string(labels[i]) + " of sample " +
                   std::to_string(i) + " is outside [0, " + std::to_string(classes) + ")");
   double* per_sample = double_scratch(2 * std::size_t(n));  // loss, correct
-  const float inv_n = 1.f / static_cast<float>(n);
+  const float inv_n = 1.f / static_cast<float>(mean_over);
   const std::size_t grain = std::max<std::size_t>(1, 4096 / std::max(classes, 1));
   run([&] {
     cpu::for_range(std::size_t(n), grain, [&](std::size_t i0, std::size_t i1) {

@@ -89,8 +89,9 @@ class CudaBackend final : public Backend {
                        std::uint64_t seed, std::uint64_t counter) override;
   void mul(const float* a, const float* b, float* y, std::size_t n) override;
 
+  using Backend::softmax_cross_entropy;
   void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n, int classes,
-                             float* dlogits, double* stats) override;
+                             float* dlogits, double* stats, int mean_over) override;
   void argmax(const float* logits, int n, int classes, std::int32_t* pred) override;
 
   void sum_squares(const float* x, std::size_t n, double* out) override;

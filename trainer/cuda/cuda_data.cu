@@ -31,6 +31,7 @@ void CudaBackend::gather_batch(const GatherDesc& d, float* x, std::int32_t* y) {
   a.max_shift = d.max_shift;
   a.seed = d.seed;
   a.step = d.step;
+  a.first_sample = d.first_sample;
   gather(a, d.images, d.labels, d.indices, x, y, dyn(), stream());
 }
 

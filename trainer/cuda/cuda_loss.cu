@@ -11,9 +11,9 @@
 namespace sweep::trainer::cuda {
 
 void CudaBackend::softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n,
-                                        int classes, float* dlogits, double* stats) {
+                                        int classes, float* dlogits, double* stats, int mean_over) {
   enter();
-  cuda::softmax_cross_entropy(logits, labels, n, classes, dlogits, stats, stream());
+  cuda::softmax_cross_entropy(logits, labels, n, classes, dlogits, stats, mean_over, stream());
 }
 
 void CudaBackend::argmax(const float* logits, int n, int classes, std::int32_t* pred) {

@@ -25,6 +25,7 @@ struct GatherArgs {
   bool flip;
   int max_shift;
   std::uint64_t seed, step;
+  int first_sample;  // GatherDesc::first_sample
 };
 
 // ------------------------------------------------------------------------------- kernels
@@ -46,7 +47,7 @@ __global__ void gather_kernel(GatherArgs a, const std::uint8_t* images /* (N, C,
     const int oy = static_cast<int>((within % plane) / a.w), ox = static_cast<int>(within % a.w);
     const std::size_t row = static_cast<std::size_t>(indices[i]);
     if (within == 0) y[i] = labels[row];
-    const AugmentDraw d = augment_draw(a.seed, step, i, a.flip, a.max_shift);
+    const AugmentDraw d = augment_draw(a.seed, step, a.first_sample + i, a.flip, a.max_shift);
     const int sy = oy - d.dy, sx0 = ox - d.dx;
     float v = 0.f;
     if (sy >= 0 && sy < a.h && sx0 >= 0 && sx0 < a.w) {

@@ -43,10 +43,11 @@ __device__ __forceinline__ double warp_sum(double v) {
 __global__ void softmax_xent_kernel(const float* logits /* (n, classes) */,
                                     const std::int32_t* labels /* (n) */, int n, int classes,
                                     float* dlogits /* (n, classes) or null */,
-                                    double* stats /* (2): loss sum, correct */) {
+                                    double* stats /* (2): loss sum, correct */,
+                                    int mean_over /* the batch the mean is over (>= n) */) {
   __shared__ double warp_loss[32], warp_correct[32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  const float inv_n = 1.f / static_cast<float>(n);
+  const float inv_n = 1.f / static_cast<float>(mean_over);
   double loss_acc = 0, correct_acc = 0;
   for (int i = warp; i < n; i += warps) {
     const float* row = logits + std::size_t(i) * classes;
@@ -108,10 +109,11 @@ __global__ void argmax_kernel(const float* logits /* (n, classes) */, int n, int
 // ----------------------------------------------------------------------------- launchers
 
 inline void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n,
-                                  int classes, float* dlogits, double* stats, cudaStream_t s) {
+                                  int classes, float* dlogits, double* stats, int mean_over,
+                                  cudaStream_t s) {
   if (n <= 0) return;
   const int threads = n >= 32 ? 1024 : 32 * n;
-  softmax_xent_kernel<<<1, threads, 0, s>>>(logits, labels, n, classes, dlogits, stats);
+  softmax_xent_kernel<<<1, threads, 0, s>>>(logits, labels, n, classes, dlogits, stats, mean_over);
   SWEEP_CHECK_LAUNCH();
 }
 

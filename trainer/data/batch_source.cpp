@@ -72,9 +72,18 @@ int BatchSource::batch_size_at(std::int64_t batch_index) const {
 
 int BatchSource::gather(std::int64_t batch_index, std::uint64_t step, bool augment, float* x,
                         std::int32_t* y) {
+  return gather_part(batch_index, 0, batch_size_at(batch_index), step, augment, x, y);
+}
+
+int BatchSource::gather_part(std::int64_t batch_index, int begin, int count, std::uint64_t step,
+                             bool augment, float* x, std::int32_t* y) {
+  if (begin < 0 || count < 0 || begin + count > batch_size_at(batch_index))
+    throw Error("gather: rows " + std::to_string(begin) + "+" + std::to_string(count) +
+                " outside batch " + std::to_string(batch_index));
   GatherDesc d = desc_;
-  d.batch = batch_size_at(batch_index);
-  d.indices = order_.as<std::int32_t>() + batch_index * batch_;
+  d.batch = count;
+  d.first_sample = begin;
+  d.indices = order_.as<std::int32_t>() + batch_index * batch_ + begin;
   d.step = step;
   if (!augment) {
     d.flip = false;

@@ -38,6 +38,10 @@ class BatchSource {
   // x (b, C, H, W) normalised floats, y (b) labels, for batch `batch_index` of the current epoch.
   // `step` (the global iteration) seeds the augmentation draws. Returns b.
   int gather(std::int64_t batch_index, std::uint64_t step, bool augment, float* x, std::int32_t* y);
+  // Rows [begin, begin + count) of that batch only (a data-parallel replica's share), drawn as
+  // the whole batch's gather would draw them. Returns count.
+  int gather_part(std::int64_t batch_index, int begin, int count, std::uint64_t step, bool augment,
+                  float* x, std::int32_t* y);
 
  private:
   Backend& backend_;

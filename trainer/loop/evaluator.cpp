@@ -20,6 +20,12 @@ Evaluator::Evaluator(Backend& backend, const Dataset& data, const ChannelStats& 
       stats_(backend, 2 * sizeof(double)) {}
 
 EvalResult Evaluator::run(Network& net, float* x, bool with_confusion) {
+  launch(net, x, with_confusion);
+  return collect();
+}
+
+void Evaluator::launch(Network& net, float* x, bool with_confusion) {
+  with_confusion_ = with_confusion;
   const double zeros[2] = {0, 0};
   backend_.copy_to_device(stats_.as<void>(), zeros, sizeof zeros);
   const std::int64_t batches = source_.batches_per_epoch();
@@ -31,6 +37,10 @@ EvalResult Evaluator::run(Network& net, float* x, bool with_confusion) {
     if (with_confusion)
       backend_.argmax(logits, n, classes_, preds_.as<std::int32_t>() + b * source_.batch());
   }
+}
+
+EvalResult Evaluator::collect() {
+  const bool with_confusion = with_confusion_;
   double sums[2];
   backend_.copy_to_host(sums, stats_.as<void>(), sizeof sums);
   EvalResult r;
@@ -54,6 +64,23 @@ EvalResult Evaluator::run(Network& net, float* x, bool with_confusion) {
     }
   }
   return r;
+}
+
+EvalResult combine(const std::vector<EvalResult>& parts) {
+  EvalResult all;
+  double loss = 0, correct = 0;
+  for (const EvalResult& p : parts) {
+    all.images += p.images;
+    loss += p.loss * double(p.images);
+    correct += p.accuracy * double(p.images);
+    if (all.confusion.size() < p.confusion.size()) all.confusion.resize(p.confusion.size(), 0);
+    for (std::size_t i = 0; i < p.confusion.size(); ++i) all.confusion[i] += p.confusion[i];
+  }
+  if (all.images > 0) {
+    all.loss = loss / double(all.images);
+    all.accuracy = correct / double(all.images);
+  }
+  return all;
 }
 
 }  // namespace sweep::trainer

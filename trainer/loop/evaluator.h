@@ -28,6 +28,10 @@ class Evaluator {
 
   // Forward in inference mode over every image. `x` is scratch for one batch of inputs.
   EvalResult run(Network& net, float* x, bool with_confusion);
+  // run() in two halves, so that several replicas' evaluations run at once: launch queues the
+  // work on the backend and returns; collect waits for it and reads the result.
+  void launch(Network& net, float* x, bool with_confusion);
+  EvalResult collect();
 
   std::int64_t size() const { return source_.size(); }
 
@@ -36,6 +40,11 @@ class Evaluator {
   BatchSource source_;
   int classes_;
   DeviceBuffer labels_, preds_, stats_;
+  bool with_confusion_ = false;
 };
+
+// The result over the union of disjoint parts (losses and accuracies weighted by images,
+// confusion matrices added).
+EvalResult combine(const std::vector<EvalResult>& parts);
 
 }  // namespace sweep::trainer
