@@ -122,9 +122,15 @@ class CommandRun {
     std::map<std::string, std::string> env;
     for (const auto& [key, value] : command_.env)
       env[key] = substitute_placeholders(value, spec, trial_dir, device);
-    // The slot's GPU becomes the program's device 0; "" hides every GPU from a CPU trial.
-    env["CUDA_VISIBLE_DEVICES"] =
-        device.kind == DeviceKind::cuda ? std::to_string(device.index) : std::string();
+    // The trial's GPUs become the program's devices 0, 1, ...; "" hides every GPU from a CPU
+    // trial.
+    std::string visible;
+    if (device.kind == DeviceKind::cuda)
+      for (const Device& d : context_.devices()) {
+        if (!visible.empty()) visible += ',';
+        visible += std::to_string(d.index);
+      }
+    env["CUDA_VISIBLE_DEVICES"] = visible;
     env["SWEEP_TRIAL_ID"] = std::to_string(spec.id);
     if (!trial_dir.empty()) env["SWEEP_TRIAL_DIR"] = trial_dir;
 

@@ -38,19 +38,56 @@ std::chrono::steady_clock::duration to_clock(double seconds) {
 
 std::string Executor::Core::busy_reason_locked(std::size_t queued_ahead) const {
   if (interrupted) return "executor interrupted";
+  if (!queue.empty() && queue.front()->spec.gpus > 1 && running_count < concurrency_limit)
+    return "needs " + std::to_string(queue.front()->spec.gpus) + " GPUs, " +
+           std::to_string(free_gpus_locked()) + " free";
   const std::size_t total = slots.size();
   if (concurrency_limit < total)
     return "concurrency limit " + std::to_string(concurrency_limit) + " reached";
   bool any_cpu = false, any_cuda = false;
   for (const auto& slot : slots) (slot.device.kind == DeviceKind::cpu ? any_cpu : any_cuda) = true;
   const char* kind = any_cpu && any_cuda ? "device" : any_cpu ? "cpu" : "cuda";
-  const std::size_t busy = std::min(total, running_count + queued_ahead);
+  const std::size_t busy = std::min(total, total - free_slots_locked() + queued_ahead);
   return "no free device: " + std::to_string(busy) + " of " + std::to_string(total) + " " + kind +
          " slots busy";
 }
 
 bool Executor::Core::can_start_locked() const {
-  return !interrupted && !queue.empty() && running_count < concurrency_limit;
+  if (interrupted || queue.empty() || running_count >= concurrency_limit) return false;
+  const int gpus = queue.front()->spec.gpus;
+  if (gpus > 1) return free_gpus_locked() >= static_cast<std::size_t>(gpus);
+  return free_slots_locked() > 0;
+}
+
+std::size_t Executor::Core::free_slots_locked() const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < slots.size(); ++i) n += slot_free_locked(i) ? 1 : 0;
+  return n;
+}
+
+std::size_t Executor::Core::free_gpus_locked() const {
+  std::vector<int> seen;
+  for (std::size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].device.kind == DeviceKind::cuda && slot_free_locked(i) &&
+        std::find(seen.begin(), seen.end(), slots[i].device.index) == seen.end())
+      seen.push_back(slots[i].device.index);
+  return seen.size();
+}
+
+std::vector<std::size_t> Executor::Core::slots_for_head_locked(std::size_t own) const {
+  if (held[own] || running_by_slot[own]) return {};
+  const int gpus = queue.front()->spec.gpus;
+  std::vector<std::size_t> taken = {own};
+  if (gpus <= 1) return taken;
+  if (slots[own].device.kind != DeviceKind::cuda) return {};
+  for (std::size_t i = 0; i < slots.size() && taken.size() < std::size_t(gpus); ++i) {
+    if (i == own || !slot_free_locked(i) || slots[i].device.kind != DeviceKind::cuda) continue;
+    const bool new_device = std::none_of(taken.begin(), taken.end(), [&](std::size_t t) {
+      return slots[t].device.index == slots[i].device.index;
+    });
+    if (new_device) taken.push_back(i);
+  }
+  return taken.size() == std::size_t(gpus) ? taken : std::vector<std::size_t>{};
 }
 
 std::vector<std::shared_ptr<TrialRecord>> Executor::Core::refresh_wait_reason_locked() {
@@ -89,15 +126,36 @@ void Executor::Core::worker_main(std::size_t slot_index) {
   const Slot& slot = slots[slot_index];
   const std::string slot_label = slot.label();
   std::unique_lock lock(mutex);
+  std::vector<std::size_t> taken;
+  auto can_take = [&] {
+    taken.clear();
+    if (!can_start_locked()) return false;
+    taken = slots_for_head_locked(slot_index);
+    return !taken.empty();
+  };
   for (;;) {
-    work_cv.wait(lock, [&] { return can_start_locked() || (stopping && queue.empty()); });
-    if (!can_start_locked()) return;  // stopping, nothing left
+    work_cv.wait(lock,
+                 [&] { return can_take() || (stopping && queue.empty() && !held[slot_index]); });
+    if (taken.empty()) return;  // stopping, nothing left
     std::shared_ptr<TrialRecord> record = std::move(queue.front());
     queue.pop_front();
-    if (!record->claim(slot.device, slot_label)) continue;  // cancelled while queued
+    // Strict FIFO: a multi-GPU trial at the head waits for its GPUs and nothing passes it, so it
+    // is never starved by a stream of one-GPU trials.
+    std::vector<Device> devices;
+    std::string label = slot_label;
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      devices.push_back(slots[taken[i]].device);
+      if (i > 0) {
+        label += '+';
+        label += slots[taken[i]].label();
+      }
+    }
+    if (!record->claim(devices, label)) continue;  // cancelled while queued
     --queued_count;
     ++running_count;
     running_by_slot[slot_index] = record;
+    for (std::size_t i = 1; i < taken.size(); ++i) held[taken[i]] = true;
+    const std::vector<std::size_t> lent(taken.begin() + 1, taken.end());
     auto to_notify = refresh_wait_reason_locked();
     const std::string reason = current_wait_reason;
     lock.unlock();
@@ -109,6 +167,9 @@ void Executor::Core::worker_main(std::size_t slot_index) {
     lock.lock();
     --running_count;
     running_by_slot[slot_index].reset();
+    for (std::size_t i : lent) held[i] = false;
+    // Slots freed: a multi-GPU trial waiting at the head may now start on another worker.
+    work_cv.notify_all();
     idle_cv.notify_all();
   }
 }
@@ -260,6 +321,7 @@ Executor::Executor(ExecutorOptions options, std::vector<std::shared_ptr<EventSin
   core.sinks = std::move(sinks);
   core.stopping_policy = std::move(stopping_policy);
   core.running_by_slot.resize(core.slots.size());
+  core.held.assign(core.slots.size(), false);
 
   try {
     core.watchdog = std::thread([&core] { core.watchdog_main(); });
@@ -293,10 +355,22 @@ TrialFuture Executor::submit(TrialSpec spec, TrialFn fn, TrialCallbacks callback
                it != core.live_by_id.end() && !it->second.expired()) {
       throw Error("submit: trial id " + std::to_string(spec.id) + " is already queued or running");
     }
+    if (spec.gpus < 1)
+      throw Error("submit: a trial needs at least 1 GPU, not " + std::to_string(spec.gpus));
+    if (spec.gpus > 1) {
+      std::vector<int> gpus;
+      for (const Device& d : core.options.devices)
+        if (d.kind == DeviceKind::cuda) gpus.push_back(d.index);
+      if (std::size_t(spec.gpus) > gpus.size())
+        throw Error("submit: trial " + std::to_string(spec.number) + " needs " +
+                    std::to_string(spec.gpus) + " GPUs, but the executor has " +
+                    std::to_string(gpus.size()));
+    }
     record =
         std::make_shared<TrialRecord>(std::move(spec), std::move(fn), std::move(callbacks), core_);
     const std::size_t free_slots =
-        core.concurrency_limit - std::min(core.concurrency_limit, core.running_count);
+        std::min(core.free_slots_locked(),
+                 core.concurrency_limit - std::min(core.concurrency_limit, core.running_count));
     record->wait_reason = core.interrupted || core.queued_count >= free_slots
                               ? core.busy_reason_locked(core.queued_count)
                               : std::string();
@@ -333,7 +407,8 @@ TrialFuture Executor::submit(TrialSpec spec, TrialFn fn, TrialCallbacks callback
       }
     }
   }
-  core.work_cv.notify_one();
+  // All workers: one whose slot is lent to a multi-GPU trial cannot take it, another can.
+  core.work_cv.notify_all();
   // Outside this trial's events lock: holding one trial's lock while taking others' could
   // deadlock against a concurrent submit doing the same the other way round.
   core.notify_sinks_wait_reason(to_notify, reason);

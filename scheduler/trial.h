@@ -40,6 +40,9 @@ struct TrialSpec {
   std::string name;         // e.g. "lr=0.01,bs=64"
   sweep::Json params = sweep::Json::object();  // flat or nested; command templates read keys
   double timeout_s = 0;                        // wall-clock limit once running; 0 = none
+  // GPUs the trial trains on at once (data parallel): it takes one slot on each of that many
+  // distinct CUDA devices. 1 on a CPU executor too (a CPU trial takes one slot).
+  int gpus = 1;
 };
 
 // How a trial ended. The executor fills `state` from the TrialFn's return value, then:
@@ -76,7 +79,8 @@ class TrialContext {
   TrialContext(const TrialContext&) = delete;
   TrialContext& operator=(const TrialContext&) = delete;
 
-  const Device& device() const;
+  const Device& device() const;                // the first (or only) device
+  const std::vector<Device>& devices() const;  // every device of a multi-GPU trial, in order
   const TrialSpec& spec() const;
 
   // Forwards to every EventSink, this trial's callbacks, then the stopping policy (which may set

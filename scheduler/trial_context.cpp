@@ -14,6 +14,7 @@
 namespace sweep::scheduler {
 
 const Device& TrialContext::device() const { return *record_.device; }
+const std::vector<Device>& TrialContext::devices() const { return record_.devices; }
 const TrialSpec& TrialContext::spec() const { return record_.spec; }
 
 void TrialContext::report(std::string name, double value, std::int64_t step, std::int64_t epoch) {

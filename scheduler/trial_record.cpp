@@ -51,11 +51,12 @@ bool TrialRecord::request_stop(StopKind kind, const std::string& reason) {
   return true;
 }
 
-bool TrialRecord::claim(const Device& on_device, const std::string& on_slot) {
+bool TrialRecord::claim(const std::vector<Device>& on_devices, const std::string& on_slot) {
   std::lock_guard lock(mutex);
   if (phase != Phase::queued) return false;
   phase = Phase::running;
-  device = on_device;
+  device = on_devices.front();
+  devices = on_devices;
   slot_label = on_slot;
   wait_reason.clear();
   return true;

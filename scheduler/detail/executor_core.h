@@ -43,6 +43,7 @@ struct Executor::Core {
   std::size_t finished_count = 0;
   std::size_t completing_count = 0;  // inside TrialRecord::complete, waiters not yet woken
   std::vector<std::shared_ptr<detail::TrialRecord>> running_by_slot;
+  std::vector<bool> held;  // a slot lent to a multi-GPU trial running on another slot's worker
   std::unordered_map<std::int64_t, std::weak_ptr<detail::TrialRecord>> live_by_id;
   std::int64_t next_auto_id = 1;
   bool interrupted = false;
@@ -70,6 +71,12 @@ struct Executor::Core {
   // All below: called with `mutex` held unless the name says otherwise.
   std::string busy_reason_locked(std::size_t queued_ahead) const;
   bool can_start_locked() const;
+  bool slot_free_locked(std::size_t slot) const { return !running_by_slot[slot] && !held[slot]; }
+  // The slots the queue's head would take with `own` as its first: one per GPU it needs, on
+  // distinct CUDA devices, all free; empty when it cannot start from `own` now.
+  std::vector<std::size_t> slots_for_head_locked(std::size_t own) const;
+  std::size_t free_gpus_locked() const;   // CUDA devices with a free slot
+  std::size_t free_slots_locked() const;  // slots neither running a trial nor lent to one
   // Recompute the shared wait reason; returns the records to notify when it changed.
   std::vector<std::shared_ptr<detail::TrialRecord>> refresh_wait_reason_locked();
 

@@ -49,6 +49,7 @@ struct TrialRecord {
   std::exception_ptr error;
   std::string wait_reason;
   std::optional<Device> device;
+  std::vector<Device> devices;  // set with `device` at claim
   std::string slot_label;
   double progress_fraction = 0;
   std::string progress_text;
@@ -69,7 +70,8 @@ struct TrialRecord {
   // First stop wins; false when already stopping or final.
   bool request_stop(StopKind kind, const std::string& reason);
   // queued → running on `device`; false if it was cancelled/interrupted meanwhile.
-  bool claim(const Device& on_device, const std::string& on_slot);
+  // A multi-GPU trial passes all its devices (the first is `device`).
+  bool claim(const std::vector<Device>& on_devices, const std::string& on_slot);
   // queued/running → finishing; false if someone else is already finishing it.
   bool begin_finish();
   // After begin_finish(): store the outcome, send on_finished, wake waiters, tell the core.

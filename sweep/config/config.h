@@ -62,8 +62,10 @@ struct ResourcesSpec {
   std::vector<int> gpus;           // gpus: [0, 2]
   int cpu_slots = 1;               // trials at once on the CPU
   int trials_per_gpu = 1;
-  int cpu_threads = 0;       // oneTBB threads per CPU trial; 0 = share all
-  double trial_timeout = 0;  // seconds; 0 = none
+  int gpus_per_trial = 1;           // GPUs one trial trains on at once (data parallel)
+  bool gpus_per_trial_all = false;  // gpus_per_trial: all (every selected GPU)
+  int cpu_threads = 0;              // oneTBB threads per CPU trial; 0 = share all
+  double trial_timeout = 0;         // seconds; 0 = none
 };
 
 struct ExternalTrainerSpec {

@@ -337,6 +337,12 @@ void read_resources(MapReader r, ResourcesSpec& out) {
   }
   r.integer("cpu_slots", out.cpu_slots, Range::at_least(1));
   r.integer("trials_per_gpu", out.trials_per_gpu, Range::at_least(1));
+  if (const YAML::Node n = r.node("gpus_per_trial"); n.IsDefined()) {
+    if (n.IsScalar() && n.Scalar() == "all")
+      out.gpus_per_trial_all = true;
+    else
+      r.integer("gpus_per_trial", out.gpus_per_trial, Range::at_least(1));
+  }
   r.integer("cpu_threads", out.cpu_threads, Range::at_least(0));
   r.number("trial_timeout", out.trial_timeout, Range::at_least(0));
   r.finish();

@@ -5,19 +5,31 @@
 #include "sweep/run/devices.h"
 
 #include "common/check.h"
+#include "sweep/config/config_error.h"
 
 namespace sweep::run {
 
+namespace {
+
+// A device choice that cannot work is a config error (exit 2), said before any trial starts.
+[[noreturn]] void refuse(const std::string& message) { throw config::ConfigError({message}); }
+
+}  // namespace
+
 DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda_built) {
   DevicePlan plan;
+  const bool several = r.gpus_per_trial_all || r.gpus_per_trial > 1 || r.execution == "multi-gpu";
   plan.executor.cpu_slots = r.cpu_slots;
   plan.executor.trials_per_gpu = r.trials_per_gpu;
   const bool want_gpu = r.execution == "gpu" || r.execution == "multi-gpu" ||
                         (r.execution == "auto" && gpu_count > 0);
-  if (r.execution == "multi-gpu")
-    throw Error(
-        "resources.execution: multi-gpu (one trial data-parallel over several GPUs) is "
-        "not supported yet: use gpu (one trial per GPU)");
+  if (!want_gpu && several)
+    refuse("resources.gpus_per_trial: " +
+           (r.gpus_per_trial_all ? std::string("all") : std::to_string(r.gpus_per_trial)) +
+           " trains each trial on several GPUs, but " +
+           (r.execution == "cpu" ? std::string("execution is cpu")
+                                 : std::string("no GPU is visible")) +
+           "; use gpus_per_trial: 1");
   if (!want_gpu) {
     plan.executor.devices = {scheduler::Device::cpu()};
     plan.description =
@@ -28,10 +40,10 @@ DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda
     return plan;
   }
   if (gpu_count <= 0)
-    throw Error("resources.execution: " + r.execution + " asks for GPUs, but " +
-                (cuda_built ? std::string("no GPU is visible")
-                            : std::string("this sweep was built without the CUDA backend")) +
-                "; use execution: cpu or auto");
+    refuse("resources.execution: " + r.execution + " asks for GPUs, but " +
+           (cuda_built ? std::string("no GPU is visible")
+                       : std::string("this sweep was built without the CUDA backend")) +
+           "; use execution: cpu or auto");
   plan.executor.devices.clear();
   std::vector<int> indices = r.gpus;
   if (r.all_gpus) {
@@ -40,14 +52,23 @@ DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda
   }
   for (int index : indices) {
     if (index >= gpu_count)
-      throw Error("resources.gpus: GPU " + std::to_string(index) + " does not exist (" +
-                  std::to_string(gpu_count) + " visible: 0.." + std::to_string(gpu_count - 1) +
-                  ")");
+      refuse("resources.gpus: GPU " + std::to_string(index) + " does not exist (" +
+             std::to_string(gpu_count) + " visible: 0.." + std::to_string(gpu_count - 1) + ")");
     plan.executor.devices.push_back(scheduler::Device::cuda(index));
     if (!plan.description.empty()) plan.description += ",";
     plan.description += "cuda:" + std::to_string(index);
   }
   if (r.trials_per_gpu > 1) plan.description += " x" + std::to_string(r.trials_per_gpu) + " each";
+  const int selected = static_cast<int>(indices.size());
+  plan.gpus_per_trial =
+      r.gpus_per_trial_all || r.execution == "multi-gpu" ? selected : r.gpus_per_trial;
+  if (plan.gpus_per_trial > selected)
+    refuse("resources.gpus_per_trial: " + std::to_string(plan.gpus_per_trial) + " but only " +
+           std::to_string(selected) + (selected == 1 ? " GPU is" : " GPUs are") +
+           " selected (gpus: " +
+           (r.all_gpus ? "all on this machine" : "a list of " + std::to_string(selected)) + ")");
+  if (plan.gpus_per_trial > 1)
+    plan.description += ", " + std::to_string(plan.gpus_per_trial) + " GPUs per trial";
   return plan;
 }
 

@@ -18,6 +18,7 @@ namespace sweep::run {
 struct DevicePlan {
   scheduler::ExecutorOptions executor;
   std::string description;  // "cpu x2 slots (1 thread each)", "cuda:0,cuda:1"
+  int gpus_per_trial = 1;   // resolved: `all` and execution multi-gpu are the selected GPUs
 };
 
 // `gpu_count`: visible GPUs and `cuda_built` (trainer::cuda_device_count() and

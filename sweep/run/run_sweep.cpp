@@ -250,6 +250,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   DevicePlan devices =
       plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
   PlannedTrials planned = plan_trials(x, to_run, resume);
+  for (auto& spec : planned.specs) spec.gpus = devices.gpus_per_trial;
 
   auto store_sink = std::make_shared<StoreSink>(x.store, x.sweep.id, x.run_dir, planned.paths);
   auto console =

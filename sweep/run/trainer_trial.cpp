@@ -172,6 +172,13 @@ scheduler::TrialFn make_trainer_trial(TrainerTrialInput input) {
                                                                     : trainer::DeviceKind::cpu;
     config.device.index = device.index;
     config.device.threads = in.cpu_threads;
+    // A multi-GPU trial: one replica per GPU the executor gave it (data parallel).
+    if (context.devices().size() > 1)
+      for (const scheduler::Device& d : context.devices()) {
+        trainer::DeviceSpec replica = config.device;
+        replica.index = d.index;
+        config.replicas.push_back(replica);
+      }
     if (config.device.kind == trainer::DeviceKind::cpu &&
         config.training.precision != trainer::Precision::fp32)
       context.log("training.precision " + std::string(trainer::name_of(config.training.precision)) +

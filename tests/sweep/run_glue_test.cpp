@@ -56,6 +56,47 @@ TEST(Devices, ChosenGpusMustExistAndGpuNeedsOne) {
   EXPECT_EQ(run::plan_devices(r, 4, true).executor.devices[0].kind, scheduler::DeviceKind::cpu);
 }
 
+// gpus_per_trial / execution: multi-gpu: resolved against the selected GPUs, and refused (a
+// config error: exit 2) before anything runs when they cannot be met.
+TEST(Devices, GpusPerTrialIsResolvedAndCheckedBeforeAnythingRuns) {
+  ResourcesSpec r;
+  r.gpus_per_trial = 2;
+  const run::DevicePlan two = run::plan_devices(r, 4, true);
+  EXPECT_EQ(two.gpus_per_trial, 2);
+  EXPECT_EQ(two.description, "cuda:0,cuda:1,cuda:2,cuda:3, 2 GPUs per trial");
+  r.gpus_per_trial_all = true;
+  EXPECT_EQ(run::plan_devices(r, 3, true).gpus_per_trial, 3);
+  r.gpus_per_trial_all = false;
+  r.execution = "multi-gpu";
+  EXPECT_EQ(run::plan_devices(r, 2, true).gpus_per_trial, 2);
+  const auto message = [](const ResourcesSpec& spec, int gpus) {
+    try {
+      run::plan_devices(spec, gpus, true);
+    } catch (const config::ConfigError& e) {
+      return e.messages().at(0);
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message(r, 0),
+            "resources.execution: multi-gpu asks for GPUs, but no GPU is "
+            "visible; use execution: cpu or auto");
+  r.execution = "auto";
+  r.gpus_per_trial = 4;
+  EXPECT_EQ(message(r, 2),
+            "resources.gpus_per_trial: 4 but only 2 GPUs are selected (gpus: all on this machine)");
+  EXPECT_EQ(message(r, 0),
+            "resources.gpus_per_trial: 4 trains each trial on several GPUs, but "
+            "no GPU is visible; use gpus_per_trial: 1");
+  r.execution = "cpu";
+  EXPECT_NE(message(r, 8).find("but execution is cpu"), std::string::npos);
+  r.execution = "gpu";
+  r.all_gpus = false;
+  r.gpus = {1, 3};
+  r.gpus_per_trial = 3;
+  EXPECT_EQ(message(r, 4),
+            "resources.gpus_per_trial: 3 but only 2 GPUs are selected (gpus: a list of 2)");
+}
+
 TEST(TrainerTrial, ResultStatesMapOntoTrialStates) {
   trainer::TrainConfig config;
   config.training.early_stopping.patience = 3;
