@@ -56,6 +56,10 @@ struct SweepSpec {
   std::optional<EarlyTerminateSpec> early_terminate;
 };
 
+// The one resources key a sweep may vary per trial (values: [1, 2] or all): how many GPUs each
+// trial trains on. The others shape the executor, which is one for the whole sweep.
+inline constexpr const char* kGpusPerTrialKey = "resources.gpus_per_trial";
+
 struct ResourcesSpec {
   std::string execution = "auto";  // auto | cpu | gpu | multi-gpu
   bool all_gpus = true;            // gpus: all

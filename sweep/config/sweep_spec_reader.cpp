@@ -175,6 +175,22 @@ void read_param(MapReader r, const std::string& name, const YAML::Node& key_node
   r.finish();
 }
 
+// resources.gpus_per_trial takes a list of GPU counts (whole numbers >= 1, or all).
+void check_gpus_per_trial_values(MapReader& sweep, const std::string& key, const ParamSpec& p) {
+  if (!p.is_discrete()) {
+    sweep.diagnostics().error(p.where, key,
+                              "is swept with a list of GPU counts, such as values: [1, 2]");
+    return;
+  }
+  for (std::size_t i = 0; i < p.values.size(); ++i) {
+    const sweep::Json& v = p.values[i];
+    const bool whole = v.is_number_integer() && v.get<std::int64_t>() >= 1;
+    if (!whole && !(v.is_string() && v.get<std::string>() == "all"))
+      sweep.diagnostics().error(p.value_locations[i], key,
+                                "a GPU count is a whole number >= 1 or all, got " + v.dump());
+  }
+}
+
 void read_parameters(MapReader& sweep, SearchSpace& space, bool external_trainer) {
   const YAML::Node params = sweep.node("parameters");
   if (!params.IsDefined() || params.IsNull()) return;
@@ -190,9 +206,15 @@ void read_parameters(MapReader& sweep, SearchSpace& space, bool external_trainer
                entry.first, p);
     const std::string section = split_dotted(name).front();
     p.sets_config_key = section == "data" || section == "model" || section == "training";
+    if (name == kGpusPerTrialKey) {  // read by the run, per trial, not by the trainer's reader
+      check_gpus_per_trial_values(sweep, path + "." + name, p);
+      space.params.push_back(std::move(p));
+      continue;
+    }
     if (!p.sets_config_key && !external_trainer) {
       std::vector<std::string> sections = {"data", "model", "training"};
-      std::string text = "only data.*, model.* and training.* keys can be swept";
+      std::string text = "only data.*, model.* and training.* keys (and " +
+                         std::string(kGpusPerTrialKey) + ") can be swept";
       const std::string near = nearest(section, sections);
       if (!near.empty()) text += " (did you mean '" + near + name.substr(section.size()) + "'?)";
       sweep.diagnostics().error(p.where, path + "." + name, text);

@@ -4,6 +4,8 @@
  */
 #include "sweep/run/devices.h"
 
+#include <algorithm>
+
 #include "common/check.h"
 #include "sweep/config/config_error.h"
 
@@ -60,6 +62,7 @@ DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda
   }
   if (r.trials_per_gpu > 1) plan.description += " x" + std::to_string(r.trials_per_gpu) + " each";
   const int selected = static_cast<int>(indices.size());
+  plan.selected_gpus = selected;
   plan.gpus_per_trial =
       r.gpus_per_trial_all || r.execution == "multi-gpu" ? selected : r.gpus_per_trial;
   if (plan.gpus_per_trial > selected)
@@ -70,6 +73,20 @@ DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda
   if (plan.gpus_per_trial > 1)
     plan.description += ", " + std::to_string(plan.gpus_per_trial) + " GPUs per trial";
   return plan;
+}
+
+int gpus_for_trial(const DevicePlan& plan, const sweep::Json& params) {
+  const auto it = params.find(config::kGpusPerTrialKey);
+  if (it == params.end()) return plan.gpus_per_trial;
+  if (it->is_string()) return std::max(plan.selected_gpus, 1);  // all (checked when read)
+  const int gpus = it->get<int>();
+  if (gpus > 1 && plan.selected_gpus == 0)
+    refuse(std::string(config::kGpusPerTrialKey) + ": a trial asks for " + std::to_string(gpus) +
+           " GPUs, but the sweep runs on CPU slots (no GPU is selected or visible)");
+  if (gpus > plan.selected_gpus && plan.selected_gpus > 0)
+    refuse(std::string(config::kGpusPerTrialKey) + ": a trial asks for " + std::to_string(gpus) +
+           " GPUs, but only " + std::to_string(plan.selected_gpus) + " are selected");
+  return gpus;
 }
 
 }  // namespace sweep::run

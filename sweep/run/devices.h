@@ -19,10 +19,15 @@ struct DevicePlan {
   scheduler::ExecutorOptions executor;
   std::string description;  // "cpu x2 slots (1 thread each)", "cuda:0,cuda:1"
   int gpus_per_trial = 1;   // resolved: `all` and execution multi-gpu are the selected GPUs
+  int selected_gpus = 0;    // GPUs the executor has (0: CPU slots)
 };
 
 // `gpu_count`: visible GPUs and `cuda_built` (trainer::cuda_device_count() and
 // trainer::cuda_backend_built() in production). Throws sweep::Error.
 DevicePlan plan_devices(const config::ResourcesSpec& resources, int gpu_count, bool cuda_built);
+
+// The GPUs of a trial whose parameters may set resources.gpus_per_trial (a count or "all"); the
+// plan's count when they do not. Throws config::ConfigError when the plan cannot give them.
+int gpus_for_trial(const DevicePlan& plan, const sweep::Json& params);
 
 }  // namespace sweep::run

@@ -102,7 +102,8 @@ std::function<config::TrialPlan()> resolver(const Execution& x, std::int64_t tri
   };
 }
 
-PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool resume) {
+PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool resume,
+                          const DevicePlan& devices) {
   const config::SweepConfig& config = *x.config;
   const bool external = config.trainer.has_value();
   PlannedTrials planned;
@@ -123,6 +124,7 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
     spec.name =
         printable(params_text(point.params, ParamNames::last_parts));  // shown in the live table
     spec.timeout_s = config.resources.trial_timeout;
+    spec.gpus = gpus_for_trial(devices, point.params);
     const auto resolve = resolver(x, row.id, point);
     if (external) {
       spec.params = config::fill_command(config, point).placeholders;
@@ -249,8 +251,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
 
   DevicePlan devices =
       plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
-  PlannedTrials planned = plan_trials(x, to_run, resume);
-  for (auto& spec : planned.specs) spec.gpus = devices.gpus_per_trial;
+  PlannedTrials planned = plan_trials(x, to_run, resume, devices);
 
   auto store_sink = std::make_shared<StoreSink>(x.store, x.sweep.id, x.run_dir, planned.paths);
   auto console =
@@ -314,9 +315,13 @@ fs::path default_db_path(const std::string& out_dir, const std::string& name) {
 RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options) {
   if (!config::can_expand(config) || config.trial_count() > config::kMaxTrials)
     throw Error("run_sweep: the SweepConfig was not made by a successful load_config");
-  // Devices are checked before anything is written.
+  // Devices are checked before anything is written, with every GPU count a trial may ask for.
   const DevicePlan devices =
       plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
+  for (const config::ParamSpec& p : config.sweep.space.params)
+    if (p.name == config::kGpusPerTrialKey)
+      for (const sweep::Json& value : p.values)
+        gpus_for_trial(devices, sweep::Json{{config::kGpusPerTrialKey, value}});
 
   const fs::path run_dir = sweep_dir(config.output_dir, config.name);
   const fs::path db_path = options.db_path.empty() ? default_db_path(config.output_dir, config.name)

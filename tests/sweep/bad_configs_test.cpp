@@ -38,6 +38,18 @@ std::vector<BadConfig> bad_configs() {
        "t.yaml:1:29: key 'resources.gpus_per_trial': must be >= 1, got 0"},
       {"gpus_per_trial a word", "resources: {gpus_per_trial: two}\n",
        "t.yaml:1:29: key 'resources.gpus_per_trial': expected an integer, got 'two'"},
+      {"gpus_per_trial swept with a word",
+       kBase + "sweep:\n  parameters:\n    resources.gpus_per_trial: {values: [1, two]}\n",
+       "t.yaml:6:44: key 'sweep.parameters.resources.gpus_per_trial': a GPU count is a whole "
+       "number >= 1 or all, got \"two\""},
+      {"gpus_per_trial swept by a distribution",
+       kBase + "sweep:\n  parameters:\n    resources.gpus_per_trial: {min: 1, max: 2}\n",
+       "t.yaml:6:5: key 'sweep.parameters.resources.gpus_per_trial': is swept with a list of GPU "
+       "counts, such as values: [1, 2]"},
+      {"other resources keys are not swept",
+       kBase + "sweep:\n  parameters:\n    resources.trials_per_gpu: {values: [1, 2]}\n",
+       "t.yaml:6:5: key 'sweep.parameters.resources.trials_per_gpu': only data.*, model.* and "
+       "training.* keys (and resources.gpus_per_trial) can be swept"},
       {"epochs zero", "training: {epochs: 0}\n",
        "t.yaml:1:20: key 'training.epochs': must be >= 1, got 0"},
       {"momentum one", "training: {momentum: 1}\n",
@@ -104,8 +116,7 @@ std::vector<BadConfig> bad_configs() {
       {"swept key outside data/model/training",
        kBase + "sweep:\n  parameters:\n    trainng.epochs: {values: [1]}\n",
        "t.yaml:6:5: key 'sweep.parameters.trainng.epochs': only data.*, model.* and training.* "
-       "keys "
-       "can be swept (did you mean 'training.epochs'?)"},
+       "keys (and resources.gpus_per_trial) can be swept (did you mean 'training.epochs'?)"},
       {"unknown early_terminate", kBase + "sweep: {early_terminate: {type: ash}}\n",
        "t.yaml:4:33: key 'sweep.early_terminate.type': unknown early_terminate type 'ash' (did you "
        "mean 'asha'?)"},

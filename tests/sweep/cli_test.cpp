@@ -195,6 +195,38 @@ TEST(Cli, AHugeGridIsRefusedAtOnce) {
   std::filesystem::remove(path);
 }
 
+// A trial on several GPUs where there is none (this machine, or --set execution=cpu) is a config
+// error before anything runs: exit 2, one line, no sweep directory.
+TEST(Cli, SeveralGpusPerTrialWithoutGpusExitTwoBeforeAnythingRuns) {
+  const auto out =
+      std::filesystem::temp_directory_path() / ("sweep_cli_gpus_" + std::to_string(::getpid()));
+  const std::string base =
+      "data: {dataset: synthetic, synthetic: {train_size: 64, test_size: 32}}\n"
+      "model: {preset: mlp, hidden: [8]}\ntraining: {epochs: 1, batch_size: 16}\n";
+  const std::string fixed =
+      write_temp("sweep_cli_gpus.yaml", base + "resources: {execution: cpu, gpus_per_trial: 2}\n");
+  CliResult r = run_cli({"run", fixed, "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("resources.gpus_per_trial: 2 trains each trial on several GPUs, but "
+                       "execution is cpu"),
+            std::string::npos)
+      << r.err;
+  const std::string swept = write_temp("sweep_cli_gpus_swept.yaml",
+                                       base +
+                                           "resources: {execution: cpu}\nsweep:\n  parameters:\n"
+                                           "    resources.gpus_per_trial: {values: [1, 2]}\n");
+  r = run_cli({"validate", swept});
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // the file is right; this machine cannot run it
+  r = run_cli({"run", swept, "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("a trial asks for 2 GPUs, but the sweep runs on CPU slots"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "nothing may be written";
+  std::filesystem::remove(fixed);
+  std::filesystem::remove(swept);
+}
+
 // A big grid within the limit dry-runs at once: its size, the first trials, how many more.
 TEST(Cli, DryRunOfALargeGridListsTheFirstTrials) {
   std::string yaml =

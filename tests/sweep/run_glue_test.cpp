@@ -97,6 +97,19 @@ TEST(Devices, GpusPerTrialIsResolvedAndCheckedBeforeAnythingRuns) {
             "resources.gpus_per_trial: 3 but only 2 GPUs are selected (gpus: a list of 2)");
 }
 
+TEST(Devices, ASweptGpuCountIsPerTrialAndChecked) {
+  ResourcesSpec r;
+  const run::DevicePlan four = run::plan_devices(r, 4, true);
+  const std::string key = kGpusPerTrialKey;
+  EXPECT_EQ(run::gpus_for_trial(four, sweep::Json::object()), 1);
+  EXPECT_EQ(run::gpus_for_trial(four, sweep::Json{{key, 2}}), 2);
+  EXPECT_EQ(run::gpus_for_trial(four, sweep::Json{{key, "all"}}), 4);
+  EXPECT_THROW(run::gpus_for_trial(four, sweep::Json{{key, 5}}), config::ConfigError);
+  const run::DevicePlan cpu = run::plan_devices(r, 0, false);
+  EXPECT_EQ(run::gpus_for_trial(cpu, sweep::Json{{key, 1}}), 1);
+  EXPECT_THROW(run::gpus_for_trial(cpu, sweep::Json{{key, 2}}), config::ConfigError);
+}
+
 TEST(TrainerTrial, ResultStatesMapOntoTrialStates) {
   trainer::TrainConfig config;
   config.training.early_stopping.patience = 3;
