@@ -18,6 +18,19 @@ std::string Device::label() const {
   return std::string(kind == DeviceKind::cuda ? "cuda:" : "cpu:") + std::to_string(index);
 }
 
+std::string devices_label(const std::vector<Device>& devices) {
+  std::string text;
+  for (const Device& d : devices) {
+    if (text.empty()) {
+      text = d.label();
+    } else {
+      text += '+';
+      text += std::to_string(d.index);
+    }
+  }
+  return text;
+}
+
 std::string Slot::label() const { return device.label() + "#" + std::to_string(slot_index); }
 
 double wall_clock_now() {

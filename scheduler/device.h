@@ -9,6 +9,7 @@
 
 #include <compare>
 #include <string>
+#include <vector>
 
 namespace sweep::scheduler {
 
@@ -26,5 +27,8 @@ struct Device {
 
   friend bool operator==(const Device&, const Device&) = default;
 };
+
+// "cuda:0" for one device, "cuda:0+1" for the GPUs of a multi-GPU trial: the text stored and shown.
+std::string devices_label(const std::vector<Device>& devices);
 
 }  // namespace sweep::scheduler

@@ -38,7 +38,8 @@ class EventSink {
   virtual void on_queued(const TrialSpec& spec, const std::string& wait_reason) {}
   // The reason a queued trial waits changed ("concurrency limit 4 reached", ...).
   virtual void on_wait_reason(const TrialSpec& spec, const std::string& reason) {}
-  virtual void on_started(const TrialSpec& spec, const Device& device) {}
+  // `devices`: the trial's device, or every GPU of a multi-GPU trial (label: devices_label).
+  virtual void on_started(const TrialSpec& spec, const std::vector<Device>& devices) {}
   virtual void on_metric(const TrialSpec& spec, const MetricPoint& point) {}
   virtual void on_log(const TrialSpec& spec, std::string_view line) {}
   virtual void on_progress(const TrialSpec& spec, double fraction, const std::string& text) {}

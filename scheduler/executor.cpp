@@ -185,7 +185,7 @@ void Executor::Core::run_trial(const std::shared_ptr<TrialRecord>& record, const
     {
       std::lock_guard events(record->events_mutex);
       if (!record->events_closed)
-        for (const auto& sink : sinks) sink->on_started(record->spec, slot.device);
+        for (const auto& sink : sinks) sink->on_started(record->spec, record->devices);
     }
     outcome = record->fn(context);
   } catch (const std::bad_alloc&) {

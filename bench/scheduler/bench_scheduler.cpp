@@ -39,8 +39,8 @@ class CountingSink : public EventSink {
   void on_queued(const TrialSpec& spec, const std::string& reason) override {
     record("queued", spec.id, reason);
   }
-  void on_started(const TrialSpec& spec, const Device& device) override {
-    record("started", spec.id, device.label());
+  void on_started(const TrialSpec& spec, const std::vector<Device>& devices) override {
+    record("started", spec.id, devices_label(devices));
   }
   void on_metric(const TrialSpec& spec, const MetricPoint& point) override {
     record("metric", spec.id, point.name + "=" + std::to_string(point.value));

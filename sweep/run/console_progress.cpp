@@ -54,11 +54,11 @@ void ConsoleProgress::note(const std::string& line) {
 }
 
 void ConsoleProgress::on_started(const scheduler::TrialSpec& spec,
-                                 const scheduler::Device& device) {
+                                 const std::vector<scheduler::Device>& devices) {
   std::lock_guard lock(mutex_);
   Row row;
   row.number = spec.number;
-  row.device = device.label();
+  row.device = scheduler::devices_label(devices);
   row.params = spec.name;
   row.started = std::chrono::steady_clock::now();
   running_[spec.id] = row;

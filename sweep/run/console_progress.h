@@ -26,7 +26,8 @@ class ConsoleProgress : public scheduler::EventSink {
  public:
   ConsoleProgress(std::ostream& out, bool live, std::string metric_name, std::size_t total_trials);
 
-  void on_started(const scheduler::TrialSpec& spec, const scheduler::Device& device) override;
+  void on_started(const scheduler::TrialSpec& spec,
+                  const std::vector<scheduler::Device>& devices) override;
   void on_metric(const scheduler::TrialSpec& spec, const scheduler::MetricPoint& point) override;
   void on_progress(const scheduler::TrialSpec& spec, double fraction,
                    const std::string& text) override;

@@ -49,9 +49,10 @@ void StoreSink::on_wait_reason(const scheduler::TrialSpec& spec, const std::stri
   recorded([&] { store_.set_wait_reason(spec.id, reason); });
 }
 
-void StoreSink::on_started(const scheduler::TrialSpec& spec, const scheduler::Device& device) {
+void StoreSink::on_started(const scheduler::TrialSpec& spec,
+                           const std::vector<scheduler::Device>& devices) {
   recorded([&] {
-    if (!store_.claim_trial(spec.id, device.label()))
+    if (!store_.claim_trial(spec.id, scheduler::devices_label(devices)))
       throw Error("trial " + std::to_string(spec.number) + " is no longer queued in " +
                   store_.path().string() + " (another process ran or cancelled it)");
     TrialUpdate update;
@@ -67,7 +68,8 @@ void StoreSink::on_started(const scheduler::TrialSpec& spec, const scheduler::De
     }
     store_.update_trial(spec.id, update);
     store_.add_event(sweep_id_, spec.id, "started",
-                     "trial " + std::to_string(spec.number) + " started on " + device.label());
+                     "trial " + std::to_string(spec.number) + " started on " +
+                         scheduler::devices_label(devices));
   });
 }
 

@@ -42,7 +42,8 @@ class StoreSink : public scheduler::EventSink {
 
   void on_queued(const scheduler::TrialSpec& spec, const std::string& wait_reason) override;
   void on_wait_reason(const scheduler::TrialSpec& spec, const std::string& reason) override;
-  void on_started(const scheduler::TrialSpec& spec, const scheduler::Device& device) override;
+  void on_started(const scheduler::TrialSpec& spec,
+                  const std::vector<scheduler::Device>& devices) override;
   void on_metric(const scheduler::TrialSpec& spec, const scheduler::MetricPoint& point) override;
   void on_log(const scheduler::TrialSpec& spec, std::string_view line) override;
   void on_finished(const scheduler::TrialSpec& spec, const scheduler::TrialOutcome& outcome,

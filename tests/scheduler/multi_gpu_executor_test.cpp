@@ -51,7 +51,8 @@ struct Occupancy {
 };
 
 TEST(MultiGpuExecutor, ATwoGpuTrialTakesTwoDistinctGpusAndOneGpuTrialsWait) {
-  Executor executor(gpus(2));
+  auto sink = std::make_shared<testing::RecordingSink>();
+  Executor executor(gpus(2), {sink});
   Gate release, started;
   std::vector<Device> seen;
   auto big = executor.submit(needing(1, 2), [&](TrialContext& ctx) {
@@ -64,6 +65,8 @@ TEST(MultiGpuExecutor, ATwoGpuTrialTakesTwoDistinctGpusAndOneGpuTrialsWait) {
   ASSERT_TRUE(started.wait());
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_NE(seen[0].index, seen[1].index);
+  EXPECT_EQ(sink->events(1).at(1), "started:" + devices_label(seen));  // "cuda:0+1"
+  EXPECT_EQ(devices_label({Device::cuda(1), Device::cuda(3)}), "cuda:1+3");
   auto small = executor.submit(spec_with_id(2), [](TrialContext&) { return completed(); });
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(small.state(), TrialState::queued) << "both GPUs are the big trial's";

@@ -48,8 +48,8 @@ class RecordingSink : public EventSink {
   void on_wait_reason(const TrialSpec& spec, const std::string& reason) override {
     add(spec.id, "wait:" + reason);
   }
-  void on_started(const TrialSpec& spec, const Device& device) override {
-    add(spec.id, "started:" + device.label());
+  void on_started(const TrialSpec& spec, const std::vector<Device>& devices) override {
+    add(spec.id, "started:" + devices_label(devices));
   }
   void on_metric(const TrialSpec& spec, const MetricPoint& point) override {
     std::lock_guard lock(mutex_);
