@@ -2,14 +2,15 @@
  * bench_data_parallel.cpp — one trial on 1 GPU and on 2 (data parallel through NCCL), through
  * train(), the loop a user gets (its CUDA graph, with the all-reduce recorded in each GPU's graph).
  *
- * The data set is the seeded synthetic one (16,384 images, 1x28x28 for LeNet, 3x32x32 for MATLAB's
- * CIFAR-10 conv-block net, width 32, depth 4), as bench/gpu/torch_ddp.py's peer uses random bytes
- * of the same shapes. Throughput is timed as in bench_gpu_train: between the loop's own report
- * reads, from the end of the first epoch to the end of the run, so warm-up, cuDNN's timing, NCCL's
- * connection and the graph recording fall outside. Validation is off.
+ * The data set is the seeded synthetic one (65,536 images by default, 1x28x28 for LeNet, 3x32x32
+ * for MATLAB's CIFAR-10 conv-block net, width 32, depth 4), as bench/gpu/torch_ddp.py's peer uses
+ * random bytes of the same shapes; log_every 50 (a report read every 50 steps). Throughput is timed
+ * as in bench_gpu_train: between the loop's own report reads, from the end of the first epoch to
+ * the end of the run, so warm-up, cuDNN's timing, NCCL's connection and the graph recording fall
+ * outside. Validation is off.
  *
  *   bench_data_parallel [--models lenet convnet] [--batches 256 1024] [--gpus 1 2]
- *                       [--precision fp32|tf32|bf16] [--epochs 4]
+ *                       [--precision fp32|tf32|bf16] [--epochs 4] [--rows 65536]
  * Prints `RESULT peer=sweep model=.. gpus=.. batch=.. precision=.. images_per_second=..` lines
  * (batch is the global batch).
  */
@@ -27,12 +28,11 @@ namespace {
 using namespace sweep::trainer;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kRows = 16384;
-
-TrainConfig config(const std::string& model, int batch, int gpus, Precision precision, int epochs) {
+TrainConfig config(const std::string& model, int batch, int gpus, Precision precision, int epochs,
+                   int rows) {
   TrainConfig c;
   c.data.dataset = DatasetKind::synthetic;
-  c.data.synthetic.train_size = kRows;
+  c.data.synthetic.train_size = rows;
   c.data.synthetic.test_size = 256;
   c.data.validation = Validation::none;
   if (model == "convnet") {
@@ -50,7 +50,7 @@ TrainConfig config(const std::string& model, int batch, int gpus, Precision prec
   c.training.weight_decay = 5e-4;
   c.training.batch_size = batch;
   c.training.epochs = epochs;
-  c.training.log_every = 20;
+  c.training.log_every = 50;
   c.training.precision = precision;
   c.training.output_network = OutputNetwork::last;
   c.device = DeviceSpec{DeviceKind::cuda, 0, 0};
@@ -84,12 +84,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> models = {"lenet", "convnet"};
   std::vector<int> batches = {256, 1024}, gpu_counts = {1, 2};
   std::string precision = "fp32";
-  int epochs = 4;
+  int epochs = 4, rows = 65536;
   app.add_option("--models", models, "lenet, convnet");
   app.add_option("--batches", batches, "global batch sizes");
   app.add_option("--gpus", gpu_counts, "GPU counts");
   app.add_option("--precision", precision, "fp32, tf32 or bf16");
   app.add_option("--epochs", epochs, "epochs per run (the first is not timed)");
+  app.add_option("--rows", rows, "training images (synthetic)");
   CLI11_PARSE(app, argc, argv);
   try {
     const auto chosen = parse_word<Precision>(precision);
@@ -103,10 +104,10 @@ int main(int argc, char** argv) {
             continue;
           }
           ReportClock clock;
-          const TrainResult r = train(config(model, batch, gpus, *chosen, epochs), clock);
+          const TrainResult r = train(config(model, batch, gpus, *chosen, epochs, rows), clock);
           if (r.state != RunState::completed) throw sweep::Error("train(): " + r.message);
           // Every timed iteration is a full batch except each epoch's last (kRows % batch).
-          const std::int64_t ipe = (kRows + batch - 1) / batch, partial = kRows % batch;
+          const std::int64_t ipe = (rows + batch - 1) / batch, partial = rows % batch;
           const std::int64_t iters = clock.end_iteration - clock.start_iteration;
           const std::int64_t epochs_timed = iters / ipe;
           const std::int64_t images =

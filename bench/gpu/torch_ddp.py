@@ -3,7 +3,7 @@
 
 Run under torchrun, one process per GPU (`torchrun --nproc_per_node 2 torch_ddp.py ...`); with one
 process it trains the plain model (no DDP wrapper, no process group), PyTorch's one-GPU figure.
-Each rank holds the same 16,384 random uint8 images on its GPU (1x28x28 for LeNet, 3x32x32 for the
+Each rank holds the same 65,536 random uint8 images on its GPU (1x28x28 for LeNet, 3x32x32 for the
 conv-block net, as torch_peer.py builds them), takes its batch // world_size share of every
 shuffled global batch, and runs forward, cross-entropy, backward (DDP's bucketed all-reduce over
 NCCL, overlapped with backward) and SGD (lr 0.01, momentum 0.9, weight decay 5e-4), eagerly, as
@@ -22,7 +22,7 @@ import torch.nn.functional as F
 
 from torch_peer import convnet, lenet
 
-ROWS = 16384
+ROWS = 65536
 
 
 def main():
