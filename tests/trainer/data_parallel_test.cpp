@@ -17,6 +17,7 @@
 #include <numeric>
 
 #include "common/check.h"
+#include "tests/trainer/layer_spec_util.h"
 #include "trainer/checkpoint.h"
 #include "trainer/data/load_data.h"
 #include "trainer/parallel/batch_share.h"
@@ -29,12 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-LayerSpec layer(const std::string& type, std::map<std::string, double> num = {}) {
-  LayerSpec l;
-  l.type = find_layer(type)->kind;
-  l.num = std::move(num);
-  return l;
-}
+using test::layer;
 
 // Conv, pooling and two dense layers; batch norm after the convolution when asked.
 TrainConfig config(bool batchnorm) {

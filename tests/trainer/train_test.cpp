@@ -18,6 +18,7 @@
 #include <numeric>
 
 #include "common/check.h"
+#include "tests/trainer/layer_spec_util.h"
 #include "trainer/checkpoint.h"
 
 namespace sweep::trainer {
@@ -25,12 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-LayerSpec layer(const std::string& type, std::map<std::string, double> num = {}) {
-  LayerSpec l;
-  l.type = find_layer(type)->kind;
-  l.num = std::move(num);
-  return l;
-}
+using test::layer;
 
 // Small and fast, but with every kind of state a checkpoint must carry: conv, batch norm (running
 // statistics), dropout (counter-based masks), dense.
