@@ -10,8 +10,19 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 
 namespace sweep::trainer {
+
+// Part `part` of `total` items cut into `parts` contiguous runs whose sizes differ by at most one
+// (the first total % parts runs take one more): how a batch, and the validation set, are shared.
+struct Share {
+  std::int64_t begin = 0, count = 0;
+};
+inline Share contiguous_share(std::int64_t total, int parts, int part) {
+  const std::int64_t base = total / parts, extra = total % parts;
+  return {part * base + std::min<std::int64_t>(part, extra), base + (part < extra ? 1 : 0)};
+}
 
 struct BatchShare {
   int begin = 0;  // first row within the batch
@@ -19,8 +30,8 @@ struct BatchShare {
 };
 
 inline BatchShare batch_share(int batch, int replicas, int replica) {
-  const int base = batch / replicas, extra = batch % replicas;
-  return {replica * base + std::min(replica, extra), base + (replica < extra ? 1 : 0)};
+  const Share s = contiguous_share(batch, replicas, replica);
+  return {static_cast<int>(s.begin), static_cast<int>(s.count)};
 }
 
 }  // namespace sweep::trainer

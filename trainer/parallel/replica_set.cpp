@@ -22,12 +22,9 @@ std::uint64_t replica_seed(std::uint64_t seed, std::size_t replica) {
 
 // The rows of `data` replica r of n evaluates: contiguous, as a batch is shared out.
 Dataset validation_part(const Dataset& data, int n, int r) {
-  const std::int64_t size = data.size();
-  const std::int64_t base = size / n, extra = size % n;
-  const std::int64_t begin = r * base + std::min<std::int64_t>(r, extra);
-  const std::int64_t count = base + (r < extra ? 1 : 0);
-  std::vector<std::int64_t> rows(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) rows[std::size_t(i)] = begin + i;
+  const Share part = contiguous_share(data.size(), n, r);
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(part.count));
+  for (std::int64_t i = 0; i < part.count; ++i) rows[std::size_t(i)] = part.begin + i;
   return take_rows(data, rows);
 }
 
