@@ -147,6 +147,19 @@ constexpr const char* short_file(const char* path) {
                                 ncclGetErrorString(sweep_n_));                  \
   } while (0)
 
+// MPI returns codes once the world communicator has MPI_ERRORS_RETURN (cluster/mpi_transport.cpp).
+#define SWEEP_CHECK_MPI(call)                                                               \
+  do {                                                                                      \
+    int sweep_m_ = (call);                                                                  \
+    if (sweep_m_ != MPI_SUCCESS) {                                                          \
+      char sweep_t_[MPI_MAX_ERROR_STRING];                                                  \
+      int sweep_l_ = 0;                                                                     \
+      MPI_Error_string(sweep_m_, sweep_t_, &sweep_l_);                                      \
+      ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__,             \
+                                std::string(sweep_t_, static_cast<std::size_t>(sweep_l_))); \
+    }                                                                                       \
+  } while (0)
+
 #define SWEEP_CHECK_SQLITE(db, call)                                                   \
   do {                                                                                 \
     int sweep_rc_ = (call);                                                            \

@@ -15,7 +15,8 @@
 namespace sweep::scheduler {
 
 std::string Device::label() const {
-  return std::string(kind == DeviceKind::cuda ? "cuda:" : "cpu:") + std::to_string(index);
+  return (rank != 0 ? "rank" + std::to_string(rank) + ":" : std::string()) +
+         (kind == DeviceKind::cuda ? "cuda:" : "cpu:") + std::to_string(index);
 }
 
 std::string devices_label(const std::vector<Device>& devices) {

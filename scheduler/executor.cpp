@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <new>
+#include <set>
 #include <sstream>
 
 #include "common/check.h"
@@ -66,28 +68,52 @@ std::size_t Executor::Core::free_slots_locked() const {
 }
 
 std::size_t Executor::Core::free_gpus_locked() const {
-  std::vector<int> seen;
-  for (std::size_t i = 0; i < slots.size(); ++i)
-    if (slots[i].device.kind == DeviceKind::cuda && slot_free_locked(i) &&
-        std::find(seen.begin(), seen.end(), slots[i].device.index) == seen.end())
-      seen.push_back(slots[i].device.index);
+  std::vector<std::pair<int, int>> seen;  // (rank, index): GPUs of different ranks are different
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const Device& d = slots[i].device;
+    if (d.kind == DeviceKind::cuda && slot_free_locked(i) &&
+        std::find(seen.begin(), seen.end(), std::pair{d.rank, d.index}) == seen.end())
+      seen.emplace_back(d.rank, d.index);
+  }
   return seen.size();
 }
 
 std::vector<std::size_t> Executor::Core::slots_for_head_locked(std::size_t own) const {
   if (held[own] || running_by_slot[own]) return {};
-  const int gpus = queue.front()->spec.gpus;
+  const TrialSpec& head = queue.front()->spec;
+  if (!head.placement.empty()) return placed_slots_locked(own, head.placement);
+  const int gpus = head.gpus;
   std::vector<std::size_t> taken = {own};
   if (gpus <= 1) return taken;
-  if (slots[own].device.kind != DeviceKind::cuda) return {};
+  const Device& first = slots[own].device;
+  if (first.kind != DeviceKind::cuda) return {};
+  // A multi-GPU trial's GPUs are of one process (rank): its replicas talk through NCCL there.
   for (std::size_t i = 0; i < slots.size() && taken.size() < std::size_t(gpus); ++i) {
-    if (i == own || !slot_free_locked(i) || slots[i].device.kind != DeviceKind::cuda) continue;
+    const Device& d = slots[i].device;
+    if (i == own || !slot_free_locked(i) || d.kind != DeviceKind::cuda || d.rank != first.rank)
+      continue;
     const bool new_device = std::none_of(taken.begin(), taken.end(), [&](std::size_t t) {
-      return slots[t].device.index == slots[i].device.index;
+      return slots[t].device.index == d.index;
     });
     if (new_device) taken.push_back(i);
   }
   return taken.size() == std::size_t(gpus) ? taken : std::vector<std::size_t>{};
+}
+
+std::vector<std::size_t> Executor::Core::placed_slots_locked(
+    std::size_t own, const std::vector<Device>& placement) const {
+  if (!(slots[own].device == placement.front())) return {};
+  std::vector<std::size_t> taken = {own};
+  for (std::size_t p = 1; p < placement.size(); ++p) {
+    std::size_t found = slots.size();
+    for (std::size_t i = 0; i < slots.size() && found == slots.size(); ++i)
+      if (slot_free_locked(i) && slots[i].device == placement[p] &&
+          std::find(taken.begin(), taken.end(), i) == taken.end())
+        found = i;
+    if (found == slots.size()) return {};
+    taken.push_back(found);
+  }
+  return taken;
 }
 
 std::vector<std::shared_ptr<TrialRecord>> Executor::Core::refresh_wait_reason_locked() {
@@ -358,14 +384,22 @@ TrialFuture Executor::submit(TrialSpec spec, TrialFn fn, TrialCallbacks callback
     if (spec.gpus < 1)
       throw Error("submit: a trial needs at least 1 GPU, not " + std::to_string(spec.gpus));
     if (spec.gpus > 1) {
-      std::vector<int> gpus;
+      // The most GPUs one process (rank) has: a multi-GPU trial never spans processes.
+      std::map<int, std::set<int>> gpus_by_rank;
       for (const Device& d : core.options.devices)
-        if (d.kind == DeviceKind::cuda) gpus.push_back(d.index);
-      if (std::size_t(spec.gpus) > gpus.size())
+        if (d.kind == DeviceKind::cuda) gpus_by_rank[d.rank].insert(d.index);
+      std::size_t most = 0;
+      for (const auto& [rank, gpus] : gpus_by_rank) most = std::max(most, gpus.size());
+      if (std::size_t(spec.gpus) > most)
         throw Error("submit: trial " + std::to_string(spec.number) + " needs " +
                     std::to_string(spec.gpus) + " GPUs, but the executor has " +
-                    std::to_string(gpus.size()));
+                    std::to_string(most) + (gpus_by_rank.size() > 1 ? " on any one rank" : ""));
     }
+    for (const Device& d : spec.placement)
+      if (std::find(core.options.devices.begin(), core.options.devices.end(), d) ==
+          core.options.devices.end())
+        throw Error("submit: trial " + std::to_string(spec.number) + " is placed on " + d.label() +
+                    ", which the executor does not have");
     record =
         std::make_shared<TrialRecord>(std::move(spec), std::move(fn), std::move(callbacks), core_);
     const std::size_t free_slots =
@@ -423,6 +457,19 @@ TrialFuture Executor::submit(TrialSpec spec, TrialFn fn, TrialCallbacks callback
                      nullptr);
   }
   return TrialFuture(record);
+}
+
+bool Executor::stop(std::int64_t trial_id, StopKind kind, const std::string& reason) {
+  if (kind == StopKind::none) return false;
+  if (kind == StopKind::cancel) return cancel(trial_id);
+  std::shared_ptr<TrialRecord> record;
+  {
+    std::lock_guard lock(core_->mutex);
+    auto it = core_->live_by_id.find(trial_id);
+    if (it == core_->live_by_id.end()) return false;
+    record = it->second.lock();
+  }
+  return record && record->request_stop(kind, reason);
 }
 
 bool Executor::cancel(std::int64_t trial_id) {

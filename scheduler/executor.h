@@ -77,6 +77,9 @@ class Executor {
 
   // Same as TrialFuture::cancel for the live trial with this id; false if none / already final.
   bool cancel(std::int64_t trial_id);
+  // Asks the live trial with this id to stop as `kind` (cancel = cancel()), first stop wins; false
+  // if none / already stopping or final. A remote rank relays its coordinator's stops with it.
+  bool stop(std::int64_t trial_id, StopKind kind, const std::string& reason);
 
   // Ctrl-C: stop launching; running trials get StopKind::interrupt (they checkpoint and return,
   // ending `interrupted`); queued ones complete at once as `interrupted` without running.

@@ -25,6 +25,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/json.h"
 #include "common/trial_state.h"
@@ -43,6 +44,10 @@ struct TrialSpec {
   // GPUs the trial trains on at once (data parallel): it takes one slot on each of that many
   // distinct CUDA devices. 1 on a CPU executor too (a CPU trial takes one slot).
   int gpus = 1;
+  // Where it must run: empty = any free slot (the usual); else exactly these devices, the first
+  // being its slot. A remote rank places a trial where the coordinator's executor put it, so the
+  // device stored for the trial is the one it really runs on.
+  std::vector<Device> placement;
 };
 
 // How a trial ended. The executor fills `state` from the TrialFn's return value, then:

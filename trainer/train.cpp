@@ -180,8 +180,10 @@ class Run {
       if (auto s = validate(info.epoch, epoch_end, lr)) return s;
     }
     if (epoch_end && t_.checkpoint.every_epochs > 0 && !control_.checkpoint_path.empty() &&
-        st_.epochs_completed % t_.checkpoint.every_epochs == 0)
+        st_.epochs_completed % t_.checkpoint.every_epochs == 0) {
       save_checkpoint(control_.checkpoint_path);
+      if (control_.checkpoint_written) control_.checkpoint_written(control_.checkpoint_path);
+    }
     return std::nullopt;
   }
 
@@ -307,6 +309,7 @@ class Run {
                  "; no checkpoint path was given, so nothing was saved";
     } else {
       save_checkpoint(control_.checkpoint_path);
+      if (control_.checkpoint_written) control_.checkpoint_written(control_.checkpoint_path);
       message_ = "interrupted at iteration " + std::to_string(st_.iteration) +
                  "; checkpoint saved to " + control_.checkpoint_path;
     }

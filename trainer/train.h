@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ struct RunControl {
   std::string checkpoint_path;                   // where checkpoints go ("" = none)
   bool resume = false;                           // continue from checkpoint_path when it exists
   const std::atomic<bool>* interrupt = nullptr;  // set: save a checkpoint, end as `interrupted`
+  // Called (on the training thread) after each checkpoint is written: a trial on another rank of
+  // a cluster sends the file to rank 0 at once.
+  std::function<void(const std::string& path)> checkpoint_written;
 };
 
 struct TrainResult {

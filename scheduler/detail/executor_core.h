@@ -75,6 +75,10 @@ struct Executor::Core {
   // The slots the queue's head would take with `own` as its first: one per GPU it needs, on
   // distinct CUDA devices, all free; empty when it cannot start from `own` now.
   std::vector<std::size_t> slots_for_head_locked(std::size_t own) const;
+  // Placement (TrialSpec::placement): `own` must be its first device, the rest free slots of
+  // exactly its other devices.
+  std::vector<std::size_t> placed_slots_locked(std::size_t own,
+                                               const std::vector<Device>& placement) const;
   std::size_t free_gpus_locked() const;   // CUDA devices with a free slot
   std::size_t free_slots_locked() const;  // slots neither running a trial nor lent to one
   // Recompute the shared wait reason; returns the records to notify when it changed.

@@ -6,11 +6,17 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <optional>
 
 #include "common/check.h"
 #include "common/format.h"
+#include "sweep/cli/cluster_job.h"
 #include "sweep/cli/commands.h"
 #include "sweep/config/config_error.h"
+
+namespace {
+int run_command_line(int argc, char** argv);
+}
 
 int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) would kill us by SIGXFSZ in the middle of a write, with no
@@ -18,6 +24,15 @@ int main(int argc, char** argv) {
   // reports like a full disk (the store's transaction rolls back). Trial programs get the default
   // back (scheduler/child_process.cpp).
   std::signal(SIGXFSZ, SIG_IGN);
+  // Under mpirun / srun: ranks > 0 serve trials here and return; rank 0 goes on with a coordinator.
+  sweep::cli::ClusterJob cluster_job;
+  if (const std::optional<int> served = cluster_job.start(argc, argv)) return *served;
+  return cluster_job.finish(run_command_line(argc, argv));
+}
+
+namespace {
+
+int run_command_line(int argc, char** argv) {
   CLI::App app{
       "sweep: hyperparameter sweeps over a built-in deep-learning trainer.\n"
       "One YAML file describes the data, the model, the training options and the sweep; every\n"
@@ -69,3 +84,5 @@ int main(int argc, char** argv) {
   }
   return exit_code;
 }
+
+}  // namespace

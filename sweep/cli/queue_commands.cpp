@@ -22,6 +22,7 @@
 
 #include "common/format.h"
 #include "common/json.h"
+#include "sweep/cli/cluster_job.h"
 #include "sweep/cli/commands.h"
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
@@ -254,6 +255,7 @@ void add_worker(CLI::App& app, int& exit_code) {
     options.timing.interval_s = o->heartbeat;
     options.registration_fd = o->registration_fd;
     options.worker_id = o->worker_id;
+    options.cluster = coordinator();
     exit_code = queue::run_worker(options);
   });
 }

@@ -3,6 +3,7 @@
  */
 #include <memory>
 
+#include "sweep/cli/cluster_job.h"
 #include "sweep/cli/commands.h"
 #include "sweep/run/run_sweep.h"
 
@@ -42,6 +43,7 @@ void add_resume_command(CLI::App& app, int& exit_code) {
     options.out_dir = args->out_dir;
     options.run.db_path = args->db_path;
     options.retry_failed = args->retry_failed;
+    options.run.cluster = coordinator();
     exit_code = run::resume_sweep(args->name, options).exit_code();
   });
 }

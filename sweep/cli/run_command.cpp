@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common/format.h"
+#include "sweep/cli/cluster_job.h"
 #include "sweep/cli/commands.h"
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
@@ -93,6 +94,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     }
     run::RunOptions run_options;
     run_options.db_path = options->db_path;
+    run_options.cluster = coordinator();
     exit_code = run::run_sweep(config, run_options).exit_code();
   });
 }

@@ -78,6 +78,7 @@ RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostre
     options.out = &log;
     options.live = false;
     options.handle_sigint = false;
+    options.cluster = context.worker.cluster;
     options.stop = &stop;
     options.stop_reason = "job " + std::to_string(job.id) + " stopped by its worker";
     // A worker that lost this job's lease while paused stops at its next heartbeat and lets go

@@ -22,6 +22,10 @@
 #include "sweep/config/config.h"
 #include "sweep/queue/heartbeat.h"
 
+namespace sweep::cluster {
+class Coordinator;
+}
+
 namespace sweep::queue {
 
 struct WorkerOptions {
@@ -34,6 +38,9 @@ struct WorkerOptions {
   std::ostream* log = nullptr;  // the worker's own messages; nullptr = std::cout
   int registration_fd = -1;     // a detached worker's inherited lock (worker_registry.h)
   std::string worker_id;        // with registration_fd
+  // Rank 0 of an MPI job (mpirun / srun sweep worker): each job's trials run over every rank's
+  // devices (RunOptions::cluster). nullptr: this machine only.
+  cluster::Coordinator* cluster = nullptr;
 };
 
 // Throws sweep::Error for a bad --devices text.

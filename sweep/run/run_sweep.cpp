@@ -15,6 +15,7 @@
 #include <iostream>
 #include <set>
 
+#include "cluster/coordinator.h"
 #include "common/format.h"
 #include "common/json.h"
 #include "reports/report.h"
@@ -24,6 +25,8 @@
 #include "scheduler/stopping/stopping_policy.h"
 #include "store/store.h"
 #include "sweep/config/expand.h"
+#include "sweep/run/cluster_devices.h"
+#include "sweep/run/cluster_trials.h"
 #include "sweep/run/console_progress.h"
 #include "sweep/run/devices.h"
 #include "sweep/run/sigint.h"
@@ -65,7 +68,10 @@ void print_summary(std::ostream& out, const RunResult& result, const config::Swe
     first = false;
   }
   out << "\n";
-  if (!result.store_failure.empty())
+  if (!result.cluster_failure.empty())
+    out << "stopped: " << result.cluster_failure << "\nthen continue with  sweep resume "
+        << result.name << (out_dir == "runs" ? "" : " --out " + out_dir) << "\n";
+  else if (!result.store_failure.empty())
     out << "stopped: " << result.store_failure << "\nthen continue with  sweep resume "
         << result.name << (out_dir == "runs" ? "" : " --out " + out_dir) << "\n";
   else if (result.interrupted)
@@ -106,6 +112,9 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
                           const DevicePlan& devices) {
   const config::SweepConfig& config = *x.config;
   const bool external = config.trainer.has_value();
+  cluster::Coordinator* cluster = x.options.cluster;
+  const auto sweep_yaml =
+      std::make_shared<const std::string>(cluster ? config::effective_yaml(config) : "");
   PlannedTrials planned;
   for (const TrialRow& row : rows) {
     const config::TrialPoint point =
@@ -135,10 +144,16 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
       command.log_path = p.log_path;
       command.trial_dir = p.trial_dir;
       scheduler::TrialFn run_command = scheduler::make_command_trial(command);
-      planned.fns.push_back([resolve, run_command](scheduler::TrialContext& context) {
+      scheduler::TrialFn local = [resolve, run_command](scheduler::TrialContext& context) {
         resolve();  // records the resolved config; the command itself needs only placeholders
         return run_command(context);
-      });
+      };
+      if (cluster)
+        local = cluster->place(std::move(local), [resolve, &config, dir = p.trial_dir] {
+          resolve();
+          return remote_command_trial(config, dir);
+        });
+      planned.fns.push_back(std::move(local));
     } else {
       spec.params = point.params;
       TrainerTrialInput input;
@@ -146,7 +161,15 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
       input.trial_dir = p.trial_dir;
       input.cpu_threads = config.resources.cpu_threads;
       input.resume = resume;
-      planned.fns.push_back(make_trainer_trial(std::move(input)));
+      scheduler::TrialFn local = make_trainer_trial(std::move(input));
+      if (cluster)
+        local = cluster->place(
+            std::move(local), [=, threads = config.resources.cpu_threads, path = config.path,
+                               number = row.number, dir = p.trial_dir] {
+              resolve();  // records the resolved config in the trial's row, as a local trial does
+              return remote_trainer_trial(sweep_yaml, path, number, threads, resume, dir);
+            });
+      planned.fns.push_back(std::move(local));
     }
     planned.specs.push_back(std::move(spec));
   }
@@ -218,6 +241,11 @@ void run_loop(const Execution& x, PlannedTrials& planned, scheduler::Executor& e
     if (const std::string broken = store.failure(); !broken.empty())
       interrupt("the sweep database cannot be written, so no further trial starts: " + broken,
                 "the sweep database cannot be written");
+    if (x.options.cluster)
+      if (const std::string lost = x.options.cluster->lost(); !lost.empty()) {
+        result.cluster_failure = lost;
+        interrupt(lost + ": stopping the sweep (running trials save a checkpoint)", lost);
+      }
     if (x.options.stop && x.options.stop->load())
       interrupt(x.options.stop_reason + ": running trials save a checkpoint and stop",
                 x.options.stop_reason);
@@ -249,8 +277,11 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   const bool live = x.options.live.value_or(::isatty(STDOUT_FILENO) == 1 && !x.options.out);
   const config::SweepConfig& config = *x.config;
 
-  DevicePlan devices =
-      plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
+  cluster::Coordinator* cluster = x.options.cluster;
+  DevicePlan devices = cluster ? plan_cluster_devices(config.resources, cluster->ranks(),
+                                                      cluster->options().coordinator_runs_trials)
+                               : plan_devices(config.resources, trainer::cuda_device_count(),
+                                              trainer::cuda_backend_built());
   PlannedTrials planned = plan_trials(x, to_run, resume, devices);
 
   auto store_sink = std::make_shared<StoreSink>(x.store, x.sweep.id, x.run_dir, planned.paths);
@@ -271,9 +302,13 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   x.store.set_sweep_state(x.sweep.id, SweepState::running);
   RunResult result;
   {
+    if (cluster)
+      cluster->open(devices.executor.devices, devices.executor.cpu_slots,
+                    devices.executor.trials_per_gpu);
     scheduler::Executor executor(devices.executor, {store_sink, console}, policy);
     run_loop(x, planned, executor, *console, *store_sink, result);
     executor.shutdown();
+    if (cluster) cluster->close();
   }
   store_sink->flush();
   x.store.set_sweep_state(x.sweep.id,
@@ -302,7 +337,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
 }  // namespace
 
 int RunResult::exit_code() const {
-  if (!store_failure.empty()) return 1;
+  if (!store_failure.empty() || !cluster_failure.empty()) return 1;
   if (interrupted) return 130;
   if (auto it = states.find(TrialState::failed); it != states.end() && it->second > 0) return 1;
   return 0;
@@ -317,7 +352,10 @@ RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options
     throw Error("run_sweep: the SweepConfig was not made by a successful load_config");
   // Devices are checked before anything is written, with every GPU count a trial may ask for.
   const DevicePlan devices =
-      plan_devices(config.resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
+      options.cluster ? plan_cluster_devices(config.resources, options.cluster->ranks(),
+                                             options.cluster->options().coordinator_runs_trials)
+                      : plan_devices(config.resources, trainer::cuda_device_count(),
+                                     trainer::cuda_backend_built());
   for (const config::ParamSpec& p : config.sweep.space.params)
     if (p.name == config::kGpusPerTrialKey)
       for (const sweep::Json& value : p.values)

@@ -29,6 +29,10 @@
 #include <string>
 
 #include "common/trial_state.h"
+namespace sweep::cluster {
+class Coordinator;
+}
+
 #include "store/records.h"
 #include "sweep/config/config.h"
 
@@ -48,6 +52,9 @@ struct RunOptions {
   // Another process holding the sweep (sweep_lock.h): wait this long for it to let go, then
   // throw SweepBusy. 0 for the CLI (say so at once); a queue worker waits for a paused one.
   std::chrono::duration<double> lock_wait{0};
+  // Rank 0 of an MPI job (mpirun / srun): every rank's devices are slots and trials on other
+  // ranks are relayed there (cluster/coordinator.h). nullptr: this machine only.
+  cluster::Coordinator* cluster = nullptr;
 };
 
 struct RunResult {
@@ -60,8 +67,10 @@ struct RunResult {
   bool interrupted = false;
   std::string target_reached_by;  // "trial 3" when metric.target stopped it
   std::string store_failure;      // why the store could not be written, when that stopped it
+  std::string cluster_failure;    // a rank that stopped answering, when that stopped it
 
-  // 1 the store could not be written or some trial failed, 130 interrupted, else 0.
+  // 1 the store could not be written, a rank was lost or some trial failed, 130 interrupted,
+  // else 0.
   int exit_code() const;
 };
 

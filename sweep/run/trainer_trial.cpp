@@ -189,6 +189,7 @@ scheduler::TrialFn make_trainer_trial(TrainerTrialInput input) {
     control.checkpoint_path = checkpoint_path(in.trial_dir);
     control.resume = in.resume;
     control.interrupt = &context.interrupt_flag();
+    control.checkpoint_written = in.checkpoint_written;
     if (in.resume && std::filesystem::exists(control.checkpoint_path))
       context.log("resuming from " + control.checkpoint_path);
 

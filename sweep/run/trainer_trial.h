@@ -29,6 +29,8 @@ struct TrainerTrialInput {
   std::string trial_dir;  // checkpoint.bin is written here
   int cpu_threads = 0;    // oneTBB threads for a CPU trial (0 = share all)
   bool resume = false;    // continue from trial_dir/checkpoint.bin when it exists
+  // After each checkpoint is written (trainer::RunControl::checkpoint_written); may be empty.
+  std::function<void(const std::string& path)> checkpoint_written;
 };
 
 std::string checkpoint_path(const std::string& trial_dir);

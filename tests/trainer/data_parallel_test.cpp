@@ -240,17 +240,17 @@ TEST(DataParallel, CheckpointsMoveBetweenReplicaCounts) {
   c.training.checkpoint.every_epochs = 1;
   Quiet quiet;
   const std::string straight_path = temp_path("straight.ckpt");
-  const TrainResult straight = train(c, quiet, {straight_path, false, nullptr});
+  const TrainResult straight = train(c, quiet, {straight_path, false, nullptr, {}});
   const CheckpointData straight_end = read_checkpoint(straight_path);
   for (const auto& [first, then] : {std::pair{2, 1}, std::pair{1, 2}}) {
     const std::string path = temp_path(std::to_string(first) + "to" + std::to_string(then));
     TrainConfig part = c;
     part.training.epochs = 1;
     part.replicas = first > 1 ? cpus(first) : std::vector<DeviceSpec>{};
-    ASSERT_EQ(train(part, quiet, {path, false, nullptr}).state, RunState::completed);
+    ASSERT_EQ(train(part, quiet, {path, false, nullptr, {}}).state, RunState::completed);
     TrainConfig rest = c;
     rest.replicas = then > 1 ? cpus(then) : std::vector<DeviceSpec>{};
-    const TrainResult resumed = train(rest, quiet, {path, true, nullptr});
+    const TrainResult resumed = train(rest, quiet, {path, true, nullptr, {}});
     ASSERT_EQ(resumed.state, RunState::completed) << resumed.message;
     EXPECT_EQ(resumed.epochs_completed, 2);
     EXPECT_NEAR(resumed.final_val_loss, straight.final_val_loss, 1e-4 * straight.final_val_loss);

@@ -215,10 +215,10 @@ TEST(Train, SameSeedSameWeightsOtherSeedOtherWeights) {
   c.training.checkpoint.every_epochs = 1;
   c.device.threads = 2;  // parallel reductions must not make results depend on timing
   Recorder rec;
-  train(c, rec, RunControl{a, false, nullptr});
-  train(c, rec, RunControl{b, false, nullptr});
+  train(c, rec, RunControl{a, false, nullptr, {}});
+  train(c, rec, RunControl{b, false, nullptr, {}});
   c.training.seed = 12;
-  train(c, rec, RunControl{o, false, nullptr});
+  train(c, rec, RunControl{o, false, nullptr, {}});
   const CheckpointData ca = read_checkpoint(a), cb = read_checkpoint(b), co = read_checkpoint(o);
   EXPECT_EQ(ca.params, cb.params);
   EXPECT_EQ(ca.state, cb.state);
@@ -232,7 +232,7 @@ void expect_resume_bit_identical(TrainConfig c, std::int64_t stop_after, const s
   const std::string straight = temp_path(tag + "_straight"), resumed = temp_path(tag + "_resumed");
   c.training.checkpoint.every_epochs = c.training.epochs;  // a checkpoint at the very end
   Recorder rec;
-  const TrainResult full = train(c, rec, RunControl{straight, false, nullptr});
+  const TrainResult full = train(c, rec, RunControl{straight, false, nullptr, {}});
   ASSERT_EQ(full.state, RunState::completed);
 
   std::atomic<bool> stop{false};
@@ -241,13 +241,13 @@ void expect_resume_bit_identical(TrainConfig c, std::int64_t stop_after, const s
     if (i.iteration == stop_after) stop = true;
     return true;
   };
-  const TrainResult part = train(c, first, RunControl{resumed, false, &stop});
+  const TrainResult part = train(c, first, RunControl{resumed, false, &stop, {}});
   ASSERT_EQ(part.state, RunState::interrupted) << part.message;
   EXPECT_EQ(part.iterations, stop_after);
   EXPECT_NE(part.message.find(resumed), std::string::npos) << part.message;
 
   Recorder second;
-  const TrainResult rest = train(c, second, RunControl{resumed, true, nullptr});
+  const TrainResult rest = train(c, second, RunControl{resumed, true, nullptr, {}});
   ASSERT_EQ(rest.state, RunState::completed) << rest.message;
   ASSERT_FALSE(second.iterations.empty());
   EXPECT_EQ(second.iterations.front().iteration, stop_after + 1);
@@ -315,7 +315,7 @@ TEST(Train, InterruptWithoutCheckpointPathSaysSo) {
   TrainConfig c = small_config();
   std::atomic<bool> stop{true};
   Recorder rec;
-  const TrainResult r = train(c, rec, RunControl{"", false, &stop});
+  const TrainResult r = train(c, rec, RunControl{"", false, &stop, {}});
   EXPECT_EQ(r.state, RunState::interrupted);
   EXPECT_EQ(r.iterations, 0);
   EXPECT_NE(r.message.find("no checkpoint path"), std::string::npos) << r.message;
@@ -327,10 +327,10 @@ TEST(Train, ResumeFromAnotherRunsCheckpointIsRefused) {
   c.training.epochs = 1;
   c.training.checkpoint.every_epochs = 1;
   Recorder rec;
-  train(c, rec, RunControl{p, false, nullptr});
+  train(c, rec, RunControl{p, false, nullptr, {}});
   c.model.layers[5].num["units"] = 17;  // another model: another parameter count
   try {
-    train(c, rec, RunControl{p, true, nullptr});
+    train(c, rec, RunControl{p, true, nullptr, {}});
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();

@@ -1,0 +1,52 @@
+/*
+ * trial_files.cpp — plain std::filesystem and streams; fsync is the store's business, the file's
+ * rename is what keeps a checkpoint whole.
+ */
+#include "cluster/trial_files.h"
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "common/check.h"
+
+namespace sweep::cluster {
+
+namespace fs = std::filesystem;
+
+TrialFile read_trial_file(const fs::path& dir, const std::string& name) {
+  std::ifstream in(dir / name, std::ios::binary);
+  if (!in) throw Error("cannot read " + (dir / name).string());
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return {name, bytes.str()};
+}
+
+std::vector<TrialFile> read_trial_files(const fs::path& dir) {
+  std::vector<TrialFile> files;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file())
+      files.push_back(read_trial_file(dir, fs::relative(entry.path(), dir).generic_string()));
+  return files;
+}
+
+void write_trial_file(const fs::path& dir, const TrialFile& file) {
+  const fs::path name(file.name);
+  bool escapes = name.empty() || name.is_absolute();
+  for (const auto& part : name) escapes = escapes || part == "..";
+  if (escapes) throw Error("cluster: refused a trial file named '" + file.name + "'");
+  const fs::path target = dir / name;
+  fs::create_directories(target.parent_path());
+  const fs::path temporary = target.string() + ".incoming";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(file.bytes.data(), static_cast<std::streamsize>(file.bytes.size()));
+    out.close();
+    if (!out) throw Error("cannot write " + temporary.string() + " (is the disk full?)");
+  }
+  fs::rename(temporary, target);
+}
+
+}  // namespace sweep::cluster

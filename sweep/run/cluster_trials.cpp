@@ -1,0 +1,110 @@
+/*
+ * cluster_trials.cpp — payloads and the factories that turn them back into TrialFns on a host.
+ * A host keeps the last sweep config it parsed: all trials of a sweep share it, so loading it
+ * (which checks its trials) happens once per rank, not once per trial.
+ */
+#include "sweep/run/cluster_trials.h"
+
+#include <mutex>
+
+#include "scheduler/command_trial.h"
+#include "sweep/config/config_error.h"
+#include "sweep/config/expand.h"
+#include "sweep/run/sweep_layout.h"
+#include "sweep/run/trainer_trial.h"
+#include "trainer/backend.h"
+
+namespace sweep::run {
+
+namespace fs = std::filesystem;
+
+cluster::RemoteTrial remote_trainer_trial(const std::shared_ptr<const std::string>& sweep_yaml,
+                                          const std::string& config_path, std::int64_t number,
+                                          int cpu_threads, bool resume,
+                                          const std::string& trial_dir) {
+  cluster::RemoteTrial trial;
+  trial.kind = kTrainerTrialKind;
+  trial.payload = {{"config_yaml", *sweep_yaml},
+                   {"config_path", config_path},
+                   {"number", number},
+                   {"cpu_threads", cpu_threads},
+                   {"resume", resume}};
+  trial.trial_dir = trial_dir;
+  trial.files = {checkpoint_in(trial_dir).filename().string()};  // the log is written here
+  return trial;
+}
+
+cluster::RemoteTrial remote_command_trial(const config::SweepConfig& config,
+                                          const std::string& trial_dir) {
+  cluster::RemoteTrial trial;
+  trial.kind = kCommandTrialKind;
+  trial.payload = {{"command", config.trainer->command},
+                   {"metric_timeout", config.trainer->metric_timeout},
+                   {"metric_name", config.sweep.metric.name}};
+  trial.trial_dir = trial_dir;
+  return trial;  // every file of its directory travels: the program's own checkpoints too
+}
+
+namespace {
+
+std::shared_ptr<const config::SweepConfig> parsed(const std::string& yaml,
+                                                  const std::string& path) {
+  static std::mutex mutex;
+  static std::string last_yaml, last_path;
+  static std::shared_ptr<const config::SweepConfig> last;
+  std::lock_guard lock(mutex);
+  if (!last || yaml != last_yaml || path != last_path) {
+    last = std::make_shared<const config::SweepConfig>(config::load_config_text(yaml, path));
+    last_yaml = yaml;
+    last_path = path;
+  }
+  return last;
+}
+
+scheduler::TrialFn trainer_from(const cluster::RemoteTrialInput& in) {
+  const auto& p = in.payload;
+  auto config =
+      parsed(p.at("config_yaml").get<std::string>(), p.at("config_path").get<std::string>());
+  const auto number = p.at("number").get<std::uint64_t>();
+  TrainerTrialInput input;
+  input.config = [config, number] {
+    config::Diagnostics diagnostics;
+    config::TrialPlan plan =
+        config::resolve_trial(*config, config::trial_point(*config, number), diagnostics);
+    diagnostics.throw_if_any();
+    return plan.config;
+  };
+  input.trial_dir = in.trial_dir;
+  input.cpu_threads = p.at("cpu_threads").get<int>();
+  input.resume = p.at("resume").get<bool>();
+  input.checkpoint_written = [written = in.file_written](const std::string& path) {
+    written(fs::path(path).filename().string());
+  };
+  return make_trainer_trial(std::move(input));
+}
+
+scheduler::TrialFn command_from(const cluster::RemoteTrialInput& in) {
+  const auto& p = in.payload;
+  scheduler::CommandSpec command;
+  command.argv_template = p.at("command").get<std::string>();
+  command.metric_timeout_s = p.at("metric_timeout").get<double>();
+  command.metric_name = p.at("metric_name").get<std::string>();
+  command.trial_dir = in.trial_dir;
+  command.log_path = log_in(in.trial_dir).string();
+  return scheduler::make_command_trial(std::move(command));
+}
+
+}  // namespace
+
+cluster::TrialFactories sweep_trial_factories() {
+  return {{kTrainerTrialKind, trainer_from}, {kCommandTrialKind, command_from}};
+}
+
+int serve_host(cluster::Transport& transport, const cluster::ClusterOptions& options) {
+  cluster::HostFacts facts;
+  facts.cuda_built = trainer::cuda_backend_built();
+  facts.cuda_devices = trainer::cuda_device_count();
+  return cluster::serve(transport, facts, sweep_trial_factories(), options);
+}
+
+}  // namespace sweep::run
