@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "common/check.h"
@@ -362,6 +363,44 @@ TEST(CpuOps, FactoryBuildsCpuAndExplainsMissingCuda) {
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("SWEEP_WITH_CUDA=OFF"), std::string::npos);
     }
+  }
+}
+
+}  // namespace
+}  // namespace sweep::trainer
+
+namespace sweep::trainer {
+namespace {
+
+// The thread count must not change a bit of a dense layer: its sgemm is split into slices by size
+// only (cpu_backend.cpp kMaxGemmSlices). Split by thread count, OpenBLAS summed some rows of a
+// smaller call in another order (AMD EPYC), and 1 and 2 threads gave different results.
+TEST(CpuOps, DenseIsBitIdenticalForAnyThreadCount) {
+  for (const auto& [n, in, out] : {std::tuple{50, 300, 70}, std::tuple{37, 1000, 61}}) {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal;
+    auto random = [&](std::size_t count) {
+      std::vector<float> v(count);
+      for (auto& x : v) x = normal(rng);
+      return v;
+    };
+    const auto x = random(std::size_t(n) * in), w = random(std::size_t(out) * in),
+               b = random(std::size_t(out)), dy = random(std::size_t(n) * out);
+    auto run = [&](int threads) {
+      CpuBackend cpu(threads);
+      std::vector<float> y(std::size_t(n) * out), dx(std::size_t(n) * in);
+      std::vector<float> dw(std::size_t(out) * in), db(static_cast<std::size_t>(out));
+      cpu.dense_forward(x.data(), w.data(), b.data(), y.data(), n, in, out);
+      cpu.dense_backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data(), n, in,
+                         out);
+      y.insert(y.end(), dx.begin(), dx.end());
+      y.insert(y.end(), dw.begin(), dw.end());
+      y.insert(y.end(), db.begin(), db.end());
+      return y;
+    };
+    const auto one = run(1);
+    EXPECT_EQ(run(2), one) << n << "x" << in << "x" << out;
+    EXPECT_EQ(run(3), one) << n << "x" << in << "x" << out;
   }
 }
 

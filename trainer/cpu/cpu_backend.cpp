@@ -43,6 +43,11 @@ std::size_t available_host_bytes() {
 
 // Smallest product worth its own task, in multiply-adds.
 constexpr std::size_t kMinGemmWork = std::size_t{1} << 20;
+// How many sgemm calls one dense product is split into depends on its size only, never on the
+// thread count: OpenBLAS may sum a row in another order when it is part of a smaller call (its
+// small-matrix kernels, its tail tiles; seen on AMD EPYC, where 1 and 2 threads trained LeNet to
+// different weights), so the same slices on any thread count are what keep every bit the same.
+constexpr int kMaxGemmSlices = 8;
 
 }  // namespace
 
@@ -152,7 +157,8 @@ void CpuBackend::mul(const float* a, const float* b, float* y, std::size_t n) {
 
 void CpuBackend::dense_forward(const float* x, const float* w, const float* b, float* y, int n,
                                int in, int out) {
-  const std::size_t tasks = cpu::task_count(std::size_t(n) * in * out, kMinGemmWork, threads_);
+  const std::size_t tasks =
+      cpu::task_count(std::size_t(n) * in * out, kMinGemmWork, kMaxGemmSlices);
   run([&] {
     cpu::for_slices(tasks, [&](std::size_t t) {
       const std::size_t r0 = cpu::slice_begin(n, tasks, t), r1 = cpu::slice_begin(n, tasks, t + 1);
@@ -174,8 +180,8 @@ void CpuBackend::dense_backward(const float* x, const float* w, const float* dy,
                                 float* dw, float* db, int n, int in, int out) {
   const std::size_t work = std::size_t(n) * in * out;
   // dx rows (samples) and dw rows (output units) are independent: slice them, no reduction.
-  const std::size_t dx_tasks = dx ? cpu::task_count(work, kMinGemmWork, threads_) : 0;
-  const std::size_t dw_tasks = cpu::task_count(work, kMinGemmWork, threads_);
+  const std::size_t dx_tasks = dx ? cpu::task_count(work, kMinGemmWork, kMaxGemmSlices) : 0;
+  const std::size_t dw_tasks = cpu::task_count(work, kMinGemmWork, kMaxGemmSlices);
   run([&] {
     cpu::for_slices(dx_tasks + dw_tasks, [&](std::size_t t) {
       if (t < dx_tasks) {

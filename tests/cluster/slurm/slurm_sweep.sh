@@ -39,9 +39,11 @@ fail() {
 
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
   mkdir -p /run/munge && chown munge:munge /run/munge
-  runuser -u munge -- /usr/sbin/munged --pid-file="$WORK/munged.pid" || { echo "SKIP: munged does not start"; exit 77; }
-  sleep 0.5
-  started+=("$(cat "$WORK/munged.pid")")
+  # munged runs as its own user, so its pid file goes where that user may write.
+  pidfile=/run/munge/sweep-test-munged.$$.pid
+  runuser -u munge -- /usr/sbin/munged --pid-file="$pidfile" || { echo "SKIP: munged does not start"; exit 77; }
+  for _ in $(seq 50); do [ -s "$pidfile" ] && break; sleep 0.1; done
+  started+=("$(cat "$pidfile")")
   munge -n | unmunge >/dev/null || fail "munge does not answer"
 fi
 
