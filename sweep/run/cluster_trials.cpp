@@ -5,6 +5,7 @@
  */
 #include "sweep/run/cluster_trials.h"
 
+#include <csignal>
 #include <mutex>
 
 #include "scheduler/command_trial.h"
@@ -101,6 +102,9 @@ cluster::TrialFactories sweep_trial_factories() {
 }
 
 int serve_host(cluster::Transport& transport, const cluster::ClusterOptions& options) {
+  // Ctrl-C is rank 0's to handle (srun forwards it to every task): rank 0 stops the sweep and its
+  // hosts' trials save a checkpoint; a host that died of SIGINT would be a lost rank instead.
+  std::signal(SIGINT, SIG_IGN);
   cluster::HostFacts facts;
   facts.cuda_built = trainer::cuda_backend_built();
   facts.cuda_devices = trainer::cuda_device_count();

@@ -95,8 +95,8 @@ TEST(CudaDataParallel, ACheckpointFromTwoGpusResumesOnOne) {
   TrainConfig first = c;
   first.training.epochs = 1;
   first.replicas = gpus(2);
-  ASSERT_EQ(train(first, quiet, {path, false, nullptr}).state, RunState::completed);
-  const TrainResult rest = train(c, quiet, {path, true, nullptr});
+  ASSERT_EQ(train(first, quiet, {path, false, nullptr, {}}).state, RunState::completed);
+  const TrainResult rest = train(c, quiet, {path, true, nullptr, {}});
   EXPECT_EQ(rest.state, RunState::completed) << rest.message;
   EXPECT_EQ(rest.epochs_completed, 2);
   EXPECT_GT(rest.final_val_accuracy, 0.3);
