@@ -48,6 +48,12 @@ ClusterOptions cluster_options_from_environment() {
                   "': expected a positive number of seconds");
     options.rank_timeout_s = seconds;
   }
+  if (const char* text = std::getenv(kCoordinatorOnlyVariable); text && *text) {
+    const std::string flag = text;
+    if (flag != "0" && flag != "1")
+      throw Error(std::string(kCoordinatorOnlyVariable) + "='" + flag + "': expected 0 or 1");
+    options.coordinator_runs_trials = flag == "0";
+  }
   return options;
 }
 

@@ -25,14 +25,18 @@ LaunchInfo detect_launch();
 inline constexpr const char* kRankTimeoutVariable = "SWEEP_RANK_TIMEOUT";
 inline constexpr double kDefaultRankTimeoutS = 60;
 
+// SWEEP_COORDINATOR_ONLY=1: rank 0 runs no trials itself (it only coordinates), e.g. when it sits
+// on a login or service node of the allocation.
+inline constexpr const char* kCoordinatorOnlyVariable = "SWEEP_COORDINATOR_ONLY";
+
 struct ClusterOptions {
   double rank_timeout_s = kDefaultRankTimeoutS;
   double heartbeat_s = 1;
   bool coordinator_runs_trials = true;  // rank 0 offers its own devices as slots too
 };
 
-// ClusterOptions with rank_timeout_s read from SWEEP_RANK_TIMEOUT (throws sweep::Error on a value
-// that is not a positive number of seconds).
+// ClusterOptions from SWEEP_RANK_TIMEOUT and SWEEP_COORDINATOR_ONLY (throws sweep::Error on a
+// timeout that is not a positive number of seconds, or a flag that is not 0 or 1).
 ClusterOptions cluster_options_from_environment();
 
 }  // namespace sweep::cluster

@@ -15,8 +15,9 @@ class LaunchEnv : public ::testing::Test {
   void SetUp() override { clear(); }
   void TearDown() override { clear(); }
   static void clear() {
-    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_SIZE", "PMI_RANK",
-                             "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", kRankTimeoutVariable})
+    for (const char* name :
+         {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_SIZE", "PMI_RANK",
+          "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", kRankTimeoutVariable, kCoordinatorOnlyVariable})
       ::unsetenv(name);
   }
 };
@@ -52,6 +53,14 @@ TEST_F(LaunchEnv, RankTimeoutComesFromTheEnvironment) {
     ::setenv(kRankTimeoutVariable, bad, 1);
     EXPECT_THROW(cluster_options_from_environment(), Error) << bad;
   }
+}
+
+TEST_F(LaunchEnv, TheCoordinatorRunsTrialsUnlessToldOtherwise) {
+  EXPECT_TRUE(cluster_options_from_environment().coordinator_runs_trials);
+  ::setenv(kCoordinatorOnlyVariable, "1", 1);
+  EXPECT_FALSE(cluster_options_from_environment().coordinator_runs_trials);
+  ::setenv(kCoordinatorOnlyVariable, "yes", 1);
+  EXPECT_THROW(cluster_options_from_environment(), Error);
 }
 
 }  // namespace
