@@ -5,8 +5,10 @@
  *
  * Numbers: shortest() is the exact value ("0.1", "1e-05", reads back as the same double: configs,
  * parameters, CSV); significant() rounds to what a person compares ("0.8932": metrics in
- * tables); fixed() lines up columns. NaN and infinities are "nan", "inf", "-inf" everywhere
- * (as Python prints them); only the YAML writer spells them YAML's way (.nan).
+ * tables), and distinguishing_digits() says how many digits a column of them needs (a random
+ * draw's 0.0031622776601683794 reads 0.00316 beside 0.0457); fixed() lines up columns. NaN and
+ * infinities are "nan", "inf", "-inf" everywhere (as Python prints them); only the YAML writer
+ * spells them YAML's way (.nan).
  *
  * printable(): user text (a sweep name, a parameter value, a line an external trainer printed)
  * is echoed into messages and tables; raw control bytes in it (ESC, BEL, a carriage return)
@@ -20,8 +22,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/json.h"
 
@@ -68,6 +72,25 @@ inline std::string significant(double v, int digits = 4) {
   return buffer;
 }
 
+// The fewest significant digits, from `min_digits` to `max_digits`, at which significant() writes
+// any two different values of `values` differently (values that differ only beyond max_digits
+// stay alike): a column of random draws reads 0.00316 and 0.00317, not 17 digits each.
+inline int distinguishing_digits(const std::vector<double>& values, int min_digits = 3,
+                                 int max_digits = 6) {
+  for (int digits = min_digits; digits < max_digits; ++digits) {
+    std::map<std::string, double> seen;
+    bool apart = true;
+    for (const double v : values) {
+      const auto [it, added] = seen.emplace(significant(v, digits), v);
+      // NaN never equals itself, but all NaNs are written "nan" alike.
+      apart = added || it->second == v || (std::isnan(v) && std::isnan(it->second));
+      if (!apart) break;
+    }
+    if (apart) return digits;
+  }
+  return max_digits;
+}
+
 // `digits` after the point (printf %f): 0.2310, for columns that line up.
 inline std::string fixed(double v, int digits) {
   if (!std::isfinite(v)) return non_finite_text(v);
@@ -102,18 +125,36 @@ enum class ParamNames {
   last_parts,  // learning_rate=0.01 batch_size=64 (when the last parts are all different)
 };
 
-// "learning_rate=0.01 batch_size=64", in the parameters' order; "(base config)" when none.
-inline std::string params_text(const Json& params, ParamNames names = ParamNames::full) {
+// The names shown for parameters `keys`: with ParamNames::last_parts the part after the last dot
+// when those are all different, else the full names.
+inline std::vector<std::string> param_labels(const std::vector<std::string>& keys,
+                                             ParamNames names = ParamNames::full) {
   auto last_part = [](const std::string& name) { return name.substr(name.rfind('.') + 1); };
   bool unique = names == ParamNames::last_parts;
-  if (unique)
-    for (auto a = params.begin(); unique && a != params.end(); ++a)
-      for (auto b = std::next(a); unique && b != params.end(); ++b)
-        unique = last_part(a.key()) != last_part(b.key());
+  for (std::size_t a = 0; unique && a < keys.size(); ++a)
+    for (std::size_t b = a + 1; unique && b < keys.size(); ++b)
+      unique = last_part(keys[a]) != last_part(keys[b]);
+  std::vector<std::string> labels;
+  for (const std::string& key : keys) labels.push_back(unique ? last_part(key) : key);
+  return labels;
+}
+
+// Significant digits per parameter name, for floating-point values (distinguishing_digits);
+// a name not in it is written shortest().
+using ParamDigits = std::map<std::string, int>;
+
+// "learning_rate=0.01 batch_size=64", in the parameters' order; "(base config)" when none.
+inline std::string params_text(const Json& params, ParamNames names = ParamNames::full,
+                               const ParamDigits& digits = {}) {
+  std::vector<std::string> keys;
+  for (auto it = params.begin(); it != params.end(); ++it) keys.push_back(it.key());
+  const std::vector<std::string> labels = param_labels(keys, names);
   std::string text;
-  for (auto it = params.begin(); it != params.end(); ++it) {
+  std::size_t i = 0;
+  for (auto it = params.begin(); it != params.end(); ++it, ++i) {
     if (!text.empty()) text += ' ';
-    text += (unique ? last_part(it.key()) : it.key()) + "=" + value_text(it.value());
+    const auto d = digits.find(it.key());
+    text += labels[i] + "=" + value_text(it.value(), d == digits.end() ? 0 : d->second);
   }
   return text.empty() ? "(base config)" : text;
 }

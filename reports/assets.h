@@ -15,5 +15,6 @@ std::string_view echarts_js();  // reports/vendor/echarts/echarts.min.js (Apache
 std::string_view status_js();   // reports/assets/report_status.js: records errors, drawn charts
 std::string_view report_js();   // reports/assets/report.js: charts and table from the JSON data
 std::string_view report_css();  // reports/assets/report.css
+std::string_view live_js();     // reports/assets/report_live.js: polls the server (sweep serve)
 
 }  // namespace sweep::reports::assets

@@ -37,6 +37,19 @@ std::string dataset_of(const std::string& config_yaml) {
   }
 }
 
+// sweep.method of the config: how its trials were chosen, which decides how the report charts the
+// metric against the parameters (report_model.h, choose_charts).
+std::string method_of(const std::string& config_yaml) {
+  try {
+    const YAML::Node root = YAML::Load(config_yaml);
+    if (!root.IsMap() || !root["sweep"] || !root["sweep"].IsMap()) return "";
+    const YAML::Node method = root["sweep"]["method"];
+    return method && method.IsScalar() ? method.as<std::string>() : std::string("grid");
+  } catch (const YAML::Exception&) {
+    return "";
+  }
+}
+
 std::optional<SweepRow> find(const Store& store, std::string_view sweep) {
   if (auto row = store.find_sweep(sweep)) return row;
   std::int64_t id = 0;
@@ -61,6 +74,7 @@ ReportData load_report_data(const Store& store, std::string_view sweep) {
   data.sweep_state = std::string(to_string(row->state));
   data.devices = row->devices;
   data.dataset = dataset_of(row->config_yaml);
+  data.method = method_of(row->config_yaml);
   data.created_at = row->created_at;
   data.started_at = row->started_at;
   data.finished_at = row->finished_at;

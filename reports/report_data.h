@@ -56,6 +56,7 @@ struct ReportData {
   std::string sweep_state;  // "completed", "running", ...
   std::string devices;      // e.g. "cuda:0,cuda:1" or "cpu x2"
   std::string dataset;      // data.dataset of the config ("fashion-mnist"): picks class labels
+  std::string method;       // sweep.method of the config ("grid", "random"); "" when unknown
   double created_at = 0;
   std::optional<double> started_at, finished_at;
   double generated_at = 0;        // when the report was made (0: not shown)

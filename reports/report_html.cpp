@@ -5,7 +5,8 @@
  * trial card, configuration) is written here as escaped HTML, not by the page's script, so it
  * reads even where scripts are blocked (a mail client, a locked-down viewer); the charts and the
  * table are drawn by reports/assets/report.js from the JSON block. Scripts come last so the
- * summary paints before ECharts (1 MB) is parsed.
+ * summary paints before ECharts (1 MB) is parsed. The live page (report_live.h) is the same page
+ * plus a bar, the polling script and its settings; the static file has none of them.
  */
 #include <algorithm>
 #include <array>
@@ -20,6 +21,7 @@
 #include "reports/assets.h"
 #include "reports/html_escape.h"
 #include "reports/report.h"
+#include "reports/report_live.h"
 #include "reports/report_model.h"
 #include "reports/report_payload.h"
 
@@ -252,9 +254,8 @@ void chart_card(std::string& html, const char* id, const std::string& title, con
   html += "\"></div></section>";
 }
 
-}  // namespace
-
-std::string render_report(const ReportData& data) {
+// The page; `live` adds the bar, the polling script and what it polls (nullptr: the static file).
+std::string render_page(const ReportData& data, const LivePage* live) {
   const ReportModel model = analyze(data);
   const std::string payload = script_safe_json(build_payload(data, model));
   const std::string metric = data.metric_name;
@@ -271,6 +272,12 @@ std::string render_report(const ReportData& data) {
   html += "</style><script>";
   html += assets::status_js();
   html += "</script></head><body><main>";
+  if (live) {
+    html += "<nav class=\"live-bar\">";
+    if (!live->home_url.empty())
+      html += "<a href=\"" + escape_html(live->home_url) + "\" target=\"_top\">all sweeps</a>";
+    html += "<span id=\"live-state\" class=\"live-state\">live</span></nav>";
+  }
 
   render_header(html, data);
   html += "<div class=\"summary-grid\">";
@@ -319,8 +326,36 @@ std::string render_report(const ReportData& data) {
   html += assets::echarts_js();
   html += "</script><script>";
   html += assets::report_js();
-  html += "</script></body></html>\n";
+  html += "</script>";
+  if (live) {
+    const sweep::Json config = {
+        {"url", live->api_url}, {"version", live->version}, {"pollMs", live->poll_ms}};
+    html += "<script type=\"application/json\" id=\"report-live\">";
+    html += script_safe_json(config);
+    html += "</script><script>";
+    html += assets::live_js();
+    html += "</script>";
+  }
+  html += "</body></html>\n";
   return html;
+}
+
+}  // namespace
+
+std::string render_report(const ReportData& data) { return render_page(data, nullptr); }
+
+std::string render_live_report(const ReportData& data, const LivePage& live) {
+  return render_page(data, &live);
+}
+
+sweep::Json live_update(const ReportData& data) {
+  const ReportModel model = analyze(data);
+  std::string header, best, config;
+  render_header(header, data);
+  render_best(best, data, model);
+  render_config(config, data, model);
+  return {{"data", build_payload(data, model)},
+          {"summary", {{"header", header}, {"best", best}, {"config", config}}}};
 }
 
 }  // namespace sweep::reports

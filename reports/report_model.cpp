@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "common/json.h"
 
@@ -290,6 +291,30 @@ std::optional<double> trial_seconds(const TrialData& trial) {
   return summary_number(trial.summary, "elapsed_seconds");
 }
 
+ChartChoice choose_charts(const ReportData& data, const std::vector<SweptParam>& params,
+                          const HeatmapAxes& axes) {
+  ChartChoice choice;
+  // A config without a method is a grid (the default); a store written by other code says
+  // nothing, and then the values decide: a full grid of pairs draws as one.
+  choice.slices = !data.method.empty() && data.method != "grid";
+  if (!axes.x) return choice;
+  if (!axes.y) {
+    choice.heatmap = !choice.slices;
+    return choice;
+  }
+  const SweptParam& px = params[*axes.x];
+  const SweptParam& py = params[*axes.y];
+  std::set<std::pair<std::size_t, std::size_t>> pairs;
+  for (const TrialData& t : data.trials) {
+    if (!t.params.is_object() || !t.params.contains(px.name) || !t.params.contains(py.name))
+      continue;
+    pairs.emplace(px.index_of(t.params.at(px.name)), py.index_of(t.params.at(py.name)));
+  }
+  choice.heatmap = pairs.size() == px.values.size() * py.values.size();
+  if (data.method.empty()) choice.slices = !choice.heatmap;
+  return choice;
+}
+
 ReportModel analyze(const ReportData& data) {
   ReportModel model;
   model.scores = score_trials(data);
@@ -297,6 +322,7 @@ ReportModel analyze(const ReportData& data) {
   model.swept = swept_params(data);
   model.fixed = fixed_params(data);
   model.axes = choose_heatmap_axes(model.swept);
+  model.charts = choose_charts(data, model.swept, model.axes);
   model.cells = heatmap_cells(data, model.scores, model.swept, model.axes);
   for (std::size_t c = 0; c < model.cells.size(); ++c) {
     if (model.best && model.cells[c].trial == *model.best) model.best_cell = c;

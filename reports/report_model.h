@@ -78,6 +78,22 @@ std::vector<HeatmapCell> heatmap_cells(const ReportData& data,
                                        const std::vector<SweptParam>& params,
                                        const HeatmapAxes& axes);
 
+// How the metric is charted against the parameters:
+//  - per parameter: in a grid the trials line up, so a line joins the best trial of each value; a
+//    sweep of any other method (random, or a search that learns) gets a slice plot per swept
+//    parameter instead — every trial a point, no lines (a line through random draws means
+//    nothing), a log axis for log-distributed values;
+//  - the two heatmap axes (learning rate × batch size): a heatmap when their values form a grid
+//    (every pair of values occurs), else a scatter of the trials coloured by the metric, since
+//    random draws would leave a sparse map of mostly empty cells (with one axis: nothing beyond
+//    the slice plot).
+struct ChartChoice {
+  bool slices = false;  // slice scatter plots instead of lines through the best per value
+  bool heatmap = true;  // false: a scatter coloured by the metric replaces the heatmap
+};
+ChartChoice choose_charts(const ReportData& data, const std::vector<SweptParam>& params,
+                          const HeatmapAxes& axes);
+
 struct CurvePoint {
   double epoch = 0;
   std::optional<double> value;  // nullopt: non-finite (or no finite value in the bucket)
@@ -103,6 +119,7 @@ struct ReportModel {
   std::vector<SweptParam> swept;
   sweep::Json fixed = sweep::Json::object();
   HeatmapAxes axes;
+  ChartChoice charts;
   std::vector<HeatmapCell> cells;
   std::optional<std::size_t> best_cell;       // the cell holding the best trial
   std::optional<std::size_t> runner_up_cell;  // best of the other cells (the margin of victory)

@@ -188,6 +188,7 @@ Json build_payload(const ReportData& data, const ReportModel& model) {
   out["fixed"] = model.fixed;
   out["axes"] = {{"x", model.axes.x ? Json(*model.axes.x) : Json(nullptr)},
                  {"y", model.axes.y ? Json(*model.axes.y) : Json(nullptr)}};
+  out["charts"] = {{"slices", model.charts.slices}, {"heatmap", model.charts.heatmap}};
 
   Json trials = Json::array(), curves = Json::array();
   for (std::size_t i = 0; i < data.trials.size(); ++i) {

@@ -132,6 +132,16 @@ std::string substitute_placeholders(const std::string& text, const TrialSpec& sp
   return out;
 }
 
+std::string escape_placeholders(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    out += c;
+    if (c == '{' || c == '}') out += c;
+  }
+  return out;
+}
+
 std::vector<std::string> expand_command(const CommandSpec& command, const TrialSpec& spec,
                                         const Device& device) {
   const std::string trial_dir = command.trial_dir.empty()

@@ -27,6 +27,7 @@
 #include "common/json.h"
 #include "scheduler/child_process.h"
 #include "scheduler/metric_line.h"
+#include "scheduler/trial_environment.h"
 
 namespace sweep::scheduler {
 
@@ -131,8 +132,11 @@ class CommandRun {
         visible += std::to_string(d.index);
       }
     env["CUDA_VISIBLE_DEVICES"] = visible;
-    env["SWEEP_TRIAL_ID"] = std::to_string(spec.id);
-    if (!trial_dir.empty()) env["SWEEP_TRIAL_DIR"] = trial_dir;
+    env[kTrialIdVariable] = std::to_string(spec.id);
+    env[kTrialNumberVariable] = std::to_string(spec.number);
+    env[kTrialNameVariable] = spec.name;
+    env[kDeviceVariable] = device.label();
+    if (!trial_dir.empty()) env[kTrialDirVariable] = trial_dir;
 
     detail::ChildProcess child(argv, detail::environment_with(env), working_dir);
     last_metric_at_ = Clock::now();

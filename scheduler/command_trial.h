@@ -9,7 +9,9 @@
  * {{ and }} stand for literal braces. Keys: any parameter (dotted path into nested params, or a
  * flat key containing dots), {trial_id}, {trial_number}, {trial_name}, {trial_dir}, {device}.
  * The program is started with posix_spawn in its own process group (so a stop reaches its
- * children), CUDA_VISIBLE_DEVICES set to the trial's GPU index ("" on CPU), stdin /dev/null.
+ * children), CUDA_VISIBLE_DEVICES set to the trial's GPU index ("" on CPU), the trial's id,
+ * number, name, directory and device in SWEEP_TRIAL_* / SWEEP_DEVICE (trial_environment.h),
+ * stdin /dev/null.
  *
  * Every stdout line that is a JSON object becomes one MetricPoint per numeric key (besides "step"
  * and "epoch", which give the point's step — else the count of metric lines — and epoch; NaN,
@@ -56,6 +58,9 @@ TrialFn make_command_trial(CommandSpec spec);
 std::vector<std::string> split_command_template(const std::string& argv_template);
 std::string substitute_placeholders(const std::string& text, const TrialSpec& spec,
                                     const std::string& trial_dir, const Device& device);
+// `text` with every brace doubled, so that substitute_placeholders gives it back unchanged: how a
+// value that is not a template (JSON, a path) goes into CommandSpec::env.
+std::string escape_placeholders(const std::string& text);
 std::vector<std::string> expand_command(const CommandSpec& command, const TrialSpec& spec,
                                         const Device& device);
 

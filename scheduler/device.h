@@ -17,7 +17,9 @@ enum class DeviceKind { cpu, cuda };
 
 struct Device {
   DeviceKind kind = DeviceKind::cpu;
-  int index = 0;  // the GPU's index as its own process sees it
+  // The GPU's index as its own process sees it; for the CPU, which of its process's CPU slots
+  // (the executor numbers them: cpu:0, cpu:1, ...).
+  int index = 0;
   // The MPI rank whose process owns the device; 0 is the coordinator (and every device of a
   // sweep that is not an MPI job). A trial on rank > 0 is a remote trial (cluster/): its TrialFn
   // on this process relays it there.

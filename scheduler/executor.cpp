@@ -334,10 +334,17 @@ Executor::Executor(ExecutorOptions options, std::vector<std::shared_ptr<EventSin
     if (!sink) throw Error("executor: an event sink is null");
 
   Core& core = *core_;
+  // A GPU's slots share its device; each CPU slot is a device of its own, numbered per rank
+  // (cpu:0, cpu:1, ...), so the store and the tables say which slot a trial ran in, as for GPUs.
+  std::map<int, int> cpu_slots_by_rank;
   for (const Device& device : options.devices) {
-    const int per_device =
-        device.kind == DeviceKind::cpu ? options.cpu_slots : options.trials_per_gpu;
-    for (int i = 0; i < per_device; ++i) core.slots.push_back(Slot{device, i});
+    if (device.kind == DeviceKind::cpu) {
+      for (int i = 0; i < options.cpu_slots; ++i)
+        core.slots.push_back(
+            Slot{Device{DeviceKind::cpu, cpu_slots_by_rank[device.rank]++, device.rank}, 0});
+    } else {
+      for (int i = 0; i < options.trials_per_gpu; ++i) core.slots.push_back(Slot{device, i});
+    }
   }
   core.concurrency_limit =
       options.max_concurrent == 0
@@ -396,8 +403,8 @@ TrialFuture Executor::submit(TrialSpec spec, TrialFn fn, TrialCallbacks callback
                     std::to_string(most) + (gpus_by_rank.size() > 1 ? " on any one rank" : ""));
     }
     for (const Device& d : spec.placement)
-      if (std::find(core.options.devices.begin(), core.options.devices.end(), d) ==
-          core.options.devices.end())
+      if (std::none_of(core.slots.begin(), core.slots.end(),
+                       [&](const Slot& slot) { return slot.device == d; }))
         throw Error("submit: trial " + std::to_string(spec.number) + " is placed on " + d.label() +
                     ", which the executor does not have");
     record =

@@ -37,7 +37,9 @@ class StoppingPolicy;
 
 struct ExecutorOptions {
   std::vector<Device> devices = {Device::cpu()};  // empty is an error
-  int cpu_slots = 1;       // slots per CPU device: trials run side by side, each using oneTBB
+  // Slots per CPU device: trials run side by side, each using oneTBB. Each slot is a Device of
+  // its own, numbered per rank (cpu:0, cpu:1, ...), so a trial's device says which slot it had.
+  int cpu_slots = 1;
   int trials_per_gpu = 1;  // slots per CUDA device
   int max_concurrent = 0;  // cap on running trials over all slots; 0 = as many as slots
   // After a timeout sets a trial's stop token, how long the TrialFn gets to return before its
@@ -48,8 +50,8 @@ struct ExecutorOptions {
 // One place a trial can run: a device and which of its slots.
 struct Slot {
   Device device;
-  int slot_index = 0;         // 0 .. slots per device - 1
-  std::string label() const;  // "cpu:0#1"
+  int slot_index = 0;         // 0 .. trials_per_gpu - 1 on a GPU; 0 on a CPU slot (its own device)
+  std::string label() const;  // "cuda:0#1", "cpu:1#0"
 };
 
 struct ExecutorStats {

@@ -95,6 +95,11 @@ class TrialContext {
   void report(const MetricPoint& point);
   void report(std::string name, double value, std::int64_t step, std::int64_t epoch);
 
+  // How many epochs this trial trains, when the TrialFn knows (the built-in trainer does; 0 =
+  // unknown). Once it reported a point of its last epoch, no stopping rule stops it: a stop there
+  // would stop nothing and only mark a finished run stopped_early, so it ends as it returns.
+  void set_epochs(std::int64_t epochs);
+
   // Cheap (one atomic load): poll it every iteration.
   bool should_stop() const noexcept;
   StopKind stop_kind() const noexcept;

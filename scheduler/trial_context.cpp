@@ -5,6 +5,7 @@
  * timeout watchdog gave up on it), everything it still reports is dropped: a zombie TrialFn must
  * not write metrics after its final row, nor sway the stopping policy.
  */
+#include <algorithm>
 #include <cmath>
 
 #include "scheduler/detail/executor_core.h"
@@ -24,6 +25,10 @@ void TrialContext::report(std::string name, double value, std::int64_t step, std
 void TrialContext::report(const MetricPoint& point) {
   MetricPoint stamped = point;
   if (stamped.wall_time == 0) stamped.wall_time = wall_clock_now();
+  if (stamped.epoch > 0) {
+    std::lock_guard lock(record_.mutex);
+    record_.reported_epoch = std::max(record_.reported_epoch, stamped.epoch);
+  }
   {
     std::lock_guard events(record_.events_mutex);
     if (record_.events_closed) return;
@@ -34,6 +39,11 @@ void TrialContext::report(const MetricPoint& point) {
   if (!policy) return;
   StopDecision decision = policy->observe(record_.spec.id, stamped);
   if (decision.stop && !should_stop()) record_.request_stop(StopKind::early_stop, decision.reason);
+}
+
+void TrialContext::set_epochs(std::int64_t epochs) {
+  std::lock_guard lock(record_.mutex);
+  record_.epochs = epochs;
 }
 
 bool TrialContext::should_stop() const noexcept { return record_.stop_flag.load(); }

@@ -41,6 +41,9 @@ bool TrialRecord::request_stop(StopKind kind, const std::string& reason) {
     std::lock_guard lock(mutex);
     if (phase == Phase::finishing || phase == Phase::done) return false;
     if (stop_kind.load() != StopKind::none) return false;
+    // A rule that stops a trial at its last epoch stops nothing: it would only turn a finished
+    // run into stopped_early (a stop relayed from another rank's rule is refused here too).
+    if (kind == StopKind::early_stop && epochs > 0 && reported_epoch >= epochs) return false;
     stop_reason = reason;
     stop_kind.store(kind);
     if (kind == StopKind::interrupt) interrupt_flag.store(true);

@@ -6,11 +6,14 @@
    - Each chart is built inside its own try/catch: one broken chart shows a message in its card
      and an entry in #report-status, and the rest of the report still draws.
    - Learning curves are one line series per trial, named after the trial's learning-rate group,
-     so the legend has one entry per group and a click hides every trial of that group. */
+     so the legend has one entry per group and a click hides every trial of that group.
+   - Drawing is render(data), which may run again with newer data (report_live.js, when the page
+     is served by `sweep serve`): a chart that exists is updated with ECharts' merging setOption
+     (series matched by id; dataZoom left alone), so the reader's zoom and legend choices stay,
+     and the table is refilled under the reader's filter and sort. The static file calls it once. */
 (function () {
   'use strict';
   var status = window.__sweepReport;
-  var data = JSON.parse(document.getElementById('report-data').textContent);
 
   // ---- look ---------------------------------------------------------------------------------
   var rootStyle = getComputedStyle(document.documentElement);
@@ -91,14 +94,19 @@
   }
   function valueKey(v) { return typeof v === 'number' ? 'n' + v : JSON.stringify(v); }
 
-  // ---- data ---------------------------------------------------------------------------------
-  var params = data.params, trials = data.trials, curves = data.curves;
-  var metric = data.metric, maximize = data.goal === 'maximize';
-  var px = data.axes.x !== null ? params[data.axes.x] : null;
-  var py = data.axes.y !== null ? params[data.axes.y] : null;
-  var best = data.best;
-  var lossName = data.lossName;
-  var many = trials.length > 60;
+  // ---- data: set by setData() before each render -------------------------------------------
+  var data, params, trials, curves, metric, maximize, px, py, best, lossName, many, groups;
+  function setData(d) {
+    data = d;
+    params = d.params; trials = d.trials; curves = d.curves;
+    metric = d.metric; maximize = d.goal === 'maximize';
+    px = d.axes.x !== null ? params[d.axes.x] : null;
+    py = d.axes.y !== null ? params[d.axes.y] : null;
+    best = d.best;
+    lossName = d.lossName;
+    many = trials.length > 60;
+    groups = makeGroups();
+  }
 
   function trialTitle(i) { return 'trial #' + trials[i].n; }
   function paramLines(i) {
@@ -118,7 +126,7 @@
 
   // Colour groups: one per value of the colour parameter (learning rate when swept), or 8 bins of
   // its range when it takes too many values (random search).
-  var groups = (function () {
+  function makeGroups() {
     if (!px) return { of: function () { return 0; }, list: [{ label: 'trials', color: PLASMA[1] }] };
     var k = data.axes.x, vals = px.values;
     if (vals.length <= 10 || !px.numeric) {
@@ -150,10 +158,10 @@
       },
       list: binList
     };
-  })();
+  }
 
   // ---- chart plumbing -----------------------------------------------------------------------
-  var charts = [];
+  var charts = {};  // by chart id
   var BASE = {
     animation: false,
     backgroundColor: 'transparent',
@@ -182,6 +190,7 @@
   function showEmpty(id, text) {
     var el = document.getElementById('chart-' + id);
     if (!el) return;
+    if (charts[id]) { charts[id].dispose(); delete charts[id]; }
     el.className = 'empty';
     el.textContent = text;
   }
@@ -203,28 +212,58 @@
       return html;
     };
   }
+  // What a merge cannot change in place: axis types, the coordinate systems, the parallel axes.
+  function shapeOf(option) {
+    function types(axes) { return [].concat(axes || []).map(function (a) { return a.type; }).join(','); }
+    return [types(option.xAxis), types(option.yAxis), !!option.parallel, !!option.visualMap,
+            (option.parallelAxis || []).length].join('|');
+  }
   function draw(id, option) {
     if (checkTooltips && option.tooltip && typeof option.tooltip.formatter === 'function')
       option.tooltip.formatter = recorded(option.tooltip.formatter);
+    // Series are matched by id when the chart is updated: a series without one is named by its
+    // type and place, which is stable for every chart but the curves (which set their own).
+    (option.series || []).forEach(function (s, k) { if (s.id === undefined) s.id = s.type + ':' + k; });
+    var chart = charts[id], shape = shapeOf(option);
+    if (chart) {
+      if (shape !== chart.sweepShape) {
+        chart.setOption(merge(BASE, option), { notMerge: true });
+        chart.sweepShape = shape;
+        return chart;
+      }
+      var update = merge({}, option);
+      // The reader's zoom lives in the dataZoom components: left out, they stay as they are.
+      if ((chart.getOption().dataZoom || []).length) delete update.dataZoom;
+      chart.setOption(update, { replaceMerge: ['series'] });
+      return chart;
+    }
     var el = document.getElementById('chart-' + id);
-    status.expected.push(id);
-    var chart = echarts.init(el, dark ? 'dark' : null, { renderer: 'canvas' });
+    if (el.className === 'empty') { el.className = 'chart'; el.textContent = ''; }
+    if (status.expected.indexOf(id) < 0) status.expected.push(id);
+    chart = echarts.init(el, dark ? 'dark' : null, { renderer: 'canvas' });
     chart.on('finished', function () {
       if (status.finished.indexOf(id) < 0) { status.finished.push(id); status.flush(); }
     });
     chart.setOption(merge(BASE, option));
-    charts.push(chart);
+    chart.sweepShape = shape;
+    charts[id] = chart;
     return chart;
   }
-  function section(id, build) {
-    try {
-      build();
-    } catch (e) {
-      status.error(id + ': ' + (e && e.stack ? e.stack : e));
-      showEmpty(id, 'This chart could not be drawn: ' + (e && e.message ? e.message : e));
-    }
+  var sections = [];
+  function section(id, build) { sections.push({ id: id, build: build }); }
+  function runSections() {
+    sections.forEach(function (s) {
+      try {
+        s.build();
+      } catch (e) {
+        status.error(s.id + ': ' + (e && e.stack ? e.stack : e));
+        showEmpty(s.id, 'This chart could not be drawn: ' + (e && e.message ? e.message : e));
+      }
+    });
   }
-  window.addEventListener('resize', function () { charts.forEach(function (c) { c.resize(); }); });
+  window.addEventListener('resize', function () {
+    Object.keys(charts).forEach(function (id) { charts[id].resize(); });
+  });
 
   function curvePoints(c) {
     if (!c) return [];
@@ -240,6 +279,86 @@
     return null;
   }
 
+  // An axis for swept parameter `p`: log or linear for numbers, one category per value otherwise.
+  function paramAxis(p, extra) {
+    return axisStyle(merge(p.numeric ? { type: p.log ? 'log' : 'value', scale: true,
+                                         axisLabel: { color: MUTED, formatter: function (v) { return fmtNum(v, 3); } } }
+                                     : { type: 'category', data: p.values.map(fmtShort) }, extra));
+  }
+  // Trial i's value of swept parameter k, as its axis (paramAxis) places it.
+  function paramAt(k, i) { return params[k].numeric ? trials[i].p[k] : fmtShort(trials[i].p[k]); }
+
+  // When the two axes' values do not form a grid (random draws), a heatmap would be mostly empty
+  // cells: every trial is a point at its two values instead, coloured by the rank of its metric
+  // as the heatmap's cells are; the winner is the pin.
+  function drawTrialScatter() {
+    if (!py) {
+      setTitle('heatmap', metric + ' by ' + px.label);
+      showEmpty('heatmap', 'One parameter was swept: the slice plot below shows every trial against it.');
+      return;
+    }
+    var kx = params.indexOf(px), ky = params.indexOf(py), shown = [];
+    trials.forEach(function (t, i) { if (t.best !== null && t.p[kx] !== null && t.p[ky] !== null) shown.push(i); });
+    setTitle('heatmap', metric + ' by ' + px.label + ' × ' + py.label);
+    if (!shown.length) { showEmpty('heatmap', 'No trial has reported a finite ' + metric + ' yet.'); return; }
+    setNote('heatmap', 'One point per trial (the values do not form a grid). ' + (dark ? 'Brighter' : 'Darker') +
+            ' is better (colour by rank); the winner is the pin.');
+    var pos = rankPositions(shown.map(function (i) { return trials[i].best; }));
+    var series = [{
+      type: 'scatter', symbolSize: 12,
+      data: shown.map(function (i, n) {
+        return { value: [paramAt(kx, i), paramAt(ky, i)], trial: i,
+                 itemStyle: { color: paletteAt(SEQUENTIAL, pos[n]), borderColor: MUTED, borderWidth: 0.5 } };
+      })
+    }];
+    if (best !== null && shown.indexOf(best) >= 0)
+      series.push({ type: 'scatter', name: 'best', data: [{ value: [paramAt(kx, best), paramAt(ky, best)], trial: best }],
+                    symbol: 'pin', symbolSize: 30, itemStyle: { color: BEST }, z: 10 });
+    draw('heatmap', {
+      tooltip: merge(BASE.tooltip, { trigger: 'item', formatter: function (p) { return trialTooltip(p.data.trial); } }),
+      grid: { left: 80, right: 24, top: 16, bottom: 56 },
+      xAxis: paramAxis(px, { name: px.label, nameLocation: 'middle', nameGap: 30 }),
+      yAxis: paramAxis(py, sideName(py.label, 56)),
+      series: series
+    });
+  }
+
+  // Slice plots (Optuna's plot_slice) for a sweep that is not a grid: the metric against each
+  // swept parameter, every trial a point; no lines, since the points are independent draws and
+  // not steps along an axis. Log axes where the values are log-distributed.
+  function drawSlices() {
+    var shown = params.slice(0, 6), n = shown.length, cols = Math.min(n, 3), rows = Math.ceil(n / cols);
+    setTitle('vs-param', metric + ' against each parameter');
+    if (!trials.some(function (t) { return t.best !== null; })) {
+      showEmpty('vs-param', 'No trial has reported a finite ' + metric + ' yet.');
+      return;
+    }
+    setNote('vs-param', 'One point per trial' + (params.length > n ? ' (the first ' + n + ' of ' + params.length + ' parameters)' : '') +
+            '; the winner is the large marker.');
+    var grids = [], xAxes = [], yAxes = [], series = [];
+    shown.forEach(function (p, k) {
+      var col = k % cols, row = Math.floor(k / cols);
+      grids.push({ left: (col * 100 / cols + 8) + '%', width: (100 / cols - 11) + '%',
+                   top: (row * 100 / rows + 5) + '%', height: (100 / rows - 20) + '%' });
+      xAxes.push(paramAxis(p, { gridIndex: k, name: p.label, nameLocation: 'middle', nameGap: 26 }));
+      yAxes.push(axisStyle({ type: 'value', scale: true, gridIndex: k, name: col === 0 ? metric : '',
+                             nameLocation: 'middle', nameGap: 44, nameRotate: 90 }));
+      var points = [];
+      trials.forEach(function (t, i) {
+        if (t.best === null || t.p[k] === null) return;
+        var item = { value: [paramAt(k, i), t.best], trial: i };
+        if (i === best) { item.itemStyle = { color: BEST }; item.symbolSize = 16; }
+        points.push(item);
+      });
+      series.push({ type: 'scatter', xAxisIndex: k, yAxisIndex: k, data: points, symbolSize: 8,
+                    itemStyle: { color: PLASMA[1], opacity: 0.8 } });
+    });
+    draw('vs-param', {
+      tooltip: merge(BASE.tooltip, { trigger: 'item', formatter: function (p) { return trialTooltip(p.data.trial); } }),
+      grid: grids, xAxis: xAxes, yAxis: yAxes, series: series
+    });
+  }
+
   // ---- heatmap: metric by x param x y param -------------------------------------------------
   section('heatmap', function () {
     if (!px) {
@@ -247,6 +366,7 @@
       showEmpty('heatmap', trials.length ? 'This sweep varies no parameter, so there is no map to draw: every trial ran the same settings.' : 'No trials yet.');
       return;
     }
+    if (!data.charts.heatmap) { drawTrialScatter(); return; }
     if (!data.heat.length) {
       showEmpty('heatmap', 'No trial has reported a finite ' + metric + ' yet.');
       return;
@@ -316,6 +436,7 @@
       showEmpty('vs-param', trials.length ? 'No parameter was swept.' : 'No trials yet.');
       return;
     }
+    if (data.charts.slices) { drawSlices(); return; }
     setTitle('vs-param', metric + ' against ' + px.label + (px.log ? ' (log axis)' : ''));
     setNote('vs-param', py ? 'Best trial per point, one line per ' + py.label + '. The winner is the large marker.'
                            : 'Best trial per ' + px.label + '. The winner is the large marker.');
@@ -377,7 +498,7 @@
       var g = groups.list[groups.of(i)];
       var isBest = i === best;
       series.push({
-        type: 'line', name: isBest ? 'best: trial #' + t.n : g.label, trial: i, data: pts,
+        type: 'line', id: 'trial-' + t.id, name: isBest ? 'best: trial #' + t.n : g.label, trial: i, data: pts,
         showSymbol: isBest || !many, symbolSize: isBest ? 5 : 3, triggerLineEvent: true,
         itemStyle: { color: isBest ? BEST : g.color },
         lineStyle: { width: isBest ? 3.5 : 1.3, opacity: isBest ? 1 : (many ? 0.35 : 0.7) },
@@ -396,7 +517,7 @@
     Object.keys(MARKS).forEach(function (s) {
       if (!markData[s].length) return;
       series.push({
-        type: 'scatter', name: MARKS[s].name, data: markData[s], symbol: MARKS[s].symbol, symbolSize: 13,
+        type: 'scatter', id: 'mark-' + s, name: MARKS[s].name, data: markData[s], symbol: MARKS[s].symbol, symbolSize: 13,
         itemStyle: { color: MARKS[s].color, borderColor: '#ffffff', borderWidth: 1 }, z: 20
       });
     });
@@ -404,11 +525,14 @@
     if (best !== null && curves[best][key]) legend.push('best: trial #' + trials[best].n);
     Object.keys(MARKS).forEach(function (s) { if (markData[s].length) legend.push(MARKS[s].name); });
     var useLog = isLoss && yMin > 0 && yMax / yMin > 30;
+    var seriesById = {};
+    series.forEach(function (s) { seriesById[s.id] = s; });
     draw(id, {
       tooltip: merge(BASE.tooltip, {
         trigger: 'item',
         formatter: function (p) {
-          var s = series[p.seriesIndex];
+          // By id, not index: after a live update the chart's series indices need not be ours.
+          var s = seriesById[p.seriesId];
           if (s.type === 'scatter') {
             var d = p.data;
             return trialTooltip(d.trial, endNote(d.trial, 'epoch ' + fmtNum(d.value[0]) + ', ' + yName + ' ' + fmtNum(d.value[1])));
@@ -561,7 +685,10 @@
   });
 
   // ---- the table of every trial -------------------------------------------------------------
-  section('table', function () {
+  // The head, the filter box and the state menu are made once; each render refills the rows and
+  // applies the reader's current sort and filter to them.
+  var table = null;
+  function tableColumns() {
     var columns = [
       { label: '#', get: function (t) { return t.n; }, num: true },
       { label: 'state', get: function (t) { return t.state; }, chip: true }
@@ -580,27 +707,93 @@
       { label: 'images/s', get: function (t) { return t.ips; }, num: true, fmt: function (v) { return fmtNum(v, 4); } },
       { label: 'device', get: function (t) { return t.device; } },
       { label: 'stop reason / error', get: function (t) { return [t.stop, t.error].filter(Boolean).join(' — '); }, text: true });
-
-    var table = document.getElementById('trials-table');
-    var thead = table.tHead, tbody = table.tBodies[0];
-    var headRow = document.createElement('tr');
-    columns.forEach(function (c, ci) {
-      var th = document.createElement('th');
-      th.textContent = c.label;
-      if (c.title) th.title = c.title;
-      th.addEventListener('click', function () { sortBy(ci); });
-      headRow.appendChild(th);
+    return columns;
+  }
+  function makeTable() {
+    var el = document.getElementById('trials-table');
+    var t = {
+      thead: el.tHead, tbody: el.tBodies[0], headRow: null, columns: [], rows: [], labels: null,
+      sort: { label: null, dir: 1 },  // the sorted column by label, so it survives new columns
+      filterInput: document.getElementById('trial-filter'),
+      stateSelect: document.getElementById('state-filter'),
+      counter: document.getElementById('trial-count')
+    };
+    t.filterInput.addEventListener('input', function () { applyFilter(t); });
+    t.stateSelect.addEventListener('change', function () { applyFilter(t); });
+    return t;
+  }
+  function sortBy(t, ci) {
+    var c = t.columns[ci];
+    t.sort.dir = t.sort.label === c.label ? -t.sort.dir : (c.num && c.label.indexOf('best') === 0 && maximize ? -1 : 1);
+    t.sort.label = c.label;
+    applySort(t);
+  }
+  function applySort(t) {
+    var ci = -1;
+    t.columns.forEach(function (c, k) { if (c.label === t.sort.label) ci = k; });
+    Array.prototype.forEach.call(t.headRow.children, function (th, k) {
+      th.className = k === ci ? (t.sort.dir > 0 ? 'sorted-asc' : 'sorted-desc') : '';
     });
-    thead.appendChild(headRow);
+    if (ci < 0) return;
+    var c = t.columns[ci], dir = t.sort.dir;
+    t.rows.sort(function (a, b) {
+      var va = c.get(a.trial), vb = c.get(b.trial);
+      var na = va === null || va === undefined || va === '', nb = vb === null || vb === undefined || vb === '';
+      if (na || nb) return na === nb ? a.index - b.index : (na ? 1 : -1);  // blanks last, both ways
+      if (typeof va === 'number' && typeof vb === 'number') return (va - vb) * dir || a.index - b.index;
+      return String(fmtVal(va)).localeCompare(String(fmtVal(vb)), undefined, { numeric: true }) * dir || a.index - b.index;
+    });
+    t.rows.forEach(function (r) { t.tbody.appendChild(r.tr); });
+  }
+  function applyFilter(t) {
+    var tokens = t.filterInput.value.toLowerCase().split(/\s+/).filter(Boolean);
+    var state = t.stateSelect.value, shown = 0;
+    t.rows.forEach(function (r) {
+      var ok = !state || r.trial.state === state;
+      for (var k = 0; ok && k < tokens.length; k++) {
+        var tok = tokens[k], eq = tok.indexOf('=');
+        if (eq > 0) {
+          var key = tok.slice(0, eq), want = tok.slice(eq + 1);
+          ok = t.columns.some(function (c, ci) {
+            var name = (c.title || c.label).toLowerCase();
+            return (name === key || c.label.toLowerCase() === key || name.endsWith('.' + key)) && r.cells[ci].toLowerCase() === want;
+          });
+        } else {
+          ok = r.search.indexOf(tok) >= 0;
+        }
+      }
+      r.tr.hidden = !ok;
+      if (ok) shown++;
+    });
+    t.counter.textContent = shown === t.rows.length ? t.rows.length + ' trials' : 'showing ' + shown + ' of ' + t.rows.length;
+  }
+  section('table', function () {
+    var t = table || (table = makeTable());
+    var columns = t.columns = tableColumns();
+    var labels = columns.map(function (c) { return c.label; }).join('\u0000');
+    if (labels !== t.labels) {
+      t.labels = labels;
+      t.thead.textContent = '';
+      t.headRow = document.createElement('tr');
+      columns.forEach(function (c, ci) {
+        var th = document.createElement('th');
+        th.textContent = c.label;
+        if (c.title) th.title = c.title;
+        th.addEventListener('click', function () { sortBy(t, ci); });
+        t.headRow.appendChild(th);
+      });
+      t.thead.appendChild(t.headRow);
+    }
 
-    var rows = trials.map(function (t, i) {
+    t.tbody.textContent = '';
+    t.rows = trials.map(function (trial, i) {
       var tr = document.createElement('tr');
       if (i === best) tr.className = 'best-row';
       var texts = [];
       columns.forEach(function (c) {
         var td = document.createElement('td');
-        var v = c.get(t), text;
-        if (v === null && c.kind && c.kind(t)) text = kindText(c.kind(t));
+        var v = c.get(trial), text;
+        if (v === null && c.kind && c.kind(trial)) text = kindText(c.kind(trial));
         else text = c.fmt ? c.fmt(v) : (v === null || v === undefined || v === '' ? (c.text ? '' : '–') : String(v));
         if (c.chip) {
           var chip = document.createElement('span');
@@ -615,69 +808,43 @@
         tr.appendChild(td);
         texts.push(text);
       });
-      tbody.appendChild(tr);
-      return { tr: tr, trial: t, index: i, search: texts.join(' ').toLowerCase(), cells: texts };
+      t.tbody.appendChild(tr);
+      return { tr: tr, trial: trial, index: i, search: texts.join(' ').toLowerCase(), cells: texts };
     });
 
-    var sortState = { col: -1, dir: 1 };
-    function sortBy(ci) {
-      var c = columns[ci];
-      sortState.dir = sortState.col === ci ? -sortState.dir : (c.num && c.label.indexOf('best') === 0 && maximize ? -1 : 1);
-      sortState.col = ci;
-      var dir = sortState.dir;
-      rows.sort(function (a, b) {
-        var va = c.get(a.trial), vb = c.get(b.trial);
-        var na = va === null || va === undefined || va === '', nb = vb === null || vb === undefined || vb === '';
-        if (na || nb) return na === nb ? a.index - b.index : (na ? 1 : -1);  // blanks last, both ways
-        if (typeof va === 'number' && typeof vb === 'number') return (va - vb) * dir || a.index - b.index;
-        return String(fmtVal(va)).localeCompare(String(fmtVal(vb)), undefined, { numeric: true }) * dir || a.index - b.index;
-      });
-      rows.forEach(function (r) { tbody.appendChild(r.tr); });
-      Array.prototype.forEach.call(headRow.children, function (th, k) {
-        th.className = k === ci ? (dir > 0 ? 'sorted-asc' : 'sorted-desc') : '';
-      });
-    }
-
-    var filterInput = document.getElementById('trial-filter');
-    var stateSelect = document.getElementById('state-filter');
+    // The state menu lists the states there are now, keeping the reader's choice.
+    var chosen = t.stateSelect.value;
+    while (t.stateSelect.options.length > 1) t.stateSelect.remove(1);
     data.counts.forEach(function (c) {
       var o = document.createElement('option');
       o.value = c[0];
       o.textContent = c[0].replace('_', ' ') + ' (' + c[1] + ')';
-      stateSelect.appendChild(o);
+      t.stateSelect.appendChild(o);
     });
-    var counter = document.getElementById('trial-count');
-    function applyFilter() {
-      var tokens = filterInput.value.toLowerCase().split(/\s+/).filter(Boolean);
-      var state = stateSelect.value, shown = 0;
-      rows.forEach(function (r) {
-        var ok = !state || r.trial.state === state;
-        for (var k = 0; ok && k < tokens.length; k++) {
-          var tok = tokens[k], eq = tok.indexOf('=');
-          if (eq > 0) {
-            var key = tok.slice(0, eq), want = tok.slice(eq + 1);
-            ok = columns.some(function (c, ci) {
-              var name = (c.title || c.label).toLowerCase();
-              return (name === key || c.label.toLowerCase() === key || name.endsWith('.' + key)) && r.cells[ci].toLowerCase() === want;
-            });
-          } else {
-            ok = r.search.indexOf(tok) >= 0;
-          }
-        }
-        r.tr.hidden = !ok;
-        if (ok) shown++;
-      });
-      counter.textContent = shown === rows.length ? rows.length + ' trials' : 'showing ' + shown + ' of ' + rows.length;
+    if (chosen && !data.counts.some(function (c) { return c[0] === chosen; })) {
+      var gone = document.createElement('option');  // nothing in that state any more: 0, kept
+      gone.value = chosen;
+      gone.textContent = chosen.replace('_', ' ') + ' (0)';
+      t.stateSelect.appendChild(gone);
     }
-    filterInput.addEventListener('input', applyFilter);
-    stateSelect.addEventListener('change', applyFilter);
-    var bestCol = columns.findIndex(function (c) { return c.label === 'best ' + metric; });
-    if (trials.length) sortBy(bestCol);
-    applyFilter();
+    t.stateSelect.value = chosen;
+
+    if (t.sort.label === null && trials.length) sortBy(t, columns.findIndex(function (c) { return c.label === 'best ' + metric; }));
+    else applySort(t);
+    applyFilter(t);
   });
 
+  function render(d) {
+    setData(d);
+    runSections();
+    status.flush();
+  }
+
+  render(JSON.parse(document.getElementById('report-data').textContent));
+
   if (checkTooltips) {
-    charts.forEach(function (chart) {
+    Object.keys(charts).forEach(function (id) {
+      var chart = charts[id];
       chart.getOption().series.forEach(function (series, si) {
         // ECharts 5.6 cannot place a parallel series' tooltip by index (it throws); that
         // formatter is trialTooltip, which the other charts exercise.
@@ -689,6 +856,8 @@
     });
   }
 
+  // For report_live.js: draw newer data into the same charts and table.
+  window.__sweepReportView = { render: render, data: function () { return data; } };
   status.done = true;
   status.flush();
 })();

@@ -54,6 +54,10 @@ struct TrialRecord {
   double progress_fraction = 0;
   std::string progress_text;
   std::string stop_reason;
+  // TrialContext::set_epochs, and the highest epoch the trial reported: once it reported its last
+  // epoch, an early stop is refused (the trial has finished its work and ends as it returns).
+  std::int64_t epochs = 0;
+  std::int64_t reported_epoch = 0;
 
   // Lock-free reads for the TrialFn's hot loop.
   std::atomic<StopKind> stop_kind{StopKind::none};
@@ -67,7 +71,8 @@ struct TrialRecord {
   std::atomic<std::uint64_t> completion_sequence{0};
   std::atomic<bool> fetched{false};
 
-  // First stop wins; false when already stopping or final.
+  // First stop wins; false when already stopping or final, and for an early stop once the trial
+  // reported a point of its last epoch (TrialContext::set_epochs).
   bool request_stop(StopKind kind, const std::string& reason);
   // queued → running on `device`; false if it was cancelled/interrupted meanwhile.
   // A multi-GPU trial passes all its devices (the first is `device`).

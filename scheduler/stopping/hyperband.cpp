@@ -62,7 +62,8 @@ std::string HyperbandRule::describe() const {
   }
   if (options_.bands.size() > 6) bands += ",...";
   return "hyperband(" + options_.metric + " " + detail::goal_short(options_.goal) +
-         ", bands=" + bands + ", eta=" + std::to_string(options_.eta) + ")";
+         ", bands=" + bands + ", eta=" + std::to_string(options_.eta) +
+         (options_.strict ? ", strict" : "") + ")";
 }
 
 StopDecision HyperbandRule::observe(std::int64_t trial_id, const MetricPoint& point) {
@@ -91,12 +92,15 @@ StopDecision HyperbandRule::observe(std::int64_t trial_id, const MetricPoint& po
             [&](double a, double b) { return detail::is_better(a, b, options_.goal); });
   const std::size_t index = at_band.size() / static_cast<std::size_t>(options_.eta);
   const double threshold = at_band[index];
-  if (!detail::is_better(threshold, mine.best, options_.goal)) return StopDecision::keep_going();
+  // strict: the value this trial had at the band; else its best so far (kinder to noisy curves).
+  const double compared = options_.strict ? mine.by_epoch.lower_bound(band)->second : mine.best;
+  if (!detail::is_better(threshold, compared, options_.goal)) return StopDecision::keep_going();
   return StopDecision::stop_because(
-      "hyperband: best " + options_.metric + " " + significant(mine.best, 6) +
-      " is worse than band " + std::to_string(band) + "'s threshold " + significant(threshold, 6) +
-      " (top 1/" + std::to_string(options_.eta) + " of " + std::to_string(at_band.size()) +
-      " trials at epoch " + std::to_string(band) + ")");
+      std::string("hyperband: ") + (options_.strict ? "" : "best ") + options_.metric +
+      (options_.strict ? " at band " + std::to_string(band) + " " : " ") +
+      significant(compared, 6) + " is worse than band " + std::to_string(band) + "'s threshold " +
+      significant(threshold, 6) + " (top 1/" + std::to_string(options_.eta) + " of " +
+      std::to_string(at_band.size()) + " trials at epoch " + std::to_string(band) + ")");
 }
 
 }  // namespace sweep::scheduler

@@ -7,7 +7,10 @@
  * band sorted best first; at every report, a running trial whose BEST value so far is strictly
  * worse than the threshold of the highest band it has passed is stopped. Thresholds tighten as
  * more trials pass a band, so unlike ASHA a trial can be stopped at a later report of the same
- * band. One deliberate difference: W&B counts bands in logged values from 0 (band 3 = the 4th
+ * band. `strict: true` (W&B's key) compares the trial's value AT the band (its first report at an
+epoch >= the band) instead of its best so far, so a trial that was good once and has fallen back is
+stopped; sweep's default is false (the best so far), W&B's is true. One deliberate difference: W&B
+counts bands in logged values from 0 (band 3 = the 4th
  * value logged); we count in epochs (band 3 = epoch 3), so `min_iter: 3` means "after 3 epochs".
  */
 #pragma once
@@ -28,6 +31,7 @@ struct HyperbandOptions {
   MetricGoal goal = MetricGoal::maximize;
   std::vector<std::int64_t> bands;  // ascending epochs; see hyperband_bands()
   int eta = 3;
+  bool strict = false;  // compare the value at the band, not the best so far
 };
 
 // W&B's two forms: min_iter * eta^k up to max_epochs_cap, or max_iter / eta^i for i = 1..s.

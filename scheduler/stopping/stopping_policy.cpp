@@ -76,9 +76,14 @@ std::unique_ptr<StoppingPolicy> make_stopping_policy(const sweep::Json& early_te
     return std::make_unique<AshaRule>(options);
   }
   if (type == "hyperband") {
-    check_keys(block, type, {"type", "min_iter", "max_iter", "s", "eta"});
+    check_keys(block, type, {"type", "min_iter", "max_iter", "s", "eta", "strict"});
     const int eta = static_cast<int>(integer_key(block, "eta", 3, 2));
     HyperbandOptions options{metric, goal, {}, eta};
+    if (block.contains("strict")) {
+      if (!block.at("strict").is_boolean())
+        throw Error("early_terminate: hyperband's strict must be true or false");
+      options.strict = block.at("strict").get<bool>();
+    }
     if (block.contains("max_iter")) {
       if (block.contains("min_iter"))
         throw Error(

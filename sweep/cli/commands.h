@@ -19,18 +19,25 @@ constexpr int kExitUsage = 2;
 
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
+// `sweep version`, and the `--version` flag on `app`: both print version_text().
 void add_version_command(CLI::App& app, int& exit_code);
+// "sweep 0.x.y" and how this binary was built (MPI), without a final newline.
+std::string version_text();
 void add_resume_command(CLI::App& app, int& exit_code);
 // list, show, best, export: read-only queries over the store.
 void add_inspect_commands(CLI::App& app, int& exit_code);
 // report NAME|JOB: the HTML report from the database (sweep/cli/report_command.cpp).
 void add_report_command(CLI::App& app, int& exit_code);
+// serve [NAME|JOB]: the reports over HTTP on localhost, live (sweep/cli/serve_command.cpp).
+void add_serve_command(CLI::App& app, int& exit_code);
 // submit, worker, status, wait, cancel, logs, fetch (sweep/cli/queue_commands.cpp).
 void add_queue_commands(CLI::App& app, int& exit_code);
 
 // `--set KEY=VALUE`, repeatable, on a subcommand.
 void add_set_option(CLI::App& command, std::vector<std::string>& overrides);
 
+// Prints a loaded config's warnings (config::SweepConfig::warnings) on stderr, one per line.
+void print_config_warnings(const std::vector<std::string>& warnings);
 // Prints a ConfigError's lines to stderr with a one-line summary; returns kExitUsage.
 int report_config_error(const std::string& file, const std::vector<std::string>& messages);
 

@@ -25,4 +25,8 @@ int report_config_error(const std::string& file, const std::vector<std::string>&
   return kExitUsage;
 }
 
+void print_config_warnings(const std::vector<std::string>& warnings) {
+  for (const std::string& line : warnings) std::cerr << printable(line) << "\n";
+}
+
 }  // namespace sweep::cli

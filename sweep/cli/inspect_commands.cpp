@@ -9,12 +9,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "common/format.h"
 #include "common/json.h"
 #include "store/store.h"
 #include "sweep/cli/commands.h"
+#include "sweep/cli/text_table.h"
 #include "sweep/config/expand.h"
 #include "sweep/run/run_sweep.h"
 
@@ -65,14 +69,72 @@ std::string csv_cell(const std::string& cell) {
   return quoted + "\"";
 }
 
-void print_sweeps(const Store& store) {
+// One row per sweep of `store`: name, state, trials, trials by state, database.
+void add_sweep_rows(const Store& store, std::vector<std::vector<std::string>>& rows) {
   for (const SweepSummary& s : store.list_sweeps()) {
-    std::cout << s.sweep.name << "  " << to_string(s.sweep.state) << "  " << s.trial_count
-              << " trials";
+    std::string states;
     for (const auto& [state, count] : s.trials_by_state)
-      std::cout << ", " << count << " " << to_string(state);
-    std::cout << "  (" << store.path().string() << ")\n";
+      states += (states.empty() ? "" : ", ") + std::to_string(count) + " " +
+                std::string(to_string(state));
+    rows.push_back({s.sweep.name, std::string(to_string(s.sweep.state)),
+                    std::to_string(s.trial_count), states.empty() ? "-" : states,
+                    store.path().string()});
   }
+}
+
+// The best finite value of the sweep's metric per trial id.
+std::map<std::int64_t, double> best_by_trial(const Store& store, const SweepRow& sweep) {
+  std::map<std::int64_t, double> best;
+  for (const MetricPoint& p : store.metrics(sweep.id)) {
+    if (p.name != sweep.metric_name || !std::isfinite(p.value)) continue;
+    auto [it, added] = best.emplace(p.trial_id, p.value);
+    const bool better =
+        sweep.metric_goal == MetricGoal::maximize ? p.value > it->second : p.value < it->second;
+    if (!added && better) it->second = p.value;
+  }
+  return best;
+}
+
+// What `sweep show` says about a trial beside its numbers: why it waits, stopped or failed.
+std::string show_note(const TrialRow& t) {
+  std::string note;
+  auto add = [&note](const std::string& text) { note += (note.empty() ? "" : "; ") + text; };
+  if (!t.wait_reason.empty() && t.state == TrialState::queued) add("waiting: " + t.wait_reason);
+  if (!t.stop_reason.empty()) add(t.stop_reason);
+  if (!t.error.empty()) add("error: " + t.error);
+  return note;
+}
+
+// "epoch 2 (step 64)" when the winning point carries an epoch, as the report says it; else
+// "step 64".
+std::string best_position(const Store& store, const BestTrial& winner, const std::string& metric) {
+  const std::string step = "step " + std::to_string(winner.step);
+  for (const MetricPoint& p : store.trial_metrics(winner.trial.id))
+    if (p.name == metric && p.step == winner.step && p.epoch)
+      return "epoch " + significant(*p.epoch) + " (" + step + ")";
+  return step;
+}
+
+// Adds each trial's metric history to `exported` (Store::export_json): "history", every point of
+// every series in the store's order, {"name", "step", "epoch", "value"}; an unknown epoch and a
+// NaN or infinite value are null, as elsewhere in the export.
+Json with_history(const Store& store, const SweepRow& sweep, Json exported) {
+  std::map<std::int64_t, std::int64_t> number_of;  // trial id -> number
+  for (const TrialRow& t : store.trials(sweep.id)) number_of[t.id] = t.number;
+  std::map<std::int64_t, Json> history;  // trial number -> points
+  for (const MetricPoint& p : store.metrics(sweep.id)) {
+    Json& points = history[number_of[p.trial_id]];
+    if (points.is_null()) points = Json::array();
+    points.push_back({{"name", p.name},
+                      {"step", p.step},
+                      {"epoch", p.epoch ? Json(*p.epoch) : Json(nullptr)},
+                      {"value", std::isfinite(p.value) ? Json(p.value) : Json(nullptr)}});
+  }
+  for (Json& trial : exported.at("trials")) {
+    const auto it = history.find(trial.at("number").get<std::int64_t>());
+    trial["history"] = it == history.end() ? Json::array() : std::move(it->second);
+  }
+  return exported;
 }
 
 }  // namespace
@@ -94,11 +156,14 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
       std::sort(databases.begin(), databases.end());
     }
     if (databases.empty()) std::cout << "no sweeps under " << list_args->out_dir << "/\n";
+    std::vector<std::vector<std::string>> rows = {
+        {"NAME", "STATE", "TRIALS", "BY STATE", "DATABASE"}};
     for (const fs::path& path : databases) {
       Where where;
       where.db_path = path.string();
-      print_sweeps(open_store(where));
+      add_sweep_rows(open_store(where), rows);
     }
+    if (rows.size() > 1) print_table(std::cout, rows);
     exit_code = kExitOk;
   });
 
@@ -110,29 +175,24 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
   show->callback([show_args, &exit_code] {
     const Store store = open_store(*show_args);
     const SweepRow sweep = find(store, show_args->name);
-    std::cout << "sweep " << sweep.name << " (" << to_string(sweep.state) << "), metric "
-              << sweep.metric_name << " (" << to_string(sweep.metric_goal) << "), devices "
-              << sweep.devices << "\n";
-    std::map<std::int64_t, double> best_by_trial;
-    for (const MetricPoint& p : store.metrics(sweep.id)) {
-      if (p.name != sweep.metric_name || !std::isfinite(p.value)) continue;
-      auto [it, added] = best_by_trial.emplace(p.trial_id, p.value);
-      const bool better =
-          sweep.metric_goal == MetricGoal::maximize ? p.value > it->second : p.value < it->second;
-      if (!added && better) it->second = p.value;
+    std::cout << "sweep " << printable(sweep.name) << " (" << to_string(sweep.state) << "), metric "
+              << printable(sweep.metric_name) << " (" << to_string(sweep.metric_goal)
+              << "), devices " << sweep.devices << "\n";
+    const std::map<std::int64_t, double> best = best_by_trial(store, sweep);
+    const std::vector<TrialRow> trials = store.trials(sweep.id);
+    std::vector<const Json*> params;
+    for (const TrialRow& t : trials) params.push_back(&t.params);
+    const ParamDigits digits = table_digits(params);
+    std::vector<std::vector<std::string>> rows = {
+        {"TRIAL", "STATE", "DEVICE", "PARAMS", "BEST " + sweep.metric_name, "NOTE"}};
+    for (const TrialRow& t : trials) {
+      const auto b = best.find(t.id);
+      rows.push_back({std::to_string(t.number), std::string(to_string(t.state)),
+                      t.device.empty() ? "-" : t.device,
+                      params_text(t.params, ParamNames::last_parts, digits),
+                      b == best.end() ? "-" : significant(b->second), show_note(t)});
     }
-    for (const TrialRow& t : store.trials(sweep.id)) {
-      std::printf("  %3lld  %-13s %-7s %-9s %s", static_cast<long long>(t.number),
-                  std::string(to_string(t.state)).c_str(),
-                  t.device.empty() ? "-" : t.device.c_str(),
-                  best_by_trial.count(t.id) ? significant(best_by_trial[t.id]).c_str() : "-",
-                  printable(params_text(t.params)).c_str());
-      if (!t.wait_reason.empty() && t.state == TrialState::queued)
-        std::printf("  [waiting: %s]", printable(t.wait_reason).c_str());
-      if (!t.stop_reason.empty()) std::printf("  [%s]", printable(t.stop_reason).c_str());
-      if (!t.error.empty()) std::printf("  [error: %s]", printable(t.error).c_str());
-      std::printf("\n");
-    }
+    print_table(std::cout, rows);
     exit_code = kExitOk;
   });
 
@@ -150,8 +210,11 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
       return;
     }
     std::cout << "trial " << winner->trial.number << ": " << sweep.metric_name << " "
-              << shortest(winner->value) << " at step " << winner->step << " ("
-              << to_string(winner->trial.state) << ")\n"
+              << significant(winner->value) << " at "
+              << best_position(store, *winner, sweep.metric_name) << " ("
+              << to_string(winner->trial.state)
+              << ")\n"
+              // Parameters exactly, as the config below has them: this is what to copy.
               << "params: " << printable(params_text(winner->trial.params)) << "\n"
               << "config:\n"
               << winner->trial.config_yaml;
@@ -162,7 +225,8 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
   CLI::App* exporter = app.add_subcommand("export", "Export a sweep's trials as CSV or JSON");
   add_where_options(*exporter, *export_args, true);
   exporter
-      ->add_option("--format", export_args->format, "csv (one row per trial) or json (everything)")
+      ->add_option("--format", export_args->format,
+                   "csv (one row per trial) or json (everything, each trial's metric history too)")
       ->check(CLI::IsMember({"csv", "json"}));
   exporter->add_option("-o,--output", export_args->output, "File to write (default: stdout)")
       ->type_name("FILE");
@@ -174,7 +238,7 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
     const SweepRow sweep = find(store, export_args->name);
     std::string text;
     if (export_args->format == "json") {
-      text = store.export_json(sweep.id).dump(2) + "\n";
+      text = with_history(store, sweep, store.export_json(sweep.id)).dump(2) + "\n";
     } else {
       const ExportTable table = store.export_table(sweep.id);
       auto add_row = [&text](const std::vector<std::string>& cells) {

@@ -50,6 +50,7 @@ int run_command_line(int argc, char** argv) {
       "  sweep show quickstart\n"
       "  sweep best quickstart\n"
       "  sweep export quickstart --format csv -o quickstart.csv\n"
+      "  sweep serve quickstart           # live report on http://127.0.0.1:8787/\n"
       "Run 'sweep SUBCOMMAND --help' for a subcommand's options.");
 
   int exit_code = sweep::cli::kExitOk;
@@ -58,6 +59,7 @@ int run_command_line(int argc, char** argv) {
   sweep::cli::add_resume_command(app, exit_code);
   sweep::cli::add_inspect_commands(app, exit_code);
   sweep::cli::add_report_command(app, exit_code);
+  sweep::cli::add_serve_command(app, exit_code);
   sweep::cli::add_version_command(app, exit_code);
   sweep::cli::add_queue_commands(app, exit_code);
 
@@ -66,6 +68,8 @@ int run_command_line(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);

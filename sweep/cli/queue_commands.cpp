@@ -24,8 +24,10 @@
 #include "common/json.h"
 #include "sweep/cli/cluster_job.h"
 #include "sweep/cli/commands.h"
+#include "sweep/cli/text_table.h"
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
+#include "sweep/queue/job_attempts.h"
 #include "sweep/queue/queue.h"
 #include "sweep/queue/worker.h"
 #include "sweep/queue/worker_registry.h"
@@ -72,28 +74,6 @@ std::int64_t parse_job_id(const std::string& text) {
   return id;
 }
 
-// Columns padded to their widest cell; the last column is not padded. Cells hold user text
-// (names, parameter values, errors): control bytes are shown escaped.
-void print_table(std::ostream& out, std::vector<std::vector<std::string>> rows) {
-  for (auto& row : rows)
-    for (auto& cell : row) cell = printable(cell);
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (widths.size() <= c) widths.push_back(0);
-      widths[c] = std::max(widths[c], row[c].size());
-    }
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      line += row[c];
-      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  }
-}
-
 // The note of the trial's latest state only: a trial interrupted by a stopped worker and later
 // completed keeps its old stop reason in the row, which says nothing about it now.
 std::string trial_note(const queue::TrialResult& t) {
@@ -105,6 +85,13 @@ std::string trial_note(const queue::TrialResult& t) {
   if (t.state == TrialState::queued)
     return t.wait_reason.empty() ? "waiting for a free slot" : t.wait_reason;
   return "";
+}
+
+// Digits per parameter that tell apart the values in a job's trials (text_table.h).
+ParamDigits trial_digits(const queue::JobResults& results) {
+  std::vector<const Json*> params;
+  for (const queue::TrialResult& t : results.trials) params.push_back(&t.params);
+  return table_digits(params);
 }
 
 // A job whose worker died and which no live worker will pick up would wait forever.
@@ -176,6 +163,7 @@ void add_submit(CLI::App& app, int& exit_code) {
     try {
       Queue q(queue_path(o->queue));
       const queue::Job job = q.submit(o->file, options);
+      print_config_warnings(job.config_warnings());
       std::cout << job.id() << "\n";
       if (!job.started_worker_log().empty())
         std::cerr << "started a worker (log: " << job.started_worker_log() << ")\n";
@@ -200,8 +188,8 @@ void add_worker(CLI::App& app, int& exit_code) {
   add_queue_option(*c, o->queue);
   c->add_flag("--detach", o->detach, "Start the worker in the background and return");
   c->add_option("--devices", o->devices,
-                "This worker's devices: cpu, all (GPUs), or GPU indices 0,2 (default: each job's "
-                "resources)");
+                "This worker's devices: cpu, all (every GPU, else the CPU slots), or GPU "
+                "indices 0,2 (default: each job's resources)");
   c->add_option("--cpu-slots", o->cpu_slots, "Trials at once on the CPU (default: each job's)");
   c->add_option("--idle-exit", o->idle_exit,
                 "Exit once the queue stayed empty this many seconds (0: never)")
@@ -234,10 +222,10 @@ void add_worker(CLI::App& app, int& exit_code) {
       };
       if (!o->devices.empty()) add("--devices", o->devices);
       if (o->cpu_slots > 0) add("--cpu-slots", std::to_string(o->cpu_slots));
-      add("--idle-exit", significant(o->idle_exit));
-      add("--lease", significant(o->lease));
-      add("--heartbeat", significant(o->heartbeat));
-      add("--poll", significant(o->poll));
+      add("--idle-exit", shortest(o->idle_exit));
+      add("--lease", shortest(o->lease));
+      add("--heartbeat", shortest(o->heartbeat));
+      add("--poll", shortest(o->poll));
       const queue::QueuePaths paths(queue_path(o->queue));
       Store check(paths.db);  // a foreign or corrupt file fails here, not in the background
       const std::string id = queue::start_detached_worker(paths, detached);
@@ -267,8 +255,7 @@ void print_job_status(const Queue& q, std::int64_t id) {
   const queue::JobResults results = job.fetch();
   const JobRow& row = results.job;
   std::cout << "job " << row.id << ": " << (results.sweep_name.empty() ? "?" : results.sweep_name)
-            << ", " << to_string(row.state) << ", attempt " << row.attempts << " of "
-            << row.max_attempts;
+            << ", " << to_string(row.state) << ", " << queue::attempt_text(row);
   if (!row.lease_owner.empty()) std::cout << ", worker " << row.lease_owner;
   std::cout << "\n";
   if (!row.error.empty()) std::cout << "error: " << row.error << "\n";
@@ -280,10 +267,11 @@ void print_job_status(const Queue& q, std::int64_t id) {
   }
   std::vector<std::vector<std::string>> rows = {
       {"TRIAL", "STATE", "DEVICE", "PARAMS", "BEST " + results.metric_name, "ATTEMPTS", "NOTE"}};
+  const ParamDigits digits = trial_digits(results);
   for (const queue::TrialResult& t : results.trials)
     rows.push_back(
         {std::to_string(t.number), std::string(to_string(t.state)),
-         t.device.empty() ? "-" : t.device, params_text(t.params, ParamNames::last_parts),
+         t.device.empty() ? "-" : t.device, params_text(t.params, ParamNames::last_parts, digits),
          t.best ? significant(*t.best) : "-", std::to_string(t.attempts), trial_note(t)});
   print_table(std::cout, rows);
 }
@@ -503,15 +491,18 @@ void add_fetch(CLI::App& app, int& exit_code) {
     }
     std::vector<std::vector<std::string>> rows = {
         {"TRIAL", "STATE", "PARAMS", "BEST " + results.metric_name}};
+    const ParamDigits digits = trial_digits(results);
     for (const queue::TrialResult& t : results.trials)
       rows.push_back({std::to_string(t.number), std::string(to_string(t.state)),
-                      params_text(t.params, ParamNames::last_parts),
+                      params_text(t.params, ParamNames::last_parts, digits),
                       t.best ? significant(*t.best) : "-"});
     print_table(std::cout, rows);
     if (results.best)
       std::cout << "best: trial " << results.best->trial.number << ", " << results.metric_name
                 << " " << significant(results.best->value) << " ("
-                << params_text(results.best->trial.params, ParamNames::last_parts) << ")\n";
+                << printable(
+                       params_text(results.best->trial.params, ParamNames::last_parts, digits))
+                << ")\n";
     std::cout << "database: " << results.db_path.string() << "\n";
     exit_code = kExitOk;
   });

@@ -5,7 +5,6 @@
  * while it runs (the trials so far), or for a background job (a number that names no sweep is
  * taken as a job id and resolved through the queue). The write is atomic (temp file + rename).
  */
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -14,24 +13,11 @@
 #include "reports/report.h"
 #include "store/store.h"
 #include "sweep/cli/commands.h"
-#include "sweep/queue/job_report.h"
-#include "sweep/queue/queue.h"
-#include "sweep/run/run_sweep.h"
+#include "sweep/cli/sweep_argument.h"
 
 namespace sweep::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-bool all_digits(const std::string& text) {
-  if (text.empty()) return false;
-  for (char c : text)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  return true;
-}
-
-}  // namespace
 
 void add_report_command(CLI::App& app, int& exit_code) {
   struct Options {
@@ -54,24 +40,17 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "  sweep report quickstart -o /tmp/q.html\n"
       "  sweep report 3                          # job 3 of `sweep submit`");
   c->callback([o, &exit_code] {
-    const fs::path db =
-        o->db_path.empty() ? run::default_db_path(o->out_dir, o->target) : fs::path(o->db_path);
-    if (!fs::exists(db) && o->db_path.empty() && all_digits(o->target)) {
-      queue::Queue q(o->queue.empty() ? queue::default_queue_path() : fs::path(o->queue),
-                     {.read_only = true});
-      std::cout << queue::write_job_report(q.job(std::stoll(o->target)), o->output).string()
-                << "\n";
-      exit_code = kExitOk;
-      return;
-    }
-    if (!fs::exists(db))
-      throw Error("no sweep database at " + db.string() +
-                  (o->db_path.empty() ? " (give --out DIR or --db PATH)" : ""));
+    const SweepArgument sweep =
+        o->db_path.empty()
+            ? resolve_sweep_argument(o->target, o->out_dir, o->queue, " or --db PATH")
+            : SweepArgument{o->db_path, o->target};
+    if (!fs::exists(sweep.db_path)) throw Error("no sweep database at " + sweep.db_path.string());
     StoreOptions options;
     options.read_only = true;
-    Store store(db, options);
-    const fs::path out = o->output.empty() ? db.parent_path() / "report.html" : fs::path(o->output);
-    reports::write_report(store, o->target, out.string());
+    Store store(sweep.db_path, options);
+    const fs::path out =
+        o->output.empty() ? sweep.db_path.parent_path() / "report.html" : fs::path(o->output);
+    reports::write_report(store, sweep.name, out.string());
     std::cout << out.string() << "\n";
     exit_code = kExitOk;
   });

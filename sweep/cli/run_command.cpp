@@ -86,6 +86,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       exit_code = report_config_error(options->file, e.messages());
       return;
     }
+    print_config_warnings(config.warnings);
     if (options->dry_run) {
       print_plan(config);
       std::cout << "dry run: nothing was trained or written\n";

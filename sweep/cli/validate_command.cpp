@@ -32,6 +32,7 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   command->callback([options, &exit_code] {
     try {
       const config::SweepConfig config = config::load_config(options->file, options->overrides);
+      print_config_warnings(config.warnings);
       const std::uint64_t n = config.trial_count();
       std::cout << options->file << ": ok, " << n << (n == 1 ? " trial" : " trials") << " ("
                 << config.shape() << ")\n";

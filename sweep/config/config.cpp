@@ -17,6 +17,7 @@
 #include "sweep/config/suggest.h"
 #include "sweep/config/sweep_spec_reader.h"
 #include "sweep/config/train_config_reader.h"
+#include "sweep/config/wandb_layout.h"
 #include "sweep/config/yaml_guard.h"
 #include "sweep/config/yaml_tree.h"
 
@@ -161,7 +162,12 @@ SweepConfig load_config_text(const std::string& text, const std::string& path,
   config.overrides = overrides;
   config.name = std::filesystem::path(path).stem().string();
 
+  // W&B's layout (method, parameters, program, ... at the top level) becomes sweep: and trainer:
+  // sections; its keys keep their names in messages (parameters.lr, not sweep.parameters.lr).
+  const bool wandb = adopt_wandb_layout(*tree, diagnostics);
   MapReader top(*tree, diagnostics, tree->root, "");
+  MapReader sweep_reader =
+      wandb ? MapReader(*tree, diagnostics, top.node("sweep"), "") : top.section("sweep");
   if (top.text("name", config.name) && config.name.empty())
     top.error("name", "the name is empty: it names the directory runs/NAME/");
   else if (top.has("name") && !is_safe_name(config.name))
@@ -170,7 +176,7 @@ SweepConfig load_config_text(const std::string& text, const std::string& path,
                           "and '.'");
   read_external_trainer(top.section("trainer"), config.trainer);
   const bool external = config.trainer.has_value();
-  read_sweep_spec(top.section("sweep"), config.sweep, external);
+  read_sweep_spec(sweep_reader, config.sweep, external);
   read_resources(top.section("resources"), config.resources);
   MapReader output = top.section("output");
   output.text("dir", config.output_dir);
@@ -178,15 +184,27 @@ SweepConfig load_config_text(const std::string& text, const std::string& path,
   output.finish();
   TrainReadOptions options;
   options.check_data_files = !external;
+  std::vector<std::string> asked_keys;  // the keys the readers take: W&B's flat names map to them
+  tree->asked_keys = &asked_keys;
   read_train_config(top, config.base, options);
+  tree->asked_keys = nullptr;
   top.finish();
-  check_sweep_against_training(top, config.sweep, config.base, external);
+  if (!external)
+    map_flat_parameter_names(config.sweep, asked_keys, sweep_reader.path_of("parameters"),
+                             diagnostics);
+  check_sweep_against_training(sweep_reader, config.sweep, config.base, external);
+  if (wandb && !sweep_reader.section("metric").has("goal") && config.sweep.metric.maximize())
+    diagnostics.warn(sweep_reader.where("metric"), sweep_reader.path_of("metric"),
+                     "no goal: W&B would minimize " + config.sweep.metric.name +
+                         "; sweep maximizes it (its name has no 'loss' or 'error'): give goal: "
+                         "to say which");
 
   // Every trial is re-read and re-checked; problems the base shares with its trials are the
   // same lines and are reported once.
   config.tree = tree;
   check_trials(config, diagnostics);
   diagnostics.throw_if_any();
+  config.warnings = diagnostics.warnings();
   return config;
 }
 

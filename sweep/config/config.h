@@ -87,6 +87,9 @@ struct SweepConfig {
   ResourcesSpec resources;
   std::optional<ExternalTrainerSpec> trainer;  // absent: the built-in trainer
   std::string output_dir = "runs";
+  // Lines like "FILE:LINE:COL: warning: key '...': ..." for what runs but maybe not as meant (a
+  // log_uniform whose bounds look like values); the CLI prints them before anything runs.
+  std::vector<std::string> warnings;
 
   std::uint64_t trial_count() const;
   std::string shape() const;  // "grid 4 × 3", "random, 12 samples", "+ 2 repeats each"

@@ -49,6 +49,14 @@ void Diagnostics::error(const Location& where, const std::string& key, const std
                       drawn_place, 0});
 }
 
+void Diagnostics::warn(const Location& where, const std::string& key, const std::string& text) {
+  std::string line = where.text() + ": warning: ";
+  if (!key.empty()) line += "key '" + key + "': ";
+  line += text;
+  if (std::find(warnings_.begin(), warnings_.end(), line) == warnings_.end())
+    warnings_.push_back(std::move(line));
+}
+
 std::vector<std::string> Diagnostics::messages() const {
   std::vector<Entry> sorted = entries_;
   std::stable_sort(sorted.begin(), sorted.end(), [](const Entry& a, const Entry& b) {

@@ -43,6 +43,10 @@ class Diagnostics {
  public:
   // `key` is the dotted path ("training.learning_rate"); empty for problems not tied to a key.
   void error(const Location& where, const std::string& key, const std::string& text);
+  // Something that runs, but maybe not as meant (a log_uniform whose bounds look like values):
+  // printed before the sweep starts, never a reason to stop.
+  void warn(const Location& where, const std::string& key, const std::string& text);
+  const std::vector<std::string>& warnings() const { return warnings_; }
   bool empty() const { return entries_.empty() && not_shown_ == 0; }
   std::size_t size() const { return entries_.size(); }
   std::vector<std::string> messages() const;
@@ -57,7 +61,8 @@ class Diagnostics {
     int more_draws = 0;
   };
   std::vector<Entry> entries_;
-  std::size_t not_shown_ = 0;  // problems past kMaxShown, counted in one last line
+  std::vector<std::string> warnings_;  // "FILE:LINE:COL: warning: key 'k': text", once each
+  std::size_t not_shown_ = 0;          // problems past kMaxShown, counted in one last line
   static constexpr std::size_t kMaxShown = 100;
 };
 

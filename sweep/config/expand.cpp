@@ -77,6 +77,8 @@ void fill(const SweepConfig& config, const TrialPoint& point, FilledCommand& fil
       value = std::to_string(point.repeat);
     } else if (name == "seed") {
       value = std::to_string(point.seed);
+    } else if (name == "args_json") {  // W&B's ${args_json}: every parameter, one argument
+      value = point.params.dump();
     } else {
       found = false;
       for (std::size_t p = 0; p < params.size() && !found; ++p)
@@ -101,7 +103,7 @@ void fill(const SweepConfig& config, const TrialPoint& point, FilledCommand& fil
       diagnostics.error(where, "trainer.command",
                         "placeholder {" + name +
                             "} names no swept parameter, config value, or {trial}, {repeat}, "
-                            "{seed}, {trial_dir}");
+                            "{seed}, {args_json}, {trial_dir}");
       continue;
     }
     out += value;

@@ -98,6 +98,7 @@ std::string MapReader::path_of(const std::string& key) const {
 bool MapReader::has(const std::string& key) { return node(key).IsDefined(); }
 
 YAML::Node MapReader::node(const std::string& key) {
+  if (tree_.asked_keys) tree_.asked_keys->push_back(path_of(key));
   if (std::find(accepted_.begin(), accepted_.end(), key) == accepted_.end())
     accepted_.push_back(key);
   if (!valid_map_) return YAML::Node(YAML::NodeType::Undefined);

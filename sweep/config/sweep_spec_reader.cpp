@@ -9,10 +9,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
+#include <set>
 
+#include "common/format.h"
 #include "common/json.h"
 #include "scheduler/command_trial.h"
+#include "sweep/config/command_check.h"
 #include "sweep/config/suggest.h"
 
 namespace sweep::config {
@@ -63,7 +67,21 @@ void read_param(MapReader r, const std::string& name, const YAML::Node& key_node
                           "expected a map such as {values: [...]} or {min: 0, max: 1}");
     return;
   }
-  // Which distribution.
+  // Which distribution. Ray's and Optuna's spellings take values, W&B's log_uniform exponents:
+  // never let the one be read (or suggested) as the other.
+  if (const YAML::Node given = r.node("distribution"); given.IsScalar()) {
+    const std::string& spelled = given.Scalar();
+    if (spelled == "loguniform" || spelled == "qloguniform" || spelled == "reciprocal") {
+      const std::string meant =
+          spelled == "qloguniform" ? "q_log_uniform_values" : "log_uniform_values";
+      r.error("distribution", "'" + spelled +
+                                  "' is Ray's and Optuna's name, whose min and max are values: "
+                                  "write " +
+                                  meant +
+                                  " (here, as in W&B, log_uniform takes natural-log exponents)");
+      return r.finish();
+    }
+  }
   std::string explicit_name;
   const bool has_explicit =
       r.choice("distribution", explicit_name, distribution_names(), "distribution");
@@ -156,6 +174,19 @@ void read_param(MapReader r, const std::string& name, const YAML::Node& key_node
           r.error("min", dist + " takes the values themselves: min must be > 0, got " +
                              format_number(p.min) +
                              " (log_uniform takes natural-log exponents instead)");
+        const bool exponents_kind = p.distribution == Distribution::log_uniform ||
+                                    p.distribution == Distribution::q_log_uniform;
+        if (exponents_kind && p.min > 0 && p.max <= 1 && p.max > p.min)
+          r.diagnostics().warn(
+              r.where("min"), r.path(),
+              dist + " takes natural-log exponents (W&B's meaning): min " + format_number(p.min) +
+                  " and max " + format_number(p.max) + " draw values from e^" +
+                  format_number(p.min) + " = " + significant(std::exp(p.min), 4) + " to e^" +
+                  format_number(p.max) + " = " + significant(std::exp(p.max), 4) +
+                  "; for values between " + format_number(p.min) + " and " + format_number(p.max) +
+                  " write " +
+                  (p.distribution == Distribution::log_uniform ? "log_uniform_values"
+                                                               : "q_log_uniform_values"));
       }
       reject("mu");
       reject("sigma");
@@ -191,6 +222,9 @@ void check_gpus_per_trial_values(MapReader& sweep, const std::string& key, const
   }
 }
 
+void read_parameter_map(MapReader& sweep, const YAML::Node& params, const std::string& path,
+                        const std::string& prefix, SearchSpace& space, bool external_trainer);
+
 void read_parameters(MapReader& sweep, SearchSpace& space, bool external_trainer) {
   const YAML::Node params = sweep.node("parameters");
   if (!params.IsDefined() || params.IsNull()) return;
@@ -199,27 +233,47 @@ void read_parameters(MapReader& sweep, SearchSpace& space, bool external_trainer
     sweep.error("parameters", "expected a map of dotted keys, got " + describe_node(params));
     return;
   }
+  read_parameter_map(sweep, params, path, "", space, external_trainer);
+}
+
+// One level of `parameters`; W&B's nested dicts ({parameters: {...}} as a parameter) give dotted
+// names (optimizer.lr), as ${args} passes them.
+void read_parameter_map(MapReader& sweep, const YAML::Node& params, const std::string& path,
+                        const std::string& prefix, SearchSpace& space, bool external_trainer) {
   for (const auto& entry : params) {
-    const std::string name = entry.first.Scalar();
+    const std::string name = prefix + entry.first.Scalar();
+    const std::string key_path = path + "." + entry.first.Scalar();
+    if (entry.second.IsMap() && entry.second["parameters"].IsDefined()) {
+      const YAML::Node nested = entry.second["parameters"];
+      if (entry.second.size() != 1 || !nested.IsMap())
+        sweep.diagnostics().error(sweep.tree().at_mark(entry.first.Mark()), key_path,
+                                  "a parameter dict holds only parameters: {NAME: {...}, ...}");
+      else
+        read_parameter_map(sweep, nested, key_path + ".parameters", name + ".", space,
+                           external_trainer);
+      continue;
+    }
     ParamSpec p;
-    read_param(MapReader(sweep.tree(), sweep.diagnostics(), entry.second, path + "." + name), name,
+    read_param(MapReader(sweep.tree(), sweep.diagnostics(), entry.second, key_path), name,
                entry.first, p);
     const std::string section = split_dotted(name).front();
     p.sets_config_key = section == "data" || section == "model" || section == "training";
     if (name == kGpusPerTrialKey) {  // read by the run, per trial, not by the trainer's reader
-      check_gpus_per_trial_values(sweep, path + "." + name, p);
+      check_gpus_per_trial_values(sweep, key_path, p);
       space.params.push_back(std::move(p));
       continue;
     }
-    if (!p.sets_config_key && !external_trainer) {
+    if (!p.sets_config_key && !external_trainer && name.find('.') != std::string::npos) {
       std::vector<std::string> sections = {"data", "model", "training"};
       std::string text = "only data.*, model.* and training.* keys (and " +
                          std::string(kGpusPerTrialKey) + ") can be swept";
       const std::string near = nearest(section, sections);
       if (!near.empty()) text += " (did you mean '" + near + name.substr(section.size()) + "'?)";
-      sweep.diagnostics().error(p.where, path + "." + name, text);
+      sweep.diagnostics().error(p.where, key_path, text);
       continue;
     }
+    // A flat name (W&B's learning_rate) for the built-in trainer is named after the readers have
+    // run: map_flat_parameter_names().
     space.params.push_back(std::move(p));
   }
 }
@@ -259,6 +313,12 @@ void read_early_terminate(MapReader r, std::optional<EarlyTerminateSpec>& out) {
       continue;
     }
     spec.policy[key.policy_key] = value;
+  }
+  // W&B's strict: compare the trial's value AT the band (the original algorithm), not its best
+  // so far. Only hyperband takes it.
+  if (spec.type == "hyperband") {
+    bool strict = false;
+    if (r.boolean("strict", strict)) spec.policy["strict"] = strict;
   }
   r.finish();
   if (spec.type == "hyperband") {
@@ -316,13 +376,20 @@ void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer) {
 
   read_parameters(r, out.space, external_trainer);
   r.integer64("max_trials", out.max_trials, Range::at_least(1));
+  // W&B's run_cap: "no more than this number of runs", which is what max_trials caps.
+  if (r.has("run_cap")) {
+    if (r.has("max_trials"))
+      r.error("run_cap", "run_cap (W&B's name) and max_trials are the same cap: give one");
+    else
+      r.integer64("run_cap", out.max_trials, Range::at_least(1));
+  }
   r.unsigned64("seed", out.seed);
   r.integer("repeats", out.repeats, Range::at_least(1));
   read_early_terminate(r.section("early_terminate"), out.early_terminate);
   r.finish();
 
-  if (out.method == "random" && out.max_trials == 0 && !r.has("max_trials"))
-    r.error("method", "random search needs max_trials: N");
+  if (out.method == "random" && out.max_trials == 0 && !r.has("max_trials") && !r.has("run_cap"))
+    r.error("method", "random search needs max_trials: N (W&B's run_cap)");
   if (out.method == "grid") {
     for (const ParamSpec& p : out.space.params)
       if (!p.is_discrete())
@@ -381,7 +448,12 @@ void read_external_trainer(MapReader r, std::optional<ExternalTrainerSpec>& out)
     // Split now as each trial will (no shell: quotes and escapes as a shell reads them), so an
     // unbalanced quote is a config error, not a failure of every trial.
     try {
-      scheduler::split_command_template(spec.command);
+      const std::vector<std::string> argv = scheduler::split_command_template(spec.command);
+      std::error_code error;
+      const std::filesystem::path here = std::filesystem::current_path(error);
+      if (!error)
+        if (const std::string missing = check_command_files(argv, here); !missing.empty())
+          r.error("command", missing);
     } catch (const Error& e) {
       r.error("command", e.what());
     }
@@ -391,9 +463,8 @@ void read_external_trainer(MapReader r, std::optional<ExternalTrainerSpec>& out)
   out = spec;
 }
 
-void check_sweep_against_training(MapReader& top, const SweepSpec& sweep,
+void check_sweep_against_training(MapReader& sweep_reader, const SweepSpec& sweep,
                                   const trainer::TrainConfig& base, bool external_trainer) {
-  MapReader sweep_reader = top.section("sweep");
   MapReader metric = sweep_reader.section("metric");
   if (!external_trainer && base.data.validation == trainer::Validation::none &&
       sweep.metric.name.rfind("val_", 0) == 0)
@@ -407,6 +478,51 @@ void check_sweep_against_training(MapReader& top, const SweepSpec& sweep,
       early.error("type", "the first rung (epoch " + std::to_string(first) +
                               ") is after the last epoch (training.epochs " +
                               std::to_string(base.training.epochs) + "): nothing would be stopped");
+  }
+}
+
+void map_flat_parameter_names(SweepSpec& sweep, const std::vector<std::string>& asked_keys,
+                              const std::string& parameters_path, Diagnostics& diagnostics) {
+  auto is_trainer_section = [](const std::string& section) {
+    return section == "data" || section == "model" || section == "training";
+  };
+  for (ParamSpec& p : sweep.space.params) {
+    if (p.sets_config_key || p.name.find('.') != std::string::npos) continue;
+    std::set<std::string> candidates;
+    std::vector<std::string> leaves;
+    for (const std::string& key : asked_keys) {
+      const std::vector<std::string> parts = split_dotted(key);
+      if (parts.size() < 2 || !is_trainer_section(parts.front())) continue;
+      leaves.push_back(parts.back());
+      if (parts.back() == p.name) candidates.insert(key);
+    }
+    for (const auto& [where, canonical] : key_aliases())
+      if (where.second == p.name && is_trainer_section(split_dotted(where.first).front()))
+        candidates.insert(where.first + "." + canonical);
+    std::size_t shallowest = SIZE_MAX;
+    for (const std::string& key : candidates)
+      shallowest = std::min(shallowest, split_dotted(key).size());
+    std::vector<std::string> best;
+    for (const std::string& key : candidates)
+      if (split_dotted(key).size() == shallowest) best.push_back(key);
+    const std::string path = parameters_path + "." + p.name;
+    if (best.size() == 1) {
+      p.name = best.front();
+      p.sets_config_key = true;
+    } else if (best.size() > 1) {
+      diagnostics.error(
+          p.where, path,
+          "'" + p.name + "' could be " + join(best, " or ") + ": write the dotted name");
+    } else {
+      std::string text = "'" + p.name +
+                         "' is no key of data, model or training (a flat name is looked up "
+                         "there: learning_rate means training.learning_rate)";
+      const std::string near = nearest(p.name, leaves);
+      if (!near.empty()) text += "; did you mean '" + near + "'?";
+      diagnostics.error(p.where, path,
+                        text + "; only data.*, model.* and training.* keys (and " +
+                            std::string(kGpusPerTrialKey) + ") can be swept");
+    }
   }
 }
 

@@ -13,11 +13,18 @@
 namespace sweep::config {
 
 void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer);
+
+// W&B's flat parameter names for the built-in trainer: `learning_rate` becomes the one config key
+// of that name (training.learning_rate), found among `asked_keys` (every key the data, model and
+// training readers asked for: ConfigTree::asked_keys) and the readers' aliases; of several, the
+// shallowest if it is alone. `parameters_path` names the block in messages.
+void map_flat_parameter_names(SweepSpec& sweep, const std::vector<std::string>& asked_keys,
+                              const std::string& parameters_path, Diagnostics& diagnostics);
 void read_resources(MapReader r, ResourcesSpec& out);
 void read_external_trainer(MapReader r, std::optional<ExternalTrainerSpec>& out);
 
 // Metric, method and early-termination rules that need the training section too.
-void check_sweep_against_training(MapReader& top, const SweepSpec& sweep,
+void check_sweep_against_training(MapReader& sweep_reader, const SweepSpec& sweep,
                                   const trainer::TrainConfig& base, bool external_trainer);
 
 }  // namespace sweep::config

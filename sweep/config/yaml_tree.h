@@ -26,6 +26,9 @@ struct ConfigTree {
   std::vector<std::pair<std::string, YAML::Node>> sets;  // --set values applied to root, in order
   YAML::Node root;
   std::map<std::string, Location> origins;  // dotted path → where an override came from
+  // When set, every key a reader asks for (present or not) is appended as its dotted path: the
+  // keys the config accepts, as the readers define them (for mapping W&B's flat parameter names).
+  std::vector<std::string>* asked_keys = nullptr;
 
   // Where the value at `path` (node `node`) came from: the longest overriding prefix of `path`
   // in `origins`, else the node's own mark, else the file.

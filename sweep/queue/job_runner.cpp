@@ -14,6 +14,7 @@
 
 #include "sweep/config/config.h"
 #include "sweep/queue/crash_recovery.h"
+#include "sweep/queue/job_attempts.h"
 #include "sweep/queue/job_target.h"
 #include "sweep/run/run_sweep.h"
 
@@ -89,10 +90,7 @@ RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostre
     run::RunResult result;
     if (job.attempts > 1 && sweep_exists(db, config.name)) {
       log << "continuing sweep " << config.name << " in " << db.string() << std::endl;
-      const int crash_limit = target.trial_crash_limit > 0
-                                  ? static_cast<int>(target.trial_crash_limit)
-                                  : static_cast<int>(job.max_attempts - 1);
-      recover_crashed_trials(db, config.name, crash_limit, log);
+      recover_crashed_trials(db, config.name, trial_attempt_limit(job), log);
       run::ResumeOptions resume;
       resume.run = options;
       resume.out_dir = config.output_dir;
@@ -114,6 +112,10 @@ RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostre
     std::string text;
     for (const std::string& line : e.messages()) text += (text.empty() ? "" : "\n") + line;
     end.error = "bad config: " + text;
+    // resources.* in the message may be the worker's override, not what the config says.
+    if (!context.worker.devices.empty())
+      end.error +=
+          " (this worker overrides resources with --devices " + context.worker.devices + ")";
   } catch (const std::exception& e) {
     end.error = e.what();
   }
@@ -140,8 +142,8 @@ StopCause run_claimed_job(const JobRunContext& context, const JobRow& job) {
   fs::create_directories(log_path.parent_path());
   std::ofstream log(log_path, std::ios::app);
   log.setf(std::ios::unitbuf);  // `sweep logs -f` shows each line as it is written
-  log << "== " << now_text() << ": job " << job.id << ", attempt " << job.attempts << " of "
-      << job.max_attempts << ", on worker " << context.owner << std::endl;
+  log << "== " << now_text() << ": job " << job.id << ", " << attempt_text(job) << ", on worker "
+      << context.owner << std::endl;
 
   std::atomic<bool> stop{false};
   RunEnd end;

@@ -253,6 +253,7 @@ Job Queue::submit(const config::SweepConfig& config, const SubmitOptions& option
     const std::string started = start_detached_worker(paths_, worker);
     job.worker_note_ = started.empty() ? "" : paths_.worker_log(started).string();
   }
+  job.config_warnings_ = config.warnings;
   return job;
 }
 

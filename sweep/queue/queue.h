@@ -105,6 +105,8 @@ class Job {
   std::optional<JobTarget> target() const;  // where its sweep runs and goes
   // After submit with a worker_binary: the log of the worker it started, "" when one was alive.
   const std::string& started_worker_log() const { return worker_note_; }
+  // After submit: the config's warnings (config::SweepConfig::warnings), for the submitter to see.
+  const std::vector<std::string>& config_warnings() const { return config_warnings_; }
 
  private:
   friend class Queue;
@@ -112,6 +114,7 @@ class Job {
   std::shared_ptr<Store> store_;
   std::int64_t id_;
   std::string worker_note_;
+  std::vector<std::string> config_warnings_;
 };
 
 struct QueueOptions {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/check.h"
+#include "sweep/queue/job_attempts.h"
 #include "sweep/queue/job_runner.h"
 #include "sweep/queue/worker_registry.h"
 
@@ -94,10 +95,15 @@ void apply_worker_devices(config::ResourcesSpec& resources, const std::string& d
     resources.execution = "cpu";
     return;
   }
-  resources.execution = "gpu";
   resources.gpus.clear();
-  resources.all_gpus = devices == "all" || devices == "gpu";
-  if (resources.all_gpus) return;
+  resources.all_gpus = true;
+  if (devices == "all") {  // every GPU, else the CPU slots: what execution: auto means
+    resources.execution = "auto";
+    return;
+  }
+  resources.execution = "gpu";
+  if (devices == "gpu") return;
+  resources.all_gpus = false;
   std::size_t start = 0;
   while (start <= devices.size()) {
     const std::size_t comma = std::min(devices.find(',', start), devices.size());
@@ -139,6 +145,11 @@ int run_worker(const WorkerOptions& options) {
               ? ", exits after " + std::to_string(options.idle_exit_s) + " s idle"
               : std::string())
       << std::endl;
+  if (options.devices == "all")
+    log << "--devices all: every GPU of this machine, else the CPU slots ("
+        << (options.cpu_slots > 0 ? std::to_string(options.cpu_slots)
+                                  : std::string("each job's cpu_slots"))
+        << "), as resources.execution: auto; each job's log says which it got" << std::endl;
 
   const JobRunContext context{queue, paths, options, owner, [] { return StopSignals::received(); }};
   using Clock = std::chrono::steady_clock;
@@ -168,7 +179,7 @@ int run_worker(const WorkerOptions& options) {
       }
     }
     if (job) {
-      log << "job " << job->id << ": claimed (attempt " << job->attempts << "), log "
+      log << "job " << job->id << ": claimed (" << attempt_text(*job) << "), log "
           << paths.job_log(job->id).string() << std::endl;
       const StopCause cause = run_claimed_job(context, *job);
       const auto row = queue.job(job->id);

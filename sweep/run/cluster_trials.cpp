@@ -11,6 +11,7 @@
 #include "scheduler/command_trial.h"
 #include "sweep/config/config_error.h"
 #include "sweep/config/expand.h"
+#include "sweep/run/command_environment.h"
 #include "sweep/run/sweep_layout.h"
 #include "sweep/run/trainer_trial.h"
 #include "trainer/backend.h"
@@ -36,12 +37,14 @@ cluster::RemoteTrial remote_trainer_trial(const std::shared_ptr<const std::strin
 }
 
 cluster::RemoteTrial remote_command_trial(const config::SweepConfig& config,
-                                          const std::string& trial_dir) {
+                                          const std::string& trial_dir,
+                                          const std::map<std::string, std::string>& facts) {
   cluster::RemoteTrial trial;
   trial.kind = kCommandTrialKind;
   trial.payload = {{"command", config.trainer->command},
                    {"metric_timeout", config.trainer->metric_timeout},
-                   {"metric_name", config.sweep.metric.name}};
+                   {"metric_name", config.sweep.metric.name},
+                   {"env", facts}};
   trial.trial_dir = trial_dir;
   return trial;  // every file of its directory travels: the program's own checkpoints too
 }
@@ -92,6 +95,7 @@ scheduler::TrialFn command_from(const cluster::RemoteTrialInput& in) {
   command.metric_name = p.at("metric_name").get<std::string>();
   command.trial_dir = in.trial_dir;
   command.log_path = log_in(in.trial_dir).string();
+  command.env = with_python_helper(p.at("env").get<Environment>());
   return scheduler::make_command_trial(std::move(command));
 }
 

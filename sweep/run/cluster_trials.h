@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -25,8 +26,11 @@ cluster::RemoteTrial remote_trainer_trial(const std::shared_ptr<const std::strin
                                           const std::string& config_path, std::int64_t number,
                                           int cpu_threads, bool resume,
                                           const std::string& trial_dir);
+// An external command's trial: its template and `facts` (command_trial_facts: SWEEP_PARAMS...);
+// the host adds its own PYTHONPATH.
 cluster::RemoteTrial remote_command_trial(const config::SweepConfig& config,
-                                          const std::string& trial_dir);
+                                          const std::string& trial_dir,
+                                          const std::map<std::string, std::string>& facts);
 
 // The factories for both kinds.
 cluster::TrialFactories sweep_trial_factories();

@@ -1,56 +1,128 @@
 /*
- * console_progress.cpp — ANSI in place redraw: move the cursor up over the old table
- * (ESC[nF), clear to the end of the screen (ESC[J), print the new one. Nothing else on the
- * screen is touched, so scrolled-by lines stay.
+ * console_progress.cpp — ANSI in place redraw: back to the first line of the old table
+ * (CR, ESC[nA), clear to the end of the screen (ESC[J), print the new table; erase, lines above
+ * and table go out in one write. Nothing above the table is touched, so scrolled-by lines stay.
+ *
+ * After the window narrowed, most terminals (tmux, VTE, iTerm2, kitty, Windows Terminal) re-wrap
+ * the old table's lines that are now too long, so it takes more rows than it had lines: the
+ * cursor goes up by those rows. xterm cuts such lines instead; there this goes up too far and
+ * erases a few scrolled-by lines above the table, once per narrowing — never a stale table.
  */
 #include "sweep/run/console_progress.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <limits>
+#include <sstream>
 
 #include "common/format.h"
-#include "common/trial_state.h"
+#include "sweep/run/terminal_text.h"
 
 namespace sweep::run {
 
 namespace {
+
+constexpr std::size_t kRecentFinished = 5;  // finished trials the table lists
 
 // NaN is how the table marks a value not reported yet.
 std::string number_text(double value, int digits) {
   return std::isnan(value) ? "-" : fixed(value, digits);
 }
 
-std::string bar(double fraction, int width) {
-  const int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
-  std::string text(1, '[');
-  text.append(static_cast<std::size_t>(filled), '#');
-  text.append(static_cast<std::size_t>(width - filled), '.');
-  text.push_back(']');
-  return text;
+double seconds_between(std::chrono::steady_clock::time_point from,
+                       std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
 }
 
 }  // namespace
 
-ConsoleProgress::ConsoleProgress(std::ostream& out, bool live, std::string metric_name,
-                                 std::size_t total_trials)
-    : out_(out), live_(live), metric_name_(std::move(metric_name)), total_(total_trials) {}
+ConsoleProgress::ConsoleProgress(std::ostream& out, ConsoleSetup setup)
+    : out_(out), setup_(std::move(setup)), best_(setup_.best) {}
 
-void ConsoleProgress::print_above_table(const std::string& line) {
-  erase_table();
-  out_ << line << "\n";
+bool ConsoleProgress::better(double value, double than) const {
+  return std::isnan(than) || (setup_.maximize ? value > than : value < than);
+}
+
+const Json& ConsoleProgress::params_of(const scheduler::TrialSpec& spec) const {
+  const auto it = setup_.params.find(spec.id);
+  return it == setup_.params.end() ? spec.params : it->second;
+}
+
+std::string ConsoleProgress::erase_table(TerminalSize now) {
+  std::size_t rows = 0;
+  for (const std::size_t width : table_widths_) {
+    const auto columns = static_cast<std::size_t>(std::max(now.columns, 1));
+    // Re-wrapped by a terminal that reflows, when it got narrower than the line.
+    rows += width > columns ? (width + columns - 1) / columns : 1;
+  }
+  table_widths_.clear();
+  if (!setup_.live || rows == 0) return {};
+  return "\r\x1b[" + std::to_string(rows) + "A\x1b[J";
+}
+
+std::string ConsoleProgress::table_text(TerminalSize size) {
+  if (!setup_.live || closed_) return {};
+  std::string text;
+  const std::vector<std::string> lines =
+      progress_table(view(std::chrono::steady_clock::now()), size);
+  for (const std::string& line : lines) {
+    text += line + "\n";
+    table_widths_.push_back(display_width(line));
+  }
+  return text;
+}
+
+ProgressView ConsoleProgress::view(std::chrono::steady_clock::time_point now) const {
+  ProgressView v;
+  v.sweep_name = setup_.sweep_name;
+  v.metric_name = setup_.metric_name;
+  v.states = setup_.earlier;
+  for (const auto& [state, n] : finished_states_) v.states[state] += n;
+  v.states[TrialState::running] += static_cast<int>(running_.size());
+  v.states[TrialState::queued] +=
+      static_cast<int>(setup_.to_run - std::min(setup_.to_run, finished_ + running_.size()));
+  for (const auto& [state, n] : v.states) v.trials += static_cast<std::size_t>(n);
+  v.elapsed_seconds = seconds_between(run_started_, now);
+  v.best = best_;
+  for (const auto& [id, row] : running_) {
+    RunningTrial t;
+    t.number = row.number;
+    t.device = row.device;
+    t.epoch = row.epoch;
+    t.loss = row.loss;
+    t.metric = row.metric;
+    t.fraction = row.fraction;
+    t.seconds = seconds_between(row.started, now);
+    t.params = row.params;
+    v.running.push_back(std::move(t));
+  }
+  std::sort(v.running.begin(), v.running.end(),
+            [](const RunningTrial& a, const RunningTrial& b) { return a.number < b.number; });
+  v.finished.assign(recent_.begin(), recent_.end());
+  v.param_keys = setup_.param_keys;
+  return v;
+}
+
+void ConsoleProgress::print_above_table(const std::vector<std::string>& lines) {
+  if (!setup_.live) {
+    for (const std::string& line : lines) out_ << line << "\n";
+    out_.flush();
+    return;
+  }
+  const TerminalSize size = setup_.terminal_size();
+  std::string text = erase_table(size);
+  const auto width = static_cast<std::size_t>(std::max(size.columns - 1, 1));
+  for (const std::string& line : lines)
+    for (const std::string& part : wrap_words(printable(line), width)) text += part + "\n";
+  text += table_text(size);
+  out_ << text;
   out_.flush();
 }
 
-void ConsoleProgress::erase_table() {
-  if (live_ && table_lines_ > 0) out_ << "\x1b[" << table_lines_ << "F\x1b[J";
-  table_lines_ = 0;
-}
-
-void ConsoleProgress::note(const std::string& line) {
+void ConsoleProgress::note(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
   std::lock_guard lock(mutex_);
-  print_above_table(line);
+  print_above_table(lines);
 }
 
 void ConsoleProgress::on_started(const scheduler::TrialSpec& spec,
@@ -59,12 +131,12 @@ void ConsoleProgress::on_started(const scheduler::TrialSpec& spec,
   Row row;
   row.number = spec.number;
   row.device = scheduler::devices_label(devices);
-  row.params = spec.name;
+  row.params = params_of(spec);
   row.started = std::chrono::steady_clock::now();
   running_[spec.id] = row;
-  if (!live_)
-    print_above_table("trial " + std::to_string(spec.number) + " started on " + row.device + ": " +
-                      spec.name);
+  if (!setup_.live)
+    print_above_table(
+        {"trial " + std::to_string(spec.number) + " started on " + row.device + ": " + spec.name});
 }
 
 void ConsoleProgress::on_metric(const scheduler::TrialSpec& spec,
@@ -73,81 +145,102 @@ void ConsoleProgress::on_metric(const scheduler::TrialSpec& spec,
   auto it = running_.find(spec.id);
   if (it == running_.end()) return;
   Row& row = it->second;
-  if (point.name == "train_loss" || point.name == "loss") row.train_loss = point.value;
-  if (point.name == metric_name_) row.metric = point.value;
+  if (point.name == "train_loss" || point.name == "loss") row.loss = point.value;
   if (point.epoch > 0) row.epoch = point.epoch;
-  if (!live_ && point.name == metric_name_ && point.epoch > 0)
-    print_above_table("trial " + std::to_string(row.number) + " epoch " +
-                      std::to_string(point.epoch) + ": " + metric_name_ + " " +
-                      number_text(point.value, 4) + ", train_loss " +
-                      number_text(row.train_loss, 4));
+  if (point.name != setup_.metric_name) return;
+  row.metric = point.value;
+  if (std::isfinite(point.value)) {
+    if (better(point.value, row.best_metric)) row.best_metric = point.value;
+    if (!best_ || better(point.value, best_->value))
+      best_ = BestSoFar{row.number, point.value, row.params};
+  }
+  if (!setup_.live && point.epoch > 0)
+    print_above_table({"trial " + std::to_string(row.number) + " epoch " +
+                       std::to_string(point.epoch) + ": " + setup_.metric_name + " " +
+                       number_text(point.value, 4) + ", train_loss " + number_text(row.loss, 4)});
 }
 
 void ConsoleProgress::on_progress(const scheduler::TrialSpec& spec, double fraction,
-                                  const std::string& text) {
+                                  const std::string& /*text*/) {
   std::lock_guard lock(mutex_);
   auto it = running_.find(spec.id);
   if (it == running_.end()) return;
   it->second.fraction = fraction;
-  it->second.progress_text = text;
 }
 
 void ConsoleProgress::on_finished(const scheduler::TrialSpec& spec,
                                   const scheduler::TrialOutcome& outcome,
-                                  const std::optional<scheduler::Device>& device) {
+                                  const std::optional<scheduler::Device>& /*device*/) {
   std::lock_guard lock(mutex_);
   ++finished_;
-  std::string line =
-      "trial " + std::to_string(spec.number) + " " + std::string(to_string(outcome.state));
+  ++finished_states_[outcome.state];
+  FinishedTrial done;
+  done.number = spec.number;
+  done.state = outcome.state;
+  done.params = params_of(spec);
+  double last_metric = kNotReported;
   if (auto it = running_.find(spec.id); it != running_.end()) {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.started)
-            .count();
-    line += " in " + duration(seconds);
-    if (!std::isnan(it->second.metric))
-      line += ", " + metric_name_ + " " + number_text(it->second.metric, 4);
+    done.seconds = seconds_between(it->second.started, std::chrono::steady_clock::now());
+    done.metric = it->second.best_metric;
+    last_metric = it->second.metric;
     running_.erase(it);
   }
-  line += " (" + spec.name + ")";
-  if (!outcome.message.empty()) line += ": " + outcome.message;
-  line += "  [" + std::to_string(finished_) + "/" + std::to_string(total_) + "]";
-  print_above_table(line);
+  recent_.push_back(done);
+  if (recent_.size() > kRecentFinished) recent_.pop_front();
+
+  std::string line =
+      "trial " + std::to_string(spec.number) + " " + std::string(to_string(outcome.state));
+  if (!std::isnan(done.seconds)) line += " in " + duration(done.seconds);
+  if (setup_.live) {
+    // Its values with the digits that tell them apart from the trials on screen.
+    std::vector<const Json*> shown = {&done.params};
+    for (const auto& [id, row] : running_) shown.push_back(&row.params);
+    for (const FinishedTrial& t : recent_) shown.push_back(&t.params);
+    if (!std::isnan(done.metric))
+      line += ", " + setup_.metric_name + " " + significant(done.metric, 4);
+    line += " (" +
+            printable(params_text(done.params, ParamNames::last_parts,
+                                  param_digits(setup_.param_keys, shown))) +
+            ")";
+  } else {
+    if (!std::isnan(last_metric))
+      line += ", " + setup_.metric_name + " " + number_text(last_metric, 4);
+    line += " (" + spec.name + ")";
+  }
+  const std::string count =
+      "  [" + std::to_string(finished_) + "/" + std::to_string(setup_.to_run) + "]";
+  if (!setup_.live) {
+    if (!outcome.message.empty()) line += ": " + outcome.message;
+    print_above_table({line + count});
+    return;
+  }
+  // A message of several lines (a trainer's error output) stays several lines.
+  std::vector<std::string> lines = {line + count};
+  std::istringstream message(outcome.message);
+  bool first = true;
+  for (std::string part; std::getline(message, part); first = false)
+    if (first)
+      lines[0] = line + ": " + part + count;
+    else
+      lines.push_back("  " + part);
+  print_above_table(lines);
 }
 
 void ConsoleProgress::redraw() {
-  if (!live_) return;
+  if (!setup_.live) return;
   std::lock_guard lock(mutex_);
-  erase_table();
-  const auto now = std::chrono::steady_clock::now();
-  char header[160];
-  std::snprintf(header, sizeof header, "  %-6s %-8s %-6s %-10s %-12s %-22s %-8s %s", "trial",
-                "device", "epoch", "loss", metric_name_.substr(0, 12).c_str(), "progress", "ETA",
-                "params");
-  out_ << header << "\n";
-  int lines = 1;
-  for (const auto& [id, row] : running_) {
-    const double elapsed = std::chrono::duration<double>(now - row.started).count();
-    const double eta = row.fraction > 0.01 ? elapsed * (1 - row.fraction) / row.fraction
-                                           : std::numeric_limits<double>::quiet_NaN();
-    char text[512];
-    std::snprintf(text, sizeof text, "  %-6lld %-8s %-6lld %-10s %-12s %-22s %-8s %s",
-                  static_cast<long long>(row.number), row.device.c_str(),
-                  static_cast<long long>(row.epoch), number_text(row.train_loss, 4).c_str(),
-                  number_text(row.metric, 4).c_str(), bar(row.fraction, 20).c_str(),
-                  duration(eta).c_str(), row.params.substr(0, 60).c_str());
-    out_ << text << "\n";
-    ++lines;
-  }
-  out_ << "  " << finished_ << "/" << total_ << " trials finished, " << running_.size()
-       << " running\n";
-  ++lines;
+  if (closed_) return;
+  const TerminalSize size = setup_.terminal_size();
+  std::string text = erase_table(size);  // first: it reads the widths table_text() replaces
+  text += table_text(size);
+  out_ << text;
   out_.flush();
-  table_lines_ = lines;
 }
 
 void ConsoleProgress::clear() {
   std::lock_guard lock(mutex_);
-  erase_table();
+  out_ << erase_table(setup_.terminal_size());
+  closed_ = true;
   out_.flush();
 }
 

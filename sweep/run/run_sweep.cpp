@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <sstream>
 
 #include "cluster/coordinator.h"
 #include "common/format.h"
@@ -27,8 +28,10 @@
 #include "sweep/config/expand.h"
 #include "sweep/run/cluster_devices.h"
 #include "sweep/run/cluster_trials.h"
+#include "sweep/run/command_environment.h"
 #include "sweep/run/console_progress.h"
 #include "sweep/run/devices.h"
+#include "sweep/run/progress_table.h"
 #include "sweep/run/sigint.h"
 #include "sweep/run/store_sink.h"
 #include "sweep/run/sweep_layout.h"
@@ -57,10 +60,11 @@ struct PlannedTrials {
   std::vector<scheduler::TrialSpec> specs;
   std::vector<scheduler::TrialFn> fns;
   std::map<std::int64_t, TrialPaths> paths;
+  std::map<std::int64_t, Json> params;  // by trial id: the swept values, for the live table
 };
 
 void print_summary(std::ostream& out, const RunResult& result, const config::SweepConfig& config,
-                   const std::string& out_dir) {
+                   const std::string& out_dir, const std::vector<TrialRow>& rows) {
   out << "\nsweep " << result.name << ": ";
   bool first = true;
   for (const auto& [state, count] : result.states) {
@@ -81,9 +85,16 @@ void print_summary(std::ostream& out, const RunResult& result, const config::Swe
     out << "target " << config.sweep.metric.name << " reached by " << result.target_reached_by
         << ": the other trials were cancelled\n";
   if (result.best) {
+    // The best's values with the digits that tell the sweep's values apart (a random draw reads
+    // 0.00316, not 0.0031622776601683794), as in the live table.
+    std::vector<std::string> keys;
+    for (const config::ParamSpec& p : config.sweep.space.params) keys.push_back(p.name);
+    std::vector<const Json*> params;
+    for (const TrialRow& row : rows) params.push_back(&row.params);
+    const ParamDigits digits = param_digits(keys, params);
     out << "best: trial " << result.best->trial.number << ", " << config.sweep.metric.name << " "
-        << shortest(result.best->value) << " ("
-        << params_text(result.best->trial.params, ParamNames::last_parts) << ")\n";
+        << significant(result.best->value) << " ("
+        << params_text(result.best->trial.params, ParamNames::last_parts, digits) << ")\n";
   } else {
     out << "best: no trial reported " << config.sweep.metric.name << "\n";
   }
@@ -126,6 +137,7 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
     p.checkpoint_path = external ? "" : checkpoint_path(p.trial_dir);
     p.write_log = !external;
     planned.paths[row.id] = p;
+    planned.params[row.id] = point.params;
 
     scheduler::TrialSpec spec;
     spec.id = row.id;
@@ -143,16 +155,19 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
       command.metric_name = config.sweep.metric.name;
       command.log_path = p.log_path;
       command.trial_dir = p.trial_dir;
+      Environment facts = command_trial_facts(config, point);
+      command.env = with_python_helper(facts);
       scheduler::TrialFn run_command = scheduler::make_command_trial(command);
       scheduler::TrialFn local = [resolve, run_command](scheduler::TrialContext& context) {
         resolve();  // records the resolved config; the command itself needs only placeholders
         return run_command(context);
       };
       if (cluster)
-        local = cluster->place(std::move(local), [resolve, &config, dir = p.trial_dir] {
-          resolve();
-          return remote_command_trial(config, dir);
-        });
+        local = cluster->place(std::move(local),
+                               [resolve, &config, dir = p.trial_dir, facts = std::move(facts)] {
+                                 resolve();
+                                 return remote_command_trial(config, dir, facts);
+                               });
       planned.fns.push_back(std::move(local));
     } else {
       spec.params = point.params;
@@ -272,6 +287,27 @@ void run_loop(const Execution& x, PlannedTrials& planned, scheduler::Executor& e
   }
 }
 
+// What the live table needs to know beyond the trials' events: the sweep, the trials of it this
+// run does not run (a resumed sweep's finished ones) and the best of those, the terminal's size.
+ConsoleSetup console_setup(const Execution& x, const PlannedTrials& planned, bool live) {
+  ConsoleSetup setup;
+  setup.live = live;
+  setup.sweep_name = x.config->name;
+  setup.metric_name = x.config->sweep.metric.name;
+  setup.maximize = x.config->sweep.metric.maximize();
+  setup.to_run = planned.specs.size();
+  for (const config::ParamSpec& p : x.config->sweep.space.params)
+    setup.param_keys.push_back(p.name);
+  setup.params = planned.params;
+  if (!live) return setup;
+  for (const TrialRow& row : x.store.trials(x.sweep.id))
+    if (!planned.paths.count(row.id)) ++setup.earlier[row.state];
+  if (const auto best = x.store.best_trial(x.sweep.id))
+    setup.best = BestSoFar{best->trial.number, best->value, best->trial.params};
+  setup.terminal_size = [] { return terminal_size(STDOUT_FILENO); };
+  return setup;
+}
+
 RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool resume) {
   std::ostream& out = x.options.out ? *x.options.out : std::cout;
   const bool live = x.options.live.value_or(::isatty(STDOUT_FILENO) == 1 && !x.options.out);
@@ -285,8 +321,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   PlannedTrials planned = plan_trials(x, to_run, resume, devices);
 
   auto store_sink = std::make_shared<StoreSink>(x.store, x.sweep.id, x.run_dir, planned.paths);
-  auto console =
-      std::make_shared<ConsoleProgress>(out, live, config.sweep.metric.name, planned.specs.size());
+  auto console = std::make_shared<ConsoleProgress>(out, console_setup(x, planned, live));
   std::shared_ptr<scheduler::StoppingPolicy> policy;
   if (config.sweep.early_terminate)
     policy = scheduler::make_stopping_policy(
@@ -294,10 +329,10 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
         config.sweep.metric.maximize() ? scheduler::MetricGoal::maximize
                                        : scheduler::MetricGoal::minimize);
 
-  out << (resume ? "resuming " : "running ") << config.name << ": " << planned.specs.size()
-      << (planned.specs.size() == 1 ? " trial" : " trials") << " on " << devices.description
-      << (policy ? ", early stopping: " + policy->describe() : std::string()) << "\n";
-  out.flush();
+  console->note((resume ? "resuming " : "running ") + config.name + ": " +
+                std::to_string(planned.specs.size()) +
+                (planned.specs.size() == 1 ? " trial" : " trials") + " on " + devices.description +
+                (policy ? ", early stopping: " + policy->describe() : std::string()));
 
   x.store.set_sweep_state(x.sweep.id, SweepState::running);
   RunResult result;
@@ -319,7 +354,8 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   result.run_dir = x.run_dir;
   result.db_path = x.store.path();
   result.trials_run = static_cast<int>(planned.specs.size());
-  for (const TrialRow& row : x.store.trials(x.sweep.id)) ++result.states[row.state];
+  const std::vector<TrialRow> rows = x.store.trials(x.sweep.id);
+  for (const TrialRow& row : rows) ++result.states[row.state];
   result.best = x.store.best_trial(x.sweep.id);
   if (x.options.write_report) {
     const fs::path report = report_in(x.run_dir);
@@ -330,7 +366,10 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
       out << "warning: the report could not be written: " << e.what() << "\n";
     }
   }
-  print_summary(out, result, config, x.out_dir);
+  // Through the console, which breaks lines to a terminal's width.
+  std::ostringstream summary;
+  print_summary(summary, result, config, x.out_dir, rows);
+  console->note(summary.str());
   return result;
 }
 
@@ -450,7 +489,8 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
     result.sweep_id = found->id;
     result.run_dir = run_dir;
     result.db_path = db_path;
-    for (const TrialRow& row : store.trials(found->id)) ++result.states[row.state];
+    const std::vector<TrialRow> finished = store.trials(found->id);
+    for (const TrialRow& row : finished) ++result.states[row.state];
     result.best = store.best_trial(found->id);
     out << "nothing to resume: every trial of " << name << " has finished"
         << (result.states.count(TrialState::failed) && !options.retry_failed
@@ -459,7 +499,7 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
         << "\n";
     if (found->state != SweepState::completed)
       store.set_sweep_state(found->id, SweepState::completed);
-    print_summary(out, result, *config, options.out_dir);
+    print_summary(out, result, *config, options.out_dir, finished);
     return result;
   }
   const Execution x{store, *found, config, run_dir, options.out_dir, options.run};

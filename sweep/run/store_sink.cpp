@@ -112,6 +112,12 @@ void StoreSink::on_finished(const scheduler::TrialSpec& spec,
                             const std::optional<scheduler::Device>& device) {
   recorded([&] {
     batcher_.flush();
+    // Interrupted before it started (Ctrl-C while it waited for a slot): it never ran, so it stays
+    // queued, is not counted as interrupted, and `sweep resume` runs it like any queued trial.
+    if (!device && outcome.state == TrialState::interrupted) {
+      store_.set_wait_reason(spec.id, "");
+      return;
+    }
     TrialUpdate update;
     update.summary = outcome.summary;
     if (outcome.state == TrialState::failed) {

@@ -167,6 +167,7 @@ scheduler::TrialFn make_trainer_trial(TrainerTrialInput input) {
   return [shared](scheduler::TrialContext& context) -> scheduler::TrialOutcome {
     const TrainerTrialInput& in = *shared;
     trainer::TrainConfig config = in.config();
+    context.set_epochs(config.training.epochs);  // no stopping rule ends its last epoch
     const scheduler::Device& device = context.device();
     config.device.kind = device.kind == scheduler::DeviceKind::cuda ? trainer::DeviceKind::cuda
                                                                     : trainer::DeviceKind::cpu;

@@ -126,6 +126,21 @@ TEST(QueueWorker, RunsJobsByPriorityThenSubmitOrder) {
   EXPECT_EQ(started[2].second, ids[2]);
 }
 
+// `--devices all` is "every GPU, else the CPU slots" (execution: auto): on a machine without a GPU
+// (CI) the job runs on the CPU instead of failing about resources.execution, a key nobody set.
+TEST(QueueWorker, DevicesAllRunsOnTheCpuSlotsWhenThereIsNoGpu) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("all", 2, 1, 128));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker"}));
+  const pid_t worker = dir.start_worker(
+      {"--devices", "all", "--cpu-slots", "2", "--idle-exit", "0.5", "--poll", "0.1"});
+  EXPECT_EQ(dir.wait_exit(worker, std::chrono::seconds(60)), 0);
+  Queue queue(dir.queue_db(), {.read_only = true});
+  const JobRow row = queue.job(id).row();
+  EXPECT_EQ(row.state, JobState::done) << row.error;
+  EXPECT_EQ(row.error, "");
+}
+
 TEST(QueueApi, SubmitWaitFetchFromCpp) {
   QueueDir dir;
   const std::string config = dir.write("api.yaml", tiny_config("api", 2, 1, 128));

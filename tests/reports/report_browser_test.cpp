@@ -11,10 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "common/json.h"
+#include "reports/html_escape.h"
 #include "reports/report.h"
+#include "reports/report_live.h"
+#include "reports/report_model.h"
 #include "tests/reports/synthetic_sweep.h"
 
 namespace sweep::reports {
@@ -214,6 +218,98 @@ TEST_F(ReportBrowser, EmptySweepOneParameterSweepAndNaNOnlySweepDrawWithoutError
   const fs::path nan_page = temp_ / "nan.html";
   write_file_atomically(nan_page, render_report(nan));
   expect_clean(load_and_read_status(nan_page, "nan-only", nullptr), {"curves-loss", "time"});
+}
+
+// A random search: slice plots (several x axes in one chart) and, since trials are missing from
+// the learning-rate × batch-size grid, a scatter coloured by the metric instead of the heatmap.
+TEST_F(ReportBrowser, RandomSweepDrawsSlicePlotsAndAScatterWithoutErrors) {
+  ReportData data = testing::make_synthetic_sweep({.name = "random"});
+  data.method = "random";
+  const std::optional<std::size_t> winner = analyze(data).best;  // kept: it has the confusion
+  for (std::size_t i = data.trials.size(); i-- > 0;)
+    if (i % 3 == 1 && i != winner)
+      data.trials.erase(data.trials.begin() + static_cast<std::ptrdiff_t>(i));
+  const ReportModel model = analyze(data);
+  ASSERT_TRUE(model.charts.slices);
+  ASSERT_FALSE(model.charts.heatmap);
+  const fs::path page = temp_ / "random.html";
+  write_file_atomically(page, render_report(data));
+  fs::copy_file(page, out_ / "random.html", fs::copy_options::overwrite_existing);
+  expect_clean(load_and_read_status(page, "random", nullptr),
+               {std::begin(kAllCharts), std::end(kAllCharts)});
+  expect_clean(load_and_read_status(page, "random-tooltips", nullptr, "#check-tooltips"),
+               {std::begin(kAllCharts), std::end(kAllCharts)});
+}
+
+}  // namespace
+}  // namespace sweep::reports
+
+namespace sweep::reports {
+namespace {
+
+// A live update (what `sweep serve` pushes) redraws into the same charts and table: the reader's
+// zoom, hidden legend entries, filter and sort stay; the new trials appear. The page is the
+// static report plus a script that plays the reader, then hands report.js the next data.
+TEST_F(ReportBrowser, ALiveUpdateKeepsTheReadersZoomLegendFilterAndSort) {
+  ReportData before = testing::make_synthetic_sweep({.name = "live", .with_misfits = false});
+  ReportData after = before;
+  const std::size_t kept = before.trials.size() / 2;
+  before.trials.resize(kept);  // half the trials so far; the update brings the rest
+
+  const std::string reader = R"JS(
+(function () {
+  var view = window.__sweepReportView, out = {};
+  var curves = echarts.getInstanceByDom(document.getElementById('chart-curves-metric'));
+  curves.dispatchAction({ type: 'dataZoom', dataZoomIndex: 0, start: 20, end: 60 });
+  var legend = curves.getOption().legend[0].data[0];
+  curves.dispatchAction({ type: 'legendUnSelect', name: legend });
+  var filter = document.getElementById('trial-filter');
+  filter.value = 'completed';
+  filter.dispatchEvent(new Event('input'));
+  var heads = document.querySelectorAll('#trials-table thead th');
+  heads[0].click(); heads[0].click();  // by trial number, descending
+  out.rowsBefore = document.querySelectorAll('#trials-table tbody tr').length;
+  view.render(JSON.parse(document.getElementById('next-data').textContent));
+  var zoom = curves.getOption().dataZoom[0];
+  out.start = zoom.start; out.end = zoom.end;
+  out.legendHidden = curves.getOption().legend[0].selected[legend] === false;
+  out.filter = document.getElementById('trial-filter').value;
+  out.rowsAfter = document.querySelectorAll('#trials-table tbody tr').length;
+  out.sorted = document.querySelector('#trials-table thead th').className;
+  var first = document.querySelector('#trials-table tbody tr:not([hidden]) td');
+  out.firstShown = first ? Number(first.textContent) : null;
+  out.sameChart = echarts.getInstanceByDom(document.getElementById('chart-curves-metric')) === curves;
+  document.getElementById('live-check').textContent = JSON.stringify(out);
+})();
+)JS";
+  std::string page = render_report(before);
+  const std::string extra = "<script type=\"application/json\" id=\"next-data\">" +
+                            script_safe_json(live_update(after)["data"]) +
+                            "</script><pre id=\"live-check\"></pre><script>" + reader +
+                            "</script></body>";
+  page.replace(page.rfind("</body>"), 7, extra);
+  const fs::path path = temp_ / "live.html";
+  write_file_atomically(path, page);
+
+  std::string dom;
+  expect_clean(load_and_read_status(path, "live-update", &dom),
+               {std::begin(kAllCharts), std::end(kAllCharts)});
+  const std::string open = "<pre id=\"live-check\">";
+  const auto at = dom.find(open);
+  ASSERT_NE(at, std::string::npos);
+  const auto start = at + open.size();
+  const std::string text = unescape_html_text(dom.substr(start, dom.find("</pre>", start) - start));
+  ASSERT_FALSE(text.empty()) << "the reader's script did not finish";
+  const auto check = sweep::Json::parse(text);
+  EXPECT_EQ(check["start"], 20) << check.dump();
+  EXPECT_EQ(check["end"], 60) << check.dump();
+  EXPECT_EQ(check["legendHidden"], true) << check.dump();
+  EXPECT_EQ(check["filter"], "completed");
+  EXPECT_EQ(check["rowsBefore"], kept);
+  EXPECT_EQ(check["rowsAfter"], after.trials.size()) << "the new trials are in the table";
+  EXPECT_EQ(check["sorted"], "sorted-desc") << "the reader's sort stays";
+  EXPECT_EQ(check["firstShown"], after.trials.back().number) << "sorted by number, descending";
+  EXPECT_EQ(check["sameChart"], true);
 }
 
 }  // namespace

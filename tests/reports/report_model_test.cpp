@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "common/json.h"
+#include "reports/report_payload.h"
 #include "tests/reports/synthetic_sweep.h"
 
 namespace sweep::reports {
@@ -198,6 +199,52 @@ TEST(ReportModel, SyntheticSweepWinnerIsTheSweetSpot) {
   ASSERT_TRUE(m.best);
   EXPECT_DOUBLE_EQ(d.trials[*m.best].params["training.learning_rate"].get<double>(), 0.01);
   EXPECT_EQ(d.trials[*m.best].params["training.batch_size"].get<int>(), 64);
+}
+
+// Which charts: a grid gets lines through the best of each value and a heatmap; a random search
+// gets slice plots (one point per trial) and, when its learning rates and batch sizes form no
+// grid, a scatter coloured by the metric instead of a sparse heatmap.
+TEST(ReportModel, ARandomSweepGetsSlicePlotsAndAScatterAGridLinesAndAHeatmap) {
+  ReportData grid;
+  grid.method = "grid";
+  int n = 0;
+  for (double lr : {0.001, 0.01, 0.1})
+    for (int bs : {32, 64})
+      grid.trials.push_back(
+          trial(n++, {{"training.learning_rate", lr}, {"training.batch_size", bs}}, {0.5 + lr}));
+  const ReportModel g = analyze(grid);
+  EXPECT_FALSE(g.charts.slices);
+  EXPECT_TRUE(g.charts.heatmap);
+
+  ReportData random;
+  random.method = "random";
+  const double draws[] = {0.0031622776601683794, 0.0457, 0.00071, 0.012, 0.2};
+  n = 0;
+  for (double lr : draws)
+    random.trials.push_back(trial(
+        n++, {{"training.learning_rate", lr}, {"training.batch_size", n % 2 ? 32 : 64}}, {0.6}));
+  const ReportModel r = analyze(random);
+  EXPECT_TRUE(r.charts.slices);
+  EXPECT_FALSE(r.charts.heatmap) << "5 learning rates × 2 batch sizes, 5 trials: no grid";
+  const sweep::Json payload = build_payload(random, r);
+  EXPECT_EQ(payload.at("charts"), (sweep::Json{{"slices", true}, {"heatmap", false}}));
+
+  // A random search over values that happen to fill a grid keeps its heatmap, not its lines.
+  random.method = "random";
+  grid.method = "random";
+  const ReportModel full = analyze(grid);
+  EXPECT_TRUE(full.charts.slices);
+  EXPECT_TRUE(full.charts.heatmap);
+  // One swept parameter of a random search: the slice plot says it all.
+  ReportData one;
+  one.method = "random";
+  for (double lr : draws) one.trials.push_back(trial(n++, {{"training.learning_rate", lr}}, {0.6}));
+  EXPECT_FALSE(analyze(one).charts.heatmap);
+  // Unknown method (a store written by other code): the values decide.
+  random.method.clear();
+  EXPECT_TRUE(analyze(random).charts.slices);
+  grid.method.clear();
+  EXPECT_FALSE(analyze(grid).charts.slices);
 }
 
 TEST(ReportModel, DownsampleKeepsShortSeriesAndAveragesLongOnes) {

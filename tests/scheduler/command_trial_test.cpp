@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/check.h"
+#include "scheduler/trial_environment.h"
 #include "test_helpers.h"
 
 namespace sweep::scheduler {
@@ -233,6 +234,28 @@ TEST_F(CommandTrialTest, CudaVisibleDevicesNamesTheSlotsGpuOrNone) {
   EXPECT_EQ(run_one(command, spec_with_id(5, {{"lr", 0.2}}), Device::cpu()).state,
             TrialState::completed);
   EXPECT_EQ(sink_->logs(5), (std::vector<std::string>{"cvd=[] id=5 x=lr0.2"}));
+}
+
+// The trial's facts reach the program under the names of trial_environment.h, and an env value
+// escaped with escape_placeholders arrives as written (JSON keeps its braces).
+TEST_F(CommandTrialTest, EnvironmentNamesTheTrial) {
+  CommandSpec command;
+  command.argv_template =
+      script("env.sh", std::string("#!/bin/sh\necho \"id=$") + kTrialIdVariable + " number=$" +
+                           kTrialNumberVariable + " name=$" + kTrialNameVariable + " dir=$" +
+                           kTrialDirVariable + " device=$" + kDeviceVariable + " params=$" +
+                           kParamsVariable + "\"\n");
+  command.trial_dir = (dir_ / "t{trial_id}").string();
+  const std::string params = R"({"lr": 0.1, "a": {"b": "{x}"}})";
+  command.env = {{kParamsVariable, escape_placeholders(params)}};
+  EXPECT_EQ(escape_placeholders("{a}}"), "{{a}}}}");
+  TrialSpec spec = spec_with_id(6, {{"lr", 0.1}});
+  spec.number = 2;
+  spec.name = "lr=0.1";
+  ASSERT_EQ(run_one(command, spec, Device::cuda(3)).state, TrialState::completed);
+  EXPECT_EQ(sink_->logs(6),
+            (std::vector<std::string>{"id=6 number=2 name=lr=0.1 dir=" + (dir_ / "t6").string() +
+                                      " device=cuda:3 params=" + params}));
 }
 
 TEST_F(CommandTrialTest, WorkingDirAndTrialDir) {

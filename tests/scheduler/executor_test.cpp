@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <new>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -402,7 +403,7 @@ TEST(Executor, SinksSeeEachTrialsEventsInOrderAndCallbacksToo) {
     const auto events = sink->events(i);
     ASSERT_EQ(events.size(), 10u) << i;
     EXPECT_EQ(events[0].rfind("queued:", 0), 0u);
-    EXPECT_EQ(events[1], "started:cpu:0");
+    EXPECT_TRUE(events[1] == "started:cpu:0" || events[1] == "started:cpu:1") << events[1];
     EXPECT_EQ(events[2], "log:hello");
     EXPECT_EQ(events[3], "metric:loss");
     EXPECT_EQ(events[4], "progress:epoch 1");
@@ -456,6 +457,41 @@ TEST(Executor, AssignsIdsAndRejectsLiveDuplicates) {
                 .outcome()
                 .state,
             TrialState::completed);
+}
+
+// Each CPU slot is labelled as its own device (cpu:0, cpu:1), per rank, as GPUs are: two trials
+// side by side on two CPU slots are stored as cpu:0 and cpu:1, never both cpu:0.
+TEST(Executor, CpuSlotsAreLabelledOneByOne) {
+  ExecutorOptions options;
+  options.devices = {Device::cpu(), Device::cpu().on_rank(2)};
+  options.cpu_slots = 2;
+  Executor executor(options);
+  std::vector<std::string> labels;
+  for (const Slot& slot : executor.slots()) labels.push_back(slot.device.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"cpu:0", "cpu:1", "rank2:cpu:0", "rank2:cpu:1"}));
+
+  Executor local(cpu_options(2));
+  Gate both;
+  std::atomic<int> arrived{0};
+  std::vector<TrialFuture> futures;
+  for (int i = 1; i <= 2; ++i)
+    futures.push_back(local.submit(spec_with_id(i), [&](TrialContext&) {
+      if (++arrived == 2) both.open();
+      EXPECT_TRUE(both.wait());  // both run at once, so each holds its own slot
+      return completed();
+    }));
+  std::set<std::string> used;
+  for (const auto& f : futures) {
+    f.wait();
+    used.insert(f.device()->label());
+  }
+  EXPECT_EQ(used, (std::set<std::string>{"cpu:0", "cpu:1"}));
+  // A remote rank pins a trial to the slot its coordinator chose: cpu:1 is one of them.
+  TrialSpec pinned = spec_with_id(3);
+  pinned.placement = {Device::cpu(1)};
+  const TrialFuture on_one = local.submit(pinned, [](TrialContext&) { return completed(); });
+  EXPECT_EQ(on_one.outcome().state, TrialState::completed);
+  EXPECT_EQ(on_one.device()->label(), "cpu:1");
 }
 
 TEST(Executor, DevicesBecomeSlotsAndBadOptionsAreRejected) {

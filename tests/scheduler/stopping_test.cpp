@@ -147,6 +147,26 @@ TEST(Hyperband, ComparesBestSoFarWithTheBandThresholdAndReevaluates) {
   EXPECT_TRUE(rule.observe(2, at(0.45, 3)).stop);
 }
 
+// strict (W&B's key): the value AT the band decides, so a trial that peaked and fell back is
+// stopped where the default (best so far) keeps it.
+TEST(Hyperband, StrictComparesTheValueAtTheBandNotTheBestSoFar) {
+  auto run = [](bool strict) {
+    HyperbandOptions options{"val_accuracy", MetricGoal::maximize, {2}, /*eta=*/2};
+    options.strict = strict;
+    HyperbandRule rule(options);
+    rule.observe(1, at(0.60, 2));
+    rule.observe(2, at(0.50, 2));
+    rule.observe(3, at(0.90, 1));         // peaked before the band...
+    return rule.observe(3, at(0.40, 2));  // ...and fell back: band 2 [.6 .5 .4] → threshold .5
+  };
+  EXPECT_FALSE(run(false).stop);  // best so far .9 beats .5
+  const StopDecision strict = run(true);
+  EXPECT_TRUE(strict.stop);
+  EXPECT_EQ(strict.reason,
+            "hyperband: val_accuracy at band 2 0.4 is worse than band 2's threshold 0.5 (top 1/2 "
+            "of 3 trials at epoch 2)");
+}
+
 // ---- factory ----------------------------------------------------------------------------------
 
 TEST(StoppingFactory, BuildsEachTypeAndRejectsMistakes) {
@@ -161,6 +181,10 @@ TEST(StoppingFactory, BuildsEachTypeAndRejectsMistakes) {
                                  MetricGoal::maximize)
                 ->describe(),
             "hyperband(val_accuracy max, bands=3,9,27,81,243,729,..., eta=3)");
+  EXPECT_EQ(make_stopping_policy(Json{{"type", "hyperband"}, {"min_iter", 1}, {"strict", true}},
+                                 "loss", MetricGoal::minimize)
+                ->describe(),
+            "hyperband(loss min, bands=1,3,9,27,81,243,..., eta=3, strict)");
   auto message = [](const Json& block) {
     try {
       make_stopping_policy(block, "loss", MetricGoal::minimize);
@@ -179,6 +203,8 @@ TEST(StoppingFactory, BuildsEachTypeAndRejectsMistakes) {
             "early_terminate.eta must be a whole number, not 2.5");
   EXPECT_EQ(message(Json{{"type", "hyperband"}, {"eta", 3}}),
             "early_terminate: hyperband needs min_iter (or max_iter and s), as in W&B");
+  EXPECT_EQ(message(Json{{"type", "hyperband"}, {"min_iter", 1}, {"strict", "yes"}}),
+            "early_terminate: hyperband's strict must be true or false");
   EXPECT_EQ(parse_metric_goal("maximize"), MetricGoal::maximize);
   EXPECT_THROW(parse_metric_goal("max"), Error);
 }
@@ -209,6 +235,39 @@ TEST(StoppingWithExecutor, AshaStopsTheLaggardsOfASweep) {
   EXPECT_EQ(stopped.summary.at("epochs"), 1);
   EXPECT_EQ(stopped.message.rfind("asha: rung 0 (epoch 1) not in top 1/2", 0), 0u);
   EXPECT_EQ(better.outcome().state, TrialState::completed);
+}
+
+// Hyperband's band at a trial's last epoch stops nothing: the trial trained every epoch it had,
+// so it ends completed, not stopped_early. One epoch earlier, the same rule does stop it.
+TEST(StoppingWithExecutor, NoRuleStopsATrialAtItsLastEpoch) {
+  Executor executor(cpu_options(1), {},
+                    make_stopping_policy({{"type", "hyperband"}, {"min_iter", 2}, {"eta", 2}},
+                                         "val_accuracy", MetricGoal::maximize));
+  auto curve = [](double start, int epochs) {
+    return [start, epochs](TrialContext& ctx) {
+      ctx.set_epochs(epochs);
+      int epoch = 0;
+      while (epoch < epochs && !ctx.should_stop()) {
+        ++epoch;
+        ctx.report("val_accuracy", start + 0.01 * epoch, epoch, epoch);
+      }
+      return completed({{"epochs", epoch}});
+    };
+  };
+  executor.submit(spec_with_id(1), curve(0.8, 2)).wait();
+  executor.submit(spec_with_id(2), curve(0.9, 2)).wait();
+  // Band 2 (epoch 2): values 0.92, 0.82, 0.52 best first, threshold at floor(3/2) = 0.82, and
+  // 0.52 is worse — but epoch 2 is this trial's last.
+  const TrialOutcome last = executor.submit(spec_with_id(3), curve(0.5, 2)).outcome();
+  EXPECT_EQ(last.state, TrialState::completed) << last.message;
+  EXPECT_EQ(last.summary.at("epochs"), 2);
+  // A trial with a third epoch to go is stopped at band 2: 0.92, 0.82, 0.52, 0.42 → threshold at
+  // floor(4/2) = 0.52, and 0.42 is worse.
+  const TrialOutcome longer = executor.submit(spec_with_id(4), curve(0.4, 3)).outcome();
+  EXPECT_EQ(longer.state, TrialState::stopped_early);
+  EXPECT_EQ(longer.summary.at("epochs"), 2);
+  EXPECT_EQ(longer.message.rfind("hyperband: best val_accuracy 0.42 is worse than band 2", 0), 0u)
+      << longer.message;
 }
 
 }  // namespace

@@ -95,7 +95,7 @@ std::vector<BadConfig> bad_configs() {
       {"random without max_trials",
        kBase +
            "sweep:\n  method: random\n  parameters:\n    training.momentum: {min: 0.5, max: 0.9}\n",
-       "t.yaml:5:11: key 'sweep.method': random search needs max_trials: N"},
+       "t.yaml:5:11: key 'sweep.method': random search needs max_trials: N (W&B's run_cap)"},
       {"log_uniform_values with min 0",
        kBase + "sweep:\n  method: random\n  max_trials: 2\n  parameters:\n"
                "    training.learning_rate: {distribution: log_uniform_values, min: 0, max: 1}\n",
@@ -141,9 +141,9 @@ std::vector<BadConfig> bad_configs() {
       {"bad name", kBase + "name: my sweep\n",
        "t.yaml:4:7: key 'name': 'my sweep' cannot name a directory under runs/: use letters, "
        "digits, '-', '_' and '.'"},
-      {"command placeholder", "trainer: {command: \"prog {nope}\"}\nsweep: {metric: {name: s}}\n",
+      {"command placeholder", "trainer: {command: \"echo {nope}\"}\nsweep: {metric: {name: s}}\n",
        "t.yaml:1:20: key 'trainer.command': placeholder {nope} names no swept parameter, config "
-       "value, or {trial}, {repeat}, {seed}, {trial_dir}"},
+       "value, or {trial}, {repeat}, {seed}, {args_json}, {trial_dir}"},
   };
 }
 

@@ -5,10 +5,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+
+#include "common/json.h"
+#include "store/store.h"
 
 namespace {
 
@@ -247,10 +252,116 @@ TEST(Cli, DryRunOfALargeGridListsTheFirstTrials) {
   std::filesystem::remove(path);
 }
 
+// A finished sweep in a database of its own, as `sweep run` leaves it, for the read-only
+// commands: trial 0 won with val_accuracy 0.87123456789 at epoch 2 (step 64), its learning rate a
+// random draw (0.0031622776601683794); trial 1 has a NaN point and a mid-epoch loss.
+std::filesystem::path write_inspect_db() {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sweep_cli_inspect_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto db = dir / "sweep.db";
+  sweep::Store store(db);
+  sweep::SweepSpec spec;
+  spec.name = "inspect";
+  spec.metric_name = "val_accuracy";
+  spec.devices = "cpu x2 slots";
+  const std::int64_t sweep_id = store.create_sweep(spec);
+  std::vector<sweep::TrialSpec> rows(2);
+  rows[0].params = {{"training.learning_rate", 0.0031622776601683794}, {"training.batch_size", 64}};
+  rows[1].number = 1;
+  rows[1].params = {{"training.learning_rate", 0.045730505192732626}, {"training.batch_size", 64}};
+  const std::vector<std::int64_t> ids = store.add_trials(sweep_id, rows);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    store.claim_trial(ids[i], "cpu:" + std::to_string(i));
+    store.set_trial_state(ids[i], sweep::TrialState::completed);
+  }
+  auto point = [](std::int64_t trial, const char* name, std::int64_t step,
+                  std::optional<double> epoch, double value) {
+    sweep::MetricPoint p;
+    p.trial_id = trial;
+    p.name = name;
+    p.step = step;
+    p.epoch = epoch;
+    p.value = value;
+    p.wall_time = 1.7e9;
+    return p;
+  };
+  const std::vector<sweep::MetricPoint> points = {
+      point(ids[0], "val_accuracy", 32, 1.0, 0.8),
+      point(ids[0], "val_accuracy", 64, 2.0, 0.87123456789),
+      point(ids[1], "loss", 10, 0.3125, 1.25), point(ids[1], "val_accuracy", 32, 1.0, 0.5),
+      point(ids[1], "val_loss", 32, 1.0, std::nan(""))};
+  store.log_metrics(points);
+  return db;
+}
+
+TEST(Cli, ShowAndListPrintTablesWithHeadersAndShortNumbers) {
+  const auto db = write_inspect_db();
+  const CliResult show = run_cli({"show", "inspect", "--db", db.string()});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  std::istringstream lines(show.out);
+  std::string title, header, first;
+  std::getline(lines, title);
+  std::getline(lines, header);
+  std::getline(lines, first);
+  EXPECT_EQ(header.rfind("TRIAL  STATE      DEVICE  PARAMS", 0), 0u) << show.out;
+  EXPECT_NE(header.find("BEST val_accuracy"), std::string::npos) << show.out;
+  // The columns line up: the state starts where its header does.
+  EXPECT_EQ(first.find("completed"), header.find("STATE")) << show.out;
+  EXPECT_NE(first.find("learning_rate=0.00316 batch_size=64"), std::string::npos) << show.out;
+  EXPECT_NE(first.find("0.8712"), std::string::npos) << show.out;
+  EXPECT_EQ(show.out.find("0.0031622776601683794"), std::string::npos) << show.out;
+  EXPECT_EQ(show.out.find("0.87123456789"), std::string::npos) << show.out;
+
+  const CliResult list = run_cli({"list", "--db", db.string()});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out.rfind("NAME     STATE    TRIALS  BY STATE     DATABASE\n", 0), 0u) << list.out;
+  EXPECT_NE(list.out.find("inspect  created  2       2 completed"), std::string::npos) << list.out;
+  std::filesystem::remove_all(db.parent_path());
+}
+
+TEST(Cli, BestSpeaksInEpochsAsTheReportDoes) {
+  const auto db = write_inspect_db();
+  const CliResult best = run_cli({"best", "inspect", "--db", db.string()});
+  EXPECT_EQ(best.exit_code, 0) << best.err;
+  EXPECT_EQ(best.out.rfind("trial 0: val_accuracy 0.8712 at epoch 2 (step 64) (completed)\n", 0),
+            0u)
+      << best.out;
+  std::filesystem::remove_all(db.parent_path());
+}
+
+TEST(Cli, ExportJsonCarriesEveryTrialsMetricHistory) {
+  const auto db = write_inspect_db();
+  const CliResult out = run_cli({"export", "inspect", "--db", db.string(), "--format", "json"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  const sweep::Json json = sweep::Json::parse(out.out);
+  const sweep::Json& trials = json.at("trials");
+  ASSERT_EQ(trials.size(), 2u);
+  const sweep::Json& first = trials[0].at("history");
+  ASSERT_EQ(first.size(), 2u) << first.dump();
+  EXPECT_EQ(first[1],
+            (sweep::Json{
+                {"name", "val_accuracy"}, {"step", 64}, {"epoch", 2.0}, {"value", 0.87123456789}}));
+  const sweep::Json& second = trials[1].at("history");
+  ASSERT_EQ(second.size(), 3u) << second.dump();
+  EXPECT_EQ(second[0].at("name"), "loss");
+  EXPECT_EQ(second[0].at("epoch"), 0.3125);
+  EXPECT_TRUE(second[2].at("value").is_null()) << "NaN is null, as in the rest of the export";
+  std::filesystem::remove_all(db.parent_path());
+}
+
 TEST(Cli, VersionPrintsTheVersion) {
   const CliResult r = run_cli({"version"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("sweep 0.", 0), 0u) << r.out;
+}
+
+TEST(Cli, VersionFlagPrintsWhatVersionPrints) {
+  const CliResult flag = run_cli({"--version"});
+  EXPECT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_EQ(flag.out, run_cli({"version"}).out);
+  EXPECT_NE(flag.out.find("MPI: "), std::string::npos) << flag.out;
 }
 
 }  // namespace

@@ -129,14 +129,14 @@ TEST(Expand, ResolvedYamlReloadsToTheSameTrainConfig) {
 
 TEST(Expand, ExternalCommandPlaceholdersAreFilledPerTrial) {
   const SweepConfig config = load_text(
-      "trainer: {command: \"prog --lr {lr} --bs {training.batch_size} --t {trial} "
+      "trainer: {command: \"echo --lr {lr} --bs {training.batch_size} --t {trial} "
       "--s {seed} --out {trial_dir} {{x}}\"}\n"
       "training: {batch_size: 32}\n"
       "sweep:\n  metric: {name: score}\n  parameters:\n    lr: {values: [0.5, 1]}\n");
   const auto trials = expand(config);
   ASSERT_EQ(trials.size(), 2u);
-  EXPECT_EQ(trials[0].command, "prog --lr 0.5 --bs 32 --t 0 --s 1 --out {trial_dir} {x}");
-  EXPECT_EQ(trials[1].command, "prog --lr 1 --bs 32 --t 1 --s 1 --out {trial_dir} {x}");
+  EXPECT_EQ(trials[0].command, "echo --lr 0.5 --bs 32 --t 0 --s 1 --out {trial_dir} {x}");
+  EXPECT_EQ(trials[1].command, "echo --lr 1 --bs 32 --t 1 --s 1 --out {trial_dir} {x}");
   EXPECT_EQ(trials[1].placeholders["lr"], "1");
   EXPECT_EQ(trials[1].placeholders["training.batch_size"], "32");
   EXPECT_EQ(trials[1].placeholders["trial"], "1");

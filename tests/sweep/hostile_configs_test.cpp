@@ -186,7 +186,7 @@ TEST(HostileConfigs, FilesThatAreNotConfigs) {
 // .nan), not as a re-rendered number.
 TEST(HostileConfigs, PlaceholderValuesKeepTheirSpelling) {
   const SweepConfig config = load_text(
-      "trainer: {command: \"prog --x {x} --lr {training.learning_rate}\"}\n"
+      "trainer: {command: \"echo --x {x} --lr {training.learning_rate}\"}\n"
       "training: {learning_rate: 1e-3}\n"
       "sweep:\n"
       "  parameters:\n"
@@ -197,7 +197,7 @@ TEST(HostileConfigs, PlaceholderValuesKeepTheirSpelling) {
   for (std::size_t i = 0; i < spelled.size(); ++i) {
     const FilledCommand filled = fill_command(config, trial_point(config, i));
     EXPECT_EQ(filled.placeholders["x"], spelled[i]) << "trial " << i;
-    EXPECT_EQ(filled.command, "prog --x " + spelled[i] + " --lr 1e-3") << "trial " << i;
+    EXPECT_EQ(filled.command, "echo --x " + spelled[i] + " --lr 1e-3") << "trial " << i;
     EXPECT_EQ(resolve_trial(config, i).placeholders["x"], spelled[i]) << "trial " << i;
   }
 }
