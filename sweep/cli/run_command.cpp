@@ -11,6 +11,7 @@
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
 #include "sweep/run/run_sweep.h"
+#include "sweep/search/tpe_sampler.h"
 
 namespace sweep::cli {
 
@@ -35,7 +36,14 @@ void print_plan(const config::SweepConfig& config) {
             << " (" << config.shape() << "), metric " << metric.name << " (" << metric.goal << ")";
   if (metric.target) std::cout << ", target " << *metric.target;
   std::cout << "\n";
-  for (std::uint64_t i = 0; i < std::min(total, kShown); ++i) {
+  // tpe's first trials are random search's draws (known now); the rest follow from results.
+  const bool learns = config.sweep.method == "tpe";
+  const std::uint64_t known =
+      learns ? std::min<std::uint64_t>(
+                   total, static_cast<std::uint64_t>(search::TpeOptions{}.n_startup_trials) *
+                              static_cast<std::uint64_t>(config.sweep.repeats))
+             : total;
+  for (std::uint64_t i = 0; i < std::min(known, kShown); ++i) {
     const config::TrialPoint trial = config::trial_point(config, i);
     std::cout << "  trial " << trial.number << ": " << printable(params_text(trial.params));
     if (config.sweep.repeats > 1)
@@ -44,7 +52,10 @@ void print_plan(const config::SweepConfig& config) {
       std::cout << "\n      $ " << printable(config::fill_command(config, trial).command);
     std::cout << "\n";
   }
-  if (total > kShown) std::cout << "  ... and " << total - kShown << " more\n";
+  if (known > kShown) std::cout << "  ... and " << known - kShown << " more\n";
+  if (known < total)
+    std::cout << "  ... and " << total - known << " more, each suggested by " << config.sweep.method
+              << " from the results of the trials before it\n";
 }
 
 }  // namespace

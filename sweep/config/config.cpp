@@ -99,8 +99,9 @@ const std::vector<std::string>& builtin_metric_names() {
 }
 
 std::uint64_t SweepConfig::trial_count() const {
-  std::uint64_t points = sweep.method == "random" ? static_cast<std::uint64_t>(sweep.max_trials)
-                                                  : sweep.space.grid_size();
+  // random and tpe: max_trials points (tpe: suggestions), each run `repeats` times.
+  std::uint64_t points = sweep.method != "grid" ? static_cast<std::uint64_t>(sweep.max_trials)
+                                                : sweep.space.grid_size();
   const auto repeats = static_cast<std::uint64_t>(std::max(sweep.repeats, 1));
   // Saturating: a grid of 10^12 points times 10^9 repeats is "too many", not a wrapped count.
   std::uint64_t trials = points > UINT64_MAX / repeats ? UINT64_MAX : points * repeats;
@@ -113,6 +114,8 @@ std::string SweepConfig::shape() const {
   std::string text;
   if (sweep.method == "random") {
     text = "random, " + std::to_string(sweep.max_trials) + " samples";
+  } else if (sweep.method == "tpe") {
+    text = "tpe, " + std::to_string(sweep.max_trials) + " trials";
   } else {
     std::string factors;
     for (const ParamSpec& p : sweep.space.params) {

@@ -47,11 +47,12 @@ struct EarlyTerminateSpec {
 };
 
 struct SweepSpec {
-  std::string method = "grid";  // grid | random
+  std::string method = "grid";    // grid | random | tpe (`bayes` in the file is read as tpe)
+  std::string method_as_written;  // the file's word when it differs from `method` ("bayes")
   MetricSpec metric;
   SearchSpace space;
-  std::int64_t max_trials = 0;  // random: number of samples; grid: optional cap (0 = none)
-  std::uint64_t seed = 0;       // random search seed
+  std::int64_t max_trials = 0;  // random, tpe: number of points; grid: optional cap (0 = none)
+  std::uint64_t seed = 0;       // random and tpe seed
   int repeats = 1;              // trials per point, training.seed + repeat
   std::optional<EarlyTerminateSpec> early_terminate;
 };
@@ -92,7 +93,8 @@ struct SweepConfig {
   std::vector<std::string> warnings;
 
   std::uint64_t trial_count() const;
-  std::string shape() const;  // "grid 4 × 3", "random, 12 samples", "+ 2 repeats each"
+  std::string shape() const;  // "grid 4 × 3", "random, 12 samples", "tpe, 50 trials",
+                              // "+ 2 repeats each"
 
   std::shared_ptr<const ConfigTree> tree;  // the YAML tree after --set (for expand)
 };

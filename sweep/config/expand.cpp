@@ -10,6 +10,7 @@
  */
 #include "sweep/config/expand.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "common/format.h"
@@ -195,7 +196,7 @@ Location parameters_location(const SweepConfig& config, const std::string& key) 
 
 bool can_expand(const SweepConfig& config) {
   if (!config.tree) return false;
-  if (config.sweep.method == "random" && config.sweep.max_trials < 1) return false;
+  if (config.sweep.method != "grid" && config.sweep.max_trials < 1) return false;
   for (const ParamSpec& p : config.sweep.space.params) {
     if (p.is_discrete() && p.values.empty()) return false;
     if (p.is_discrete() && p.value_texts.size() != p.values.size()) return false;
@@ -204,49 +205,60 @@ bool can_expand(const SweepConfig& config) {
   return true;
 }
 
-TrialPoint trial_point(const SweepConfig& config, std::uint64_t index) {
-  const SearchSpace& space = config.sweep.space;
-  const auto repeats = static_cast<std::uint64_t>(config.sweep.repeats);
-  const std::uint64_t point_index = index / repeats;
+TrialPoint trial_point_from_draws(const SearchSpace& space, std::uint64_t base_training_seed,
+                                  int repeats, std::uint64_t index,
+                                  const std::vector<Draw>& draws) {
   TrialPoint point;
   point.number = static_cast<int>(index);
-  point.repeat = static_cast<int>(index % repeats);
+  point.repeat = static_cast<int>(index % static_cast<std::uint64_t>(std::max(repeats, 1)));
   point.params = sweep::Json::object();
-  if (config.sweep.method == "random") {
-    const std::vector<Draw> draws = sample_point(space, config.sweep.seed, point_index);
-    for (std::size_t i = 0; i < draws.size(); ++i) {
-      const ParamSpec& p = space.params[i];
-      point.params[p.name] = draws[i].value;
-      if (draws[i].value_index >= 0) {
-        const auto v = static_cast<std::size_t>(draws[i].value_index);
-        point.texts.push_back(p.value_texts[v]);
-        point.where.push_back(p.value_locations[v]);
-      } else {
-        point.texts.push_back(value_text(draws[i].value));
-        Location where = p.where;
-        where.drawn = true;
-        point.where.push_back(where);
-      }
-    }
-  } else {
-    const std::vector<std::size_t> indices = space.grid_point(point_index);
-    for (std::size_t i = 0; i < indices.size(); ++i) {
-      const ParamSpec& p = space.params[i];
-      point.params[p.name] = p.values[indices[i]];
-      point.texts.push_back(p.value_texts[indices[i]]);
-      point.where.push_back(p.value_locations[indices[i]]);
+  for (std::size_t i = 0; i < draws.size() && i < space.params.size(); ++i) {
+    const ParamSpec& p = space.params[i];
+    point.params[p.name] = draws[i].value;
+    const auto v = static_cast<std::size_t>(draws[i].value_index);
+    // One of the file's values: as the file spells it, where it stands (a space built in code
+    // may have no texts or places: then as a drawn value).
+    point.texts.push_back(draws[i].value_index >= 0 && v < p.value_texts.size()
+                              ? p.value_texts[v]
+                              : value_text(draws[i].value));
+    if (draws[i].value_index >= 0 && v < p.value_locations.size()) {
+      point.where.push_back(p.value_locations[v]);
+    } else {
+      Location where = p.where;
+      where.drawn = true;
+      point.where.push_back(where);
     }
   }
   // The seed as resolve_trial will find it: a swept training.seed, else the base config's.
-  std::uint64_t seed = config.base.training.seed;
-  for (std::size_t i = 0; i < space.params.size(); ++i) {
-    const sweep::Json& value = point.params[space.params[i].name];
-    if (canonical_path(space.params[i].name) == "training.seed" && value.is_number_integer() &&
+  std::uint64_t seed = base_training_seed;
+  for (const ParamSpec& p : space.params) {
+    const sweep::Json& value = point.params[p.name];
+    if (canonical_path(p.name) == "training.seed" && value.is_number_integer() &&
         value.get<std::int64_t>() >= 0)
       seed = value.get<std::uint64_t>();
   }
   point.seed = seed + static_cast<std::uint64_t>(point.repeat);
   return point;
+}
+
+TrialPoint trial_point_from_draws(const SweepConfig& config, std::uint64_t index,
+                                  const std::vector<Draw>& draws) {
+  return trial_point_from_draws(config.sweep.space, config.base.training.seed, config.sweep.repeats,
+                                index, draws);
+}
+
+TrialPoint trial_point(const SweepConfig& config, std::uint64_t index) {
+  const SearchSpace& space = config.sweep.space;
+  const std::uint64_t point_index = index / static_cast<std::uint64_t>(config.sweep.repeats);
+  if (config.sweep.method != "grid")  // random, and tpe's start-up (see expand.h)
+    return trial_point_from_draws(config, index,
+                                  sample_point(space, config.sweep.seed, point_index));
+  const std::vector<std::size_t> indices = space.grid_point(point_index);
+  std::vector<Draw> draws;
+  draws.reserve(indices.size());
+  for (std::size_t i = 0; i < indices.size(); ++i)
+    draws.push_back({space.params[i].values[indices[i]], static_cast<int>(indices[i])});
+  return trial_point_from_draws(config, index, draws);
 }
 
 FilledCommand fill_command(const SweepConfig& config, const TrialPoint& point) {
@@ -291,7 +303,7 @@ void check_trials(const SweepConfig& config, Diagnostics& diagnostics) {
   if (!can_expand(config)) return;
   const std::uint64_t total = config.trial_count();
   if (total > kMaxTrials) {
-    const bool random = config.sweep.method == "random";
+    const bool random = config.sweep.method != "grid";  // random or tpe: max_trials is the count
     const std::string key = random ? "sweep.max_trials" : "sweep.parameters";
     const std::string count =
         total == UINT64_MAX ? "more than 18 quintillion" : std::to_string(total);

@@ -62,8 +62,22 @@ struct TrialPlan {
                                 // stays one argument)
 };
 
-// Trial `index` (< config.trial_count()).
+// Trial `index` (< config.trial_count()). For tpe, the random draw of point index / repeats
+// (random search's draw with sweep.seed): the point tpe's start-up suggests, which is what
+// check_trials checks; tpe's later trials come from its sampler (sweep/search), not from here.
 TrialPoint trial_point(const SweepConfig& config, std::uint64_t index);
+
+// Trial `index` taking the values `draws` (one per parameter of the space, in its order, as
+// sample_point gives them; value_index >= 0 names one of the parameter's values): its repeat,
+// params, texts and where, and its seed as resolve_trial will find it (a swept training.seed,
+// else config.base.training.seed, plus the repeat). trial_point is this with grid's or random
+// search's draws; a sampler (tpe) calls it with its own.
+TrialPoint trial_point_from_draws(const SweepConfig& config, std::uint64_t index,
+                                  const std::vector<Draw>& draws);
+// The same without a config: `repeats` per point, `base_training_seed` where the config would
+// give base.training.seed.
+TrialPoint trial_point_from_draws(const SearchSpace& space, std::uint64_t base_training_seed,
+                                  int repeats, std::uint64_t index, const std::vector<Draw>& draws);
 
 // The trial's full config, read from its own copy of the YAML tree and checked. Problems go to
 // `diagnostics` (the returned plan is then incomplete). Safe to call from several threads.

@@ -59,7 +59,8 @@ bool is_quantized(Distribution d) {
          d == Distribution::q_log_normal;
 }
 
-void read_param(MapReader r, const std::string& name, const YAML::Node& key_node, ParamSpec& p) {
+void read_param(MapReader r, const std::string& name, const YAML::Node& key_node,
+                const std::string& method, ParamSpec& p) {
   p.name = name;
   p.where = r.tree().at_mark(key_node.Mark());
   if (!r.present()) {
@@ -165,6 +166,10 @@ void read_param(MapReader r, const std::string& name, const YAML::Node& key_node
         if (p.max < p.min)
           r.error("max",
                   "must be >= min (" + format_number(p.min) + "), got " + format_number(p.max));
+        else if (p.max == p.min && method == "tpe")  // a model over one point: say so
+          r.error("max", "tpe needs max > min, got min = max = " + format_number(p.min) +
+                             " (a parameter with one value is written value: " +
+                             format_number(p.min) + ")");
         if (p.distribution == Distribution::int_uniform &&
             (p.min != std::floor(p.min) || p.max != std::floor(p.max)))
           r.error("min", "int_uniform needs integer min and max");
@@ -223,9 +228,11 @@ void check_gpus_per_trial_values(MapReader& sweep, const std::string& key, const
 }
 
 void read_parameter_map(MapReader& sweep, const YAML::Node& params, const std::string& path,
-                        const std::string& prefix, SearchSpace& space, bool external_trainer);
+                        const std::string& prefix, SearchSpace& space, bool external_trainer,
+                        const std::string& method);
 
-void read_parameters(MapReader& sweep, SearchSpace& space, bool external_trainer) {
+void read_parameters(MapReader& sweep, SearchSpace& space, bool external_trainer,
+                     const std::string& method) {
   const YAML::Node params = sweep.node("parameters");
   if (!params.IsDefined() || params.IsNull()) return;
   const std::string path = sweep.path_of("parameters");
@@ -233,13 +240,14 @@ void read_parameters(MapReader& sweep, SearchSpace& space, bool external_trainer
     sweep.error("parameters", "expected a map of dotted keys, got " + describe_node(params));
     return;
   }
-  read_parameter_map(sweep, params, path, "", space, external_trainer);
+  read_parameter_map(sweep, params, path, "", space, external_trainer, method);
 }
 
 // One level of `parameters`; W&B's nested dicts ({parameters: {...}} as a parameter) give dotted
 // names (optimizer.lr), as ${args} passes them.
 void read_parameter_map(MapReader& sweep, const YAML::Node& params, const std::string& path,
-                        const std::string& prefix, SearchSpace& space, bool external_trainer) {
+                        const std::string& prefix, SearchSpace& space, bool external_trainer,
+                        const std::string& method) {
   for (const auto& entry : params) {
     const std::string name = prefix + entry.first.Scalar();
     const std::string key_path = path + "." + entry.first.Scalar();
@@ -250,12 +258,12 @@ void read_parameter_map(MapReader& sweep, const YAML::Node& params, const std::s
                                   "a parameter dict holds only parameters: {NAME: {...}, ...}");
       else
         read_parameter_map(sweep, nested, key_path + ".parameters", name + ".", space,
-                           external_trainer);
+                           external_trainer, method);
       continue;
     }
     ParamSpec p;
     read_param(MapReader(sweep.tree(), sweep.diagnostics(), entry.second, key_path), name,
-               entry.first, p);
+               entry.first, method, p);
     const std::string section = split_dotted(name).front();
     p.sets_config_key = section == "data" || section == "model" || section == "training";
     if (name == kGpusPerTrialKey) {  // read by the run, per trial, not by the trainer's reader
@@ -341,9 +349,12 @@ void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer) {
   if (r.has("method")) {
     const YAML::Node node = r.node("method");
     if (node.IsScalar() && node.Scalar() == "bayes") {
-      r.error("method", "bayes is not supported yet: use grid or random");
+      // W&B's name for its model-based search; sweep runs TPE for it (README), not a Gaussian
+      // process. The word is kept for messages.
+      method = "tpe";
+      out.method_as_written = "bayes";
     } else {
-      r.choice("method", method, {"grid", "random"}, "method");
+      r.choice("method", method, {"grid", "random", "tpe"}, "method");
     }
   }
   out.method = method;
@@ -374,7 +385,7 @@ void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer) {
   if (metric.number("target", target)) out.metric.target = target;
   metric.finish();
 
-  read_parameters(r, out.space, external_trainer);
+  read_parameters(r, out.space, external_trainer, out.method);
   r.integer64("max_trials", out.max_trials, Range::at_least(1));
   // W&B's run_cap: "no more than this number of runs", which is what max_trials caps.
   if (r.has("run_cap")) {
@@ -388,8 +399,13 @@ void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer) {
   read_early_terminate(r.section("early_terminate"), out.early_terminate);
   r.finish();
 
-  if (out.method == "random" && out.max_trials == 0 && !r.has("max_trials") && !r.has("run_cap"))
+  const bool no_count = out.max_trials == 0 && !r.has("max_trials") && !r.has("run_cap");
+  if (out.method == "random" && no_count)
     r.error("method", "random search needs max_trials: N (W&B's run_cap)");
+  if (out.method == "tpe" && no_count)
+    r.error("method", (out.method_as_written == "bayes" ? "bayes (run as tpe)" : "tpe") +
+                          std::string(" needs max_trials: N (W&B's run_cap), the number of "
+                                      "trials it suggests"));
   if (out.method == "grid") {
     for (const ParamSpec& p : out.space.params)
       if (!p.is_discrete())

@@ -12,6 +12,7 @@
 #include "sweep/config/config_error.h"
 #include "sweep/config/expand.h"
 #include "sweep/run/command_environment.h"
+#include "sweep/run/search_feed.h"
 #include "sweep/run/sweep_layout.h"
 #include "sweep/run/trainer_trial.h"
 #include "trainer/backend.h"
@@ -21,16 +22,15 @@ namespace sweep::run {
 namespace fs = std::filesystem;
 
 cluster::RemoteTrial remote_trainer_trial(const std::shared_ptr<const std::string>& sweep_yaml,
-                                          const std::string& config_path, std::int64_t number,
+                                          const std::string& config_path, const TrialRow& row,
                                           int cpu_threads, bool resume,
                                           const std::string& trial_dir) {
   cluster::RemoteTrial trial;
   trial.kind = kTrainerTrialKind;
-  trial.payload = {{"config_yaml", *sweep_yaml},
-                   {"config_path", config_path},
-                   {"number", number},
-                   {"cpu_threads", cpu_threads},
-                   {"resume", resume}};
+  trial.payload = {
+      {"config_yaml", *sweep_yaml}, {"config_path", config_path}, {"number", row.number},
+      {"params", row.params},  // a tpe trial's values exist only in its row
+      {"repeat", row.repeat},       {"cpu_threads", cpu_threads}, {"resume", resume}};
   trial.trial_dir = trial_dir;
   trial.files = {checkpoint_in(trial_dir).filename().string()};  // the log is written here
   return trial;
@@ -69,12 +69,15 @@ scheduler::TrialFn trainer_from(const cluster::RemoteTrialInput& in) {
   const auto& p = in.payload;
   auto config =
       parsed(p.at("config_yaml").get<std::string>(), p.at("config_path").get<std::string>());
-  const auto number = p.at("number").get<std::uint64_t>();
+  TrialRow row;
+  row.number = p.at("number").get<std::int64_t>();
+  row.params = p.at("params");
+  row.repeat = p.at("repeat").get<std::int64_t>();
   TrainerTrialInput input;
-  input.config = [config, number] {
+  input.config = [config, row] {
     config::Diagnostics diagnostics;
     config::TrialPlan plan =
-        config::resolve_trial(*config, config::trial_point(*config, number), diagnostics);
+        config::resolve_trial(*config, point_of_row(*config, row), diagnostics);
     diagnostics.throw_if_any();
     return plan.config;
   };

@@ -12,6 +12,7 @@
 
 #include "cluster/coordinator.h"
 #include "cluster/host.h"
+#include "store/records.h"
 #include "sweep/config/config.h"
 
 namespace sweep::run {
@@ -20,10 +21,10 @@ inline constexpr const char* kTrainerTrialKind = "sweep.trainer";
 inline constexpr const char* kCommandTrialKind = "sweep.command";
 
 // What a built-in trainer trial needs on another rank: the sweep's effective YAML (shared by all
-// its trials: the host parses it once), where it was read from, the trial's number, and how it
-// runs.
+// its trials: the host parses it once), where it was read from, the trial's row (its number and
+// values: a tpe trial's values are in no config), and how it runs.
 cluster::RemoteTrial remote_trainer_trial(const std::shared_ptr<const std::string>& sweep_yaml,
-                                          const std::string& config_path, std::int64_t number,
+                                          const std::string& config_path, const TrialRow& row,
                                           int cpu_threads, bool resume,
                                           const std::string& trial_dir);
 // An external command's trial: its template and `facts` (command_trial_facts: SWEEP_PARAMS...);

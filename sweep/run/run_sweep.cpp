@@ -32,6 +32,7 @@
 #include "sweep/run/console_progress.h"
 #include "sweep/run/devices.h"
 #include "sweep/run/progress_table.h"
+#include "sweep/run/search_feed.h"
 #include "sweep/run/sigint.h"
 #include "sweep/run/store_sink.h"
 #include "sweep/run/sweep_layout.h"
@@ -119,17 +120,16 @@ std::function<config::TrialPlan()> resolver(const Execution& x, std::int64_t tri
   };
 }
 
-PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool resume,
-                          const DevicePlan& devices) {
+// Appends `rows` to `planned`.
+void plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool resume,
+                 const DevicePlan& devices, PlannedTrials& planned) {
   const config::SweepConfig& config = *x.config;
   const bool external = config.trainer.has_value();
   cluster::Coordinator* cluster = x.options.cluster;
   const auto sweep_yaml =
       std::make_shared<const std::string>(cluster ? config::effective_yaml(config) : "");
-  PlannedTrials planned;
   for (const TrialRow& row : rows) {
-    const config::TrialPoint point =
-        config::trial_point(config, static_cast<std::uint64_t>(row.number));
+    const config::TrialPoint point = point_of_row(config, row);
     const fs::path trial_dir = trial_dir_in(x.run_dir, row.number);
     TrialPaths p;
     p.trial_dir = trial_dir.string();
@@ -178,37 +178,53 @@ PlannedTrials plan_trials(const Execution& x, const std::vector<TrialRow>& rows,
       input.resume = resume;
       scheduler::TrialFn local = make_trainer_trial(std::move(input));
       if (cluster)
-        local = cluster->place(
-            std::move(local), [=, threads = config.resources.cpu_threads, path = config.path,
-                               number = row.number, dir = p.trial_dir] {
-              resolve();  // records the resolved config in the trial's row, as a local trial does
-              return remote_trainer_trial(sweep_yaml, path, number, threads, resume, dir);
-            });
+        local = cluster->place(std::move(local), [=, threads = config.resources.cpu_threads,
+                                                  path = config.path, dir = p.trial_dir] {
+          resolve();  // records the resolved config in the trial's row, as a local trial does
+          return remote_trainer_trial(sweep_yaml, path, row, threads, resume, dir);
+        });
       planned.fns.push_back(std::move(local));
     }
     planned.specs.push_back(std::move(spec));
   }
-  return planned;
 }
 
 // metric.target: the first trial to reach it ends the sweep. The callback cancels the others at
 // once, from the reporting trial's thread (the executor allows it), so no other trial starts
 // after the target was reached; `reached_by` records which trial it was.
+// The ids of the trials submitted so far (a tpe sweep adds them as it goes), for the cancel.
+struct SubmittedIds {
+  std::mutex mutex;
+  std::vector<std::int64_t> ids;
+};
+
 scheduler::TrialCallbacks watch_target(const config::MetricSpec& metric,
-                                       scheduler::Executor& executor,
-                                       const std::vector<std::int64_t>& trial_ids,
+                                       scheduler::Executor& executor, SubmittedIds& submitted,
                                        const scheduler::TrialSpec& spec,
                                        std::atomic<std::int64_t>& reached_by) {
   scheduler::TrialCallbacks callbacks;
   if (!metric.target) return callbacks;
-  callbacks.on_metric = [&reached_by, &metric, &executor, &trial_ids, number = spec.number,
+  callbacks.on_metric = [&reached_by, &metric, &executor, &submitted, number = spec.number,
                          id = spec.id](const scheduler::MetricPoint& p) {
     if (p.name != metric.name || !std::isfinite(p.value)) return;
     const bool reached = metric.maximize() ? p.value >= *metric.target : p.value <= *metric.target;
     std::int64_t none = -1;
     if (!reached || !reached_by.compare_exchange_strong(none, number)) return;
-    for (std::int64_t other : trial_ids)
+    std::lock_guard lock(submitted.mutex);
+    for (std::int64_t other : submitted.ids)
       if (other != id) executor.cancel(other);
+  };
+  return callbacks;
+}
+
+// A search that learns (tpe) sees every metric its trial reports, beside the target's watch.
+scheduler::TrialCallbacks with_feed(scheduler::TrialCallbacks callbacks, SearchFeed* feed,
+                                    std::int64_t number) {
+  if (!feed) return callbacks;
+  callbacks.on_metric = [feed, number,
+                         watch = std::move(callbacks.on_metric)](const scheduler::MetricPoint& p) {
+    feed->on_metric(number, p);
+    if (watch) watch(p);
   };
   return callbacks;
 }
@@ -217,28 +233,44 @@ scheduler::TrialCallbacks watch_target(const config::MetricSpec& metric,
 // a few times a second until all have ended: finished trials, the live table, Ctrl-C (the signal
 // handler only counts), a stop from another thread, a store that cannot be written any more, a
 // reached target. A trial never asked for stays queued in the store for `sweep resume`, or is
-// cancelled when the target was reached. The loop asks; what it asks (the next trial of a grid,
-// a random draw, a suggestion from a search that learns) is the planned list's business.
-void run_loop(const Execution& x, PlannedTrials& planned, scheduler::Executor& executor,
-              ConsoleProgress& console, const StoreSink& store, RunResult& result) {
+// cancelled when the target was reached. The loop asks: the next planned trial of a grid or a
+// random search, or, for a search that learns (`feed`), a new trial made from its suggestion when
+// the planned ones have run out; every ended trial is told to the feed.
+void run_loop(const Execution& x, PlannedTrials& planned, SearchFeed* feed,
+              const DevicePlan& devices, scheduler::Executor& executor, ConsoleProgress& console,
+              StoreSink& store, RunResult& result) {
   const auto& metric = x.config->sweep.metric;
   std::optional<SigintGuard> sigint;
   if (x.options.handle_sigint) sigint.emplace();
 
   std::atomic<std::int64_t> reached_by{-1};
-  std::vector<std::int64_t> trial_ids;
-  for (const auto& spec : planned.specs) trial_ids.push_back(spec.id);
+  SubmittedIds submitted;
   std::vector<scheduler::TrialFuture> futures;
   const std::size_t capacity = executor.slots().size();
   std::size_t next = 0, done = 0;
   bool stop_asking = false, interrupt_sent = false, target_handled = false;
   auto ask = [&] {
-    while (!stop_asking && next < planned.specs.size() && futures.size() - done < capacity) {
-      futures.push_back(executor.submit(
-          planned.specs[next], planned.fns[next],
-          watch_target(metric, executor, trial_ids, planned.specs[next], reached_by)));
+    while (!stop_asking && futures.size() - done < capacity) {
+      if (next == planned.specs.size()) {
+        const std::optional<TrialRow> row = feed ? feed->next() : std::nullopt;
+        if (!row) break;
+        plan_trials(x, {*row}, false, devices, planned);
+        store.add_paths(row->id, planned.paths.at(row->id));
+      }
+      const scheduler::TrialSpec& spec = planned.specs[next];
+      {
+        std::lock_guard lock(submitted.mutex);
+        submitted.ids.push_back(spec.id);
+      }
+      futures.push_back(
+          executor.submit(spec, planned.fns[next],
+                          with_feed(watch_target(metric, executor, submitted, spec, reached_by),
+                                    feed, spec.number)));
       ++next;
     }
+  };
+  auto tell = [&](std::size_t index) {
+    if (feed) feed->finished(planned.specs[index].number, futures[index].outcome().state);
   };
   auto interrupt = [&](const std::string& note, const std::string& reason) {
     stop_asking = true;
@@ -249,7 +281,10 @@ void run_loop(const Execution& x, PlannedTrials& planned, scheduler::Executor& e
   };
   ask();
   while (done < futures.size()) {
-    if (scheduler::fetch_next(futures, std::chrono::milliseconds(250))) ++done;
+    if (const auto index = scheduler::fetch_next(futures, std::chrono::milliseconds(250))) {
+      ++done;
+      tell(*index);
+    }
     if (sigint && SigintGuard::count() > 0)
       interrupt("Ctrl-C: stopping; running trials save a checkpoint (Ctrl-C again quits at once)",
                 "interrupted by Ctrl-C");
@@ -289,13 +324,14 @@ void run_loop(const Execution& x, PlannedTrials& planned, scheduler::Executor& e
 
 // What the live table needs to know beyond the trials' events: the sweep, the trials of it this
 // run does not run (a resumed sweep's finished ones) and the best of those, the terminal's size.
-ConsoleSetup console_setup(const Execution& x, const PlannedTrials& planned, bool live) {
+ConsoleSetup console_setup(const Execution& x, const PlannedTrials& planned,
+                           std::size_t trial_total, bool live) {
   ConsoleSetup setup;
   setup.live = live;
   setup.sweep_name = x.config->name;
   setup.metric_name = x.config->sweep.metric.name;
   setup.maximize = x.config->sweep.metric.maximize();
-  setup.to_run = planned.specs.size();
+  setup.to_run = trial_total;
   for (const config::ParamSpec& p : x.config->sweep.space.params)
     setup.param_keys.push_back(p.name);
   setup.params = planned.params;
@@ -318,10 +354,16 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
                                                       cluster->options().coordinator_runs_trials)
                                : plan_devices(config.resources, trainer::cuda_device_count(),
                                               trainer::cuda_backend_built());
-  PlannedTrials planned = plan_trials(x, to_run, resume, devices);
+  PlannedTrials planned;
+  plan_trials(x, to_run, resume, devices, planned);
+  // A search that learns makes its trials as slots free, after the stored ones left to run.
+  std::optional<SearchFeed> feed;
+  if (trials_made_as_asked(config)) feed.emplace(x.store, x.sweep.id, config);
+  const std::size_t trial_total = planned.specs.size() + (feed ? feed->remaining() : 0);
 
   auto store_sink = std::make_shared<StoreSink>(x.store, x.sweep.id, x.run_dir, planned.paths);
-  auto console = std::make_shared<ConsoleProgress>(out, console_setup(x, planned, live));
+  auto console =
+      std::make_shared<ConsoleProgress>(out, console_setup(x, planned, trial_total, live));
   std::shared_ptr<scheduler::StoppingPolicy> policy;
   if (config.sweep.early_terminate)
     policy = scheduler::make_stopping_policy(
@@ -330,8 +372,9 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
                                        : scheduler::MetricGoal::minimize);
 
   console->note((resume ? "resuming " : "running ") + config.name + ": " +
-                std::to_string(planned.specs.size()) +
-                (planned.specs.size() == 1 ? " trial" : " trials") + " on " + devices.description +
+                std::to_string(trial_total) + (trial_total == 1 ? " trial" : " trials") +
+                (feed ? " (" + config.sweep.method + ": each made when a slot frees)" : "") +
+                " on " + devices.description +
                 (policy ? ", early stopping: " + policy->describe() : std::string()));
 
   x.store.set_sweep_state(x.sweep.id, SweepState::running);
@@ -341,7 +384,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
       cluster->open(devices.executor.devices, devices.executor.cpu_slots,
                     devices.executor.trials_per_gpu);
     scheduler::Executor executor(devices.executor, {store_sink, console}, policy);
-    run_loop(x, planned, executor, *console, *store_sink, result);
+    run_loop(x, planned, feed ? &*feed : nullptr, devices, executor, *console, *store_sink, result);
     executor.shutdown();
     if (cluster) cluster->close();
   }
@@ -422,9 +465,10 @@ RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options
   const std::int64_t sweep_id = store.create_sweep(sweep_spec);
 
   // Rows carry params and seed from the start; each trial's resolved config is recorded when it
-  // starts (resolver above).
+  // starts (resolver above). A tpe sweep makes its rows as it asks (SearchFeed).
   std::vector<TrialSpec> trial_specs;
-  for (std::uint64_t i = 0; i < config.trial_count(); ++i) {
+  const std::uint64_t made_now = trials_made_as_asked(config) ? 0 : config.trial_count();
+  for (std::uint64_t i = 0; i < made_now; ++i) {
     const config::TrialPoint point = config::trial_point(config, i);
     TrialSpec spec;
     spec.number = point.number;
@@ -468,7 +512,8 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
     const bool known =
         row.number >= 0 && static_cast<std::uint64_t>(row.number) < config->trial_count();
     if (!known ||
-        config::trial_point(*config, static_cast<std::uint64_t>(row.number)).params != row.params)
+        (!trials_made_as_asked(*config) &&
+         config::trial_point(*config, static_cast<std::uint64_t>(row.number)).params != row.params))
       throw Error("the config stored with sweep '" + name + "' no longer gives trial " +
                   std::to_string(row.number) + " the parameters it was created with");
   }
@@ -483,7 +528,9 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
                   std::to_string(to_run.size()) + " trials to run (" + std::to_string(requeued) +
                       " unfinished, " + std::to_string(retried) + " failed retried)");
 
-  if (to_run.empty()) {
+  // A tpe sweep stopped before it asked for all its trials has more to make.
+  const bool more_to_make = trials_made_as_asked(*config) && rows.size() < config->trial_count();
+  if (to_run.empty() && !more_to_make) {
     RunResult result;
     result.name = config->name;
     result.sweep_id = found->id;

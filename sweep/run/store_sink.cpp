@@ -17,6 +17,18 @@ StoreSink::StoreSink(Store& store, std::int64_t sweep_id, std::filesystem::path 
       paths_(std::move(paths)),
       batcher_(store) {}
 
+void StoreSink::add_paths(std::int64_t trial_id, TrialPaths paths) {
+  std::lock_guard lock(paths_mutex_);
+  paths_[trial_id] = std::move(paths);
+}
+
+std::optional<TrialPaths> StoreSink::paths_of(std::int64_t trial_id) const {
+  std::lock_guard lock(paths_mutex_);
+  const auto it = paths_.find(trial_id);
+  if (it == paths_.end()) return std::nullopt;
+  return it->second;
+}
+
 template <class Write>
 void StoreSink::recorded(Write&& write) {
   try {
@@ -56,15 +68,15 @@ void StoreSink::on_started(const scheduler::TrialSpec& spec,
       throw Error("trial " + std::to_string(spec.number) + " is no longer queued in " +
                   store_.path().string() + " (another process ran or cancelled it)");
     TrialUpdate update;
-    if (auto it = paths_.find(spec.id); it != paths_.end()) {
-      update.log_path = stored(it->second.log_path);
-      std::filesystem::create_directories(it->second.trial_dir);
-      const bool resumed = !it->second.checkpoint_path.empty() &&
-                           std::filesystem::exists(it->second.checkpoint_path);
+    if (const auto paths = paths_of(spec.id)) {
+      update.log_path = stored(paths->log_path);
+      std::filesystem::create_directories(paths->trial_dir);
+      const bool resumed =
+          !paths->checkpoint_path.empty() && std::filesystem::exists(paths->checkpoint_path);
       if (resumed)
         store_.add_event(sweep_id_, spec.id, "resumed",
                          "trial " + std::to_string(spec.number) + " continues from " +
-                             stored(it->second.checkpoint_path));
+                             stored(paths->checkpoint_path));
     }
     store_.update_trial(spec.id, update);
     store_.add_event(sweep_id_, spec.id, "started",
@@ -95,13 +107,13 @@ void StoreSink::on_metric(const scheduler::TrialSpec& spec, const scheduler::Met
 }
 
 void StoreSink::on_log(const scheduler::TrialSpec& spec, std::string_view line) {
-  const auto it = paths_.find(spec.id);
-  if (it == paths_.end() || !it->second.write_log) return;
+  const auto paths = paths_of(spec.id);
+  if (!paths || !paths->write_log) return;
   std::lock_guard lock(logs_mutex_);
   auto& file = logs_[spec.id];
   if (!file) {
-    std::filesystem::create_directories(it->second.trial_dir);
-    file = std::make_unique<std::ofstream>(it->second.log_path, std::ios::app);
+    std::filesystem::create_directories(paths->trial_dir);
+    file = std::make_unique<std::ofstream>(paths->log_path, std::ios::app);
   }
   *file << line << '\n';
   file->flush();
@@ -125,9 +137,9 @@ void StoreSink::on_finished(const scheduler::TrialSpec& spec,
     } else if (!outcome.message.empty()) {
       update.stop_reason = outcome.message;
     }
-    if (auto it = paths_.find(spec.id); it != paths_.end() && !it->second.checkpoint_path.empty() &&
-                                        std::filesystem::exists(it->second.checkpoint_path))
-      update.checkpoint_path = stored(it->second.checkpoint_path);
+    if (const auto paths = paths_of(spec.id);
+        paths && !paths->checkpoint_path.empty() && std::filesystem::exists(paths->checkpoint_path))
+      update.checkpoint_path = stored(paths->checkpoint_path);
     store_.set_trial_state(spec.id, outcome.state, update);
     std::string message =
         "trial " + std::to_string(spec.number) + " " + std::string(to_string(outcome.state));

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "scheduler/event_sink.h"
@@ -50,6 +51,8 @@ class StoreSink : public scheduler::EventSink {
                    const std::optional<scheduler::Device>& device) override;
 
   void flush() { batcher_.flush(); }
+  // Where a trial made after the sink writes (a tpe sweep makes its trials as it goes).
+  void add_paths(std::int64_t trial_id, TrialPaths paths);
 
   // The first failure to write the store (a full disk, a file-size limit), or "". A sweep whose
   // store cannot be written stops launching trials: their results would be lost.
@@ -57,6 +60,7 @@ class StoreSink : public scheduler::EventSink {
 
  private:
   std::string stored(const std::string& path) const;  // relative to run_dir_
+  std::optional<TrialPaths> paths_of(std::int64_t trial_id) const;
   // Runs `write`, remembering the first failure (then rethrowing it to the executor).
   template <class Write>
   void recorded(Write&& write);
@@ -64,7 +68,8 @@ class StoreSink : public scheduler::EventSink {
   Store& store_;
   const std::int64_t sweep_id_;
   const std::filesystem::path run_dir_;
-  const std::map<std::int64_t, TrialPaths> paths_;
+  mutable std::mutex paths_mutex_;
+  std::map<std::int64_t, TrialPaths> paths_;
   MetricBatcher batcher_;
   mutable std::mutex failure_mutex_;
   std::string failure_;

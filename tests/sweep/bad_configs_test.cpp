@@ -75,8 +75,9 @@ std::vector<BadConfig> bad_configs() {
        "t.yaml:1:30: key 'data.path': data directory '/nonexistent/mnist' does not exist"},
       {"unknown dataset", "data: {dataset: cifar100}\n",
        "t.yaml:1:17: key 'data.dataset': unknown data set 'cifar100' (did you mean 'cifar10'?)"},
-      {"bayes", kBase + "sweep: {method: bayes}\n",
-       "t.yaml:4:17: key 'sweep.method': bayes is not supported yet: use grid or random"},
+      {"bayes without max_trials", kBase + "sweep: {method: bayes}\n",
+       "t.yaml:4:17: key 'sweep.method': bayes (run as tpe) needs max_trials: N (W&B's run_cap), "
+       "the number of trials it suggests"},
       {"unknown method", kBase + "sweep: {method: grd}\n",
        "t.yaml:4:17: key 'sweep.method': unknown method 'grd' (did you mean 'grid'?)"},
       {"unknown metric", kBase + "sweep: {metric: {name: val_acuracy}}\n",
