@@ -195,7 +195,9 @@ scheduler::TrialFn Coordinator::place(scheduler::TrialFn local,
   return [this, local = std::move(local),
           remote = std::move(remote)](scheduler::TrialContext& context) {
     if (!context.device().remote()) return local(context);
-    return relay(context, remote());
+    const RemoteTrial trial = remote();
+    if (trial.epochs > 0) context.set_epochs(trial.epochs);
+    return relay(context, trial);
   };
 }
 

@@ -51,6 +51,9 @@ struct RemoteTrial {
   sweep::Json payload = sweep::Json::object();
   std::string trial_dir;
   std::vector<std::string> files;  // which of its files travel out with it; empty: all of them
+  // How many epochs it trains, when known (0 = unknown): set on rank 0's TrialContext, where the
+  // stopping rules run, so no rule stops a remote trial at its last epoch either.
+  std::int64_t epochs = 0;
 };
 
 class Coordinator {

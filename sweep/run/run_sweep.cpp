@@ -180,8 +180,12 @@ void plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool res
       if (cluster)
         local = cluster->place(std::move(local), [=, threads = config.resources.cpu_threads,
                                                   path = config.path, dir = p.trial_dir] {
-          resolve();  // records the resolved config in the trial's row, as a local trial does
-          return remote_trainer_trial(sweep_yaml, path, row, threads, resume, dir);
+          // Records the resolved config in the trial's row, as a local trial does.
+          const int epochs = resolve().config.training.epochs;
+          cluster::RemoteTrial trial =
+              remote_trainer_trial(sweep_yaml, path, row, threads, resume, dir);
+          trial.epochs = epochs;
+          return trial;
         });
       planned.fns.push_back(std::move(local));
     }

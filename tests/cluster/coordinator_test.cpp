@@ -16,6 +16,7 @@
 #include "cluster/host.h"
 #include "cluster/in_process_transport.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/stopping/stopping_policy.h"
 
 namespace sweep::cluster {
 namespace {
@@ -76,6 +77,19 @@ TrialFactories test_factories() {
       fs::create_directories(fs::path(in.trial_dir) / "sub");
       std::ofstream(fs::path(in.trial_dir) / "sub" / "late.txt") << "late";
       return TrialOutcome{TrialState::completed, "", {{"n", n}}};
+    };
+  };
+  // "curve" reports acc = start + 0.01·epoch for epochs 1..n, stopping when told to.
+  f["curve"] = [](const RemoteTrialInput& in) -> scheduler::TrialFn {
+    return [in](TrialContext& ctx) {
+      const double start = in.payload.at("start").get<double>();
+      const int n = in.payload.at("n").get<int>();
+      int epoch = 0;
+      while (epoch < n && !ctx.should_stop()) {
+        ++epoch;
+        ctx.report("acc", start + 0.01 * epoch, epoch, epoch);
+      }
+      return TrialOutcome{TrialState::completed, "", {{"epochs", epoch}}};
     };
   };
   f["echo_file"] = [](const RemoteTrialInput& in) -> scheduler::TrialFn {
@@ -171,6 +185,43 @@ TEST_F(ClusterTest, TrialsOnOtherRanksReportAsLocalOnes) {
   }
   for (auto& f : futures) devices.insert(f.device()->label());
   EXPECT_EQ(devices, (std::set<std::string>{"rank1:cpu:0", "rank2:cpu:0"}));
+}
+
+// The stopping rules run on rank 0: a remote trial's epoch count reaches them
+// (RemoteTrial::epochs), so a rule never stops it at its last epoch, which would only mark a
+// finished run stopped_early.
+TEST_F(ClusterTest, NoRuleStopsARemoteTrialAtItsLastEpoch) {
+  start(2);
+  const std::vector<Device> devices{Device::cpu().on_rank(1)};
+  coordinator_->open(devices, 1, 1);
+  scheduler::ExecutorOptions eo;
+  eo.devices = devices;
+  scheduler::Executor executor(
+      eo, {},
+      scheduler::make_stopping_policy({{"type", "hyperband"}, {"min_iter", 2}, {"eta", 2}}, "acc",
+                                      scheduler::MetricGoal::maximize));
+  auto curve = [&](std::int64_t id, double start, std::int64_t epochs_told) {
+    const std::string trial_dir = (dir_ / std::to_string(id)).string();
+    return executor
+        .submit(spec(id, id - 1, std::string("c").append(std::to_string(id))),
+                coordinator_->place(
+                    [](TrialContext&) -> TrialOutcome { throw Error("ran on rank 0"); },
+                    [=] {
+                      RemoteTrial trial{"curve", {{"start", start}, {"n", 2}}, trial_dir, {}};
+                      trial.epochs = epochs_told;
+                      return trial;
+                    }))
+        .outcome();
+  };
+  EXPECT_EQ(curve(1, 0.8, 2).state, TrialState::completed);
+  EXPECT_EQ(curve(2, 0.9, 2).state, TrialState::completed);
+  // Band 2: 0.92, 0.82, 0.52 → threshold 0.82 and 0.52 is worse, but epoch 2 is the last.
+  const TrialOutcome told = curve(3, 0.5, 2);
+  EXPECT_EQ(told.state, TrialState::completed) << told.message;
+  // Without the epoch count the same rule stops it there (0.42 < threshold 0.52).
+  EXPECT_EQ(curve(4, 0.4, 0).state, TrialState::stopped_early);
+  executor.shutdown();
+  coordinator_->close();
 }
 
 TEST_F(ClusterTest, FilesOfTheTrialDirectoryTravelWithIt) {
