@@ -289,6 +289,11 @@ std::string render_page(const ReportData& data, const LivePage* live) {
              "tooltip. The best cell is outlined.");
   chart_card(html, "vs-param", metric + " against learning rate",
              "Best trial per point, one line per batch size.");
+  chart_card(html, "history", "History: " + metric + " by trial",
+             "Each finished trial's value, coloured by state; the line is the best so far.");
+  chart_card(html, "importance", "Parameter importance for " + metric,
+             "A random forest of the metric on the swept parameters; \xCF\x81 is the Spearman "
+             "correlation.");
   chart_card(
       html, "curves-metric", "Learning curves: " + metric,
       "Every trial, coloured by learning rate; the best trial is the thick line. Markers show "

@@ -343,6 +343,8 @@ ReportModel analyze(const ReportData& data) {
                      data.trials[*model.runner_up].number, data.goal))
       model.runner_up = i;
   }
+  model.history = trial_history(data, model.scores);
+  model.importance = parameter_importance(data, model.scores, model.swept);
   return model;
 }
 

@@ -112,6 +112,40 @@ std::vector<std::string> class_labels(const std::string& dataset, std::size_t cl
 // Seconds the trial ran: finished - started, else summary.elapsed_seconds.
 std::optional<double> trial_seconds(const TrialData& trial);
 
+// The optimisation history (Optuna's plot_optimization_history): every finished trial (completed,
+// stopped early, failed, diverged, cancelled; not running, queued or interrupted ones, which will
+// run again) in trial-number order, with the best score so far. A trial's value is its score
+// (TrialScore::best, the value the report ranks by), so the line ends at the best trial's value
+// once that trial has finished; a trial without a finite score keeps the best so far unchanged.
+struct HistoryPoint {
+  std::size_t trial = 0;              // index into data.trials
+  std::optional<double> best_so_far;  // nullopt until a finished trial has a finite score
+};
+std::vector<HistoryPoint> trial_history(const ReportData& data,
+                                        const std::vector<TrialScore>& scores);
+
+// Parameter importance (param_importance.cpp): how much of the spread of the metric each swept
+// parameter explains, from a random forest (random_forest.h) fitted to the completed and
+// stopped-early trials with a finite score, plus each numeric parameter's Spearman rank
+// correlation with the metric.
+inline constexpr std::size_t kMinImportanceTrials = 5;
+struct ParamImportance {
+  std::size_t param = 0;           // index into the swept parameters
+  double importance = 0;           // share of the forest's decrease in squared error (sums to 1)
+  std::optional<double> spearman;  // numeric parameters only; nullopt when either side is constant
+};
+struct ImportanceResult {
+  std::vector<ParamImportance> rows;             // most important first; empty when not shown
+  std::size_t completed = 0, stopped_early = 0;  // the trials the forest was fitted to
+  std::string reason;                            // why there are no rows ("" when there are)
+};
+ImportanceResult parameter_importance(const ReportData& data, const std::vector<TrialScore>& scores,
+                                      const std::vector<SweptParam>& swept);
+// Spearman's rank correlation (ties get their mean rank); nullopt for fewer than 2 pairs or a
+// constant side.
+std::optional<double> spearman_correlation(const std::vector<double>& x,
+                                           const std::vector<double>& y);
+
 // Everything above for one sweep, computed once and shared by the HTML and the chart data.
 struct ReportModel {
   std::vector<TrialScore> scores;   // per trial, same order as data.trials
@@ -124,6 +158,8 @@ struct ReportModel {
   std::optional<std::size_t> best_cell;       // the cell holding the best trial
   std::optional<std::size_t> runner_up_cell;  // best of the other cells (the margin of victory)
   std::optional<std::size_t> runner_up;       // second-best trial overall
+  std::vector<HistoryPoint> history;
+  ImportanceResult importance;
 };
 ReportModel analyze(const ReportData& data);
 

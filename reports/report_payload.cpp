@@ -258,6 +258,20 @@ Json build_payload(const ReportData& data, const ReportModel& model) {
     }
   }
 
+  Json history = Json::array();
+  for (const HistoryPoint& h : model.history)
+    history.push_back({h.trial, number_or_null(h.best_so_far)});
+  out["history"] = std::move(history);
+  Json importance_rows = Json::array();
+  for (const ParamImportance& row : model.importance.rows)
+    importance_rows.push_back({row.param, compact(round_significant(row.importance, 4)),
+                               number_or_null(row.spearman, 3)});
+  out["importance"] = {
+      {"rows", std::move(importance_rows)},
+      {"completed", model.importance.completed},
+      {"stoppedEarly", model.importance.stopped_early},
+      {"reason", model.importance.reason.empty() ? Json(nullptr) : Json(model.importance.reason)}};
+
   Json counts = Json::array();
   for (const TrialState st :
        {TrialState::completed, TrialState::stopped_early, TrialState::diverged, TrialState::failed,

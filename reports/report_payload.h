@@ -19,7 +19,11 @@
  *    best: trial index | null, runnerUp: trial index | null,
  *    heat: [[x index, y index, value, trial index, trials in cell]],
  *    bestCell, runnerUpCell: heat index | null,
- *    confusion: {trial, labels, matrix} | null, counts: [[state, n]], lossName}
+ *    confusion: {trial, labels, matrix} | null, counts: [[state, n]], lossName,
+ *    history: [[trial index, best so far | null]]   (finished trials, by number; the value is
+ *                                                     trials[i].best),
+ *    importance: {rows: [[param index, importance, spearman | null]] (most important first),
+ *                 completed, stoppedEarly: trials fitted, reason: why no rows | null}}
  */
 #pragma once
 

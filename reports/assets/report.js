@@ -218,7 +218,10 @@
     return [types(option.xAxis), types(option.yAxis), !!option.parallel, !!option.visualMap,
             (option.parallelAxis || []).length].join('|');
   }
-  function draw(id, option) {
+  // `renderer`: 'canvas' unless given; the small charts (history, importance) ask for 'svg', whose
+  // points and labels are elements of the page (crisp text; the browser test can count them).
+  // A chart keeps the renderer it was made with.
+  function draw(id, option, renderer) {
     if (checkTooltips && option.tooltip && typeof option.tooltip.formatter === 'function')
       option.tooltip.formatter = recorded(option.tooltip.formatter);
     // Series are matched by id when the chart is updated: a series without one is named by its
@@ -240,7 +243,7 @@
     var el = document.getElementById('chart-' + id);
     if (el.className === 'empty') { el.className = 'chart'; el.textContent = ''; }
     if (status.expected.indexOf(id) < 0) status.expected.push(id);
-    chart = echarts.init(el, dark ? 'dark' : null, { renderer: 'canvas' });
+    chart = echarts.init(el, dark ? 'dark' : null, { renderer: renderer || 'canvas' });
     chart.on('finished', function () {
       if (status.finished.indexOf(id) < 0) { status.finished.push(id); status.flush(); }
     });
@@ -469,6 +472,125 @@
       yAxis: axisStyle(merge(sideName(metric), { type: 'value', scale: true })),
       series: series
     });
+  });
+
+  // ---- history: each finished trial's value by trial number, and the best so far -----------
+  // Optuna's optimisation history, for every method. The value of a trial is its score (t.best,
+  // what the best-trial card and the table rank by) and the best-so-far steps come from the
+  // payload (report_model.h: trial_history). A finished trial with no finite value (failed or
+  // diverged before its first one) is a cross on the worst edge, below (maximize) or above
+  // (minimize) every value, never left out. SVG below 2,000 trials, canvas above.
+  var HISTORY_STATES = ['completed', 'stopped_early', 'failed', 'diverged', 'cancelled'];
+  // Completed trials in the slice plots' colour: the state's green would read as the best line.
+  function historyColor(state) { return state === 'completed' ? PLASMA[1] : STATE_COLOR[state] || MUTED; }
+  var CROSS = 'path://M2,0 L5,3 L8,0 L10,2 L7,5 L10,8 L8,10 L5,7 L2,10 L0,8 L3,5 L0,2 Z';
+  section('history', function () {
+    var hist = data.history;
+    if (!hist.length) { showEmpty('history', trials.length ? 'No trial has finished yet.' : 'No trials yet.'); return; }
+    var values = [], missing = [];
+    hist.forEach(function (h) { (trials[h[0]].best !== null ? values : missing).push(h); });
+    if (!values.length) {
+      showEmpty('history', 'None of the ' + hist.length + ' finished trials has a finite ' + metric +
+                ' (' + missing.map(function (h) { return '#' + trials[h[0]].n + ' ' + trials[h[0]].state.replace('_', ' '); }).join(', ') + ').');
+      return;
+    }
+    var ys = values.map(function (h) { return trials[h[0]].best; });
+    var lo = Math.min.apply(null, ys), hi = Math.max.apply(null, ys);
+    var span = hi - lo || Math.abs(hi) || 1;
+    var edge = maximize ? lo - 0.08 * span : hi + 0.08 * span;
+    var running = trials.length - hist.length, big = hist.length <= 100;
+    setNote('history', 'Each finished trial\'s ' + metric + ' (its best epoch), coloured by its state; the green steps are the best so far (' +
+            (maximize ? 'highest' : 'lowest') + ').' +
+            (missing.length ? ' ' + missing.length + (missing.length === 1 ? ' trial' : ' trials') + ' without a finite value: the crosses along the ' + (maximize ? 'bottom' : 'top') + '.' : '') +
+            (running ? ' ' + running + ' not finished, not shown.' : ''));
+    var series = [], legend = [];
+    HISTORY_STATES.forEach(function (s) {
+      var points = values.filter(function (h) { return trials[h[0]].state === s; }).map(function (h) {
+        var i = h[0], item = { value: [trials[i].n, trials[i].best], trial: i };
+        if (i === best) { item.symbolSize = big ? 14 : 10; item.itemStyle = { borderColor: BEST, borderWidth: 3 }; }
+        return item;
+      });
+      if (!points.length) return;
+      var name = s.replace('_', ' ');
+      legend.push(name);
+      series.push({ type: 'scatter', id: 'state-' + s, name: name, data: points, symbolSize: big ? 8 : 5,
+                    itemStyle: { color: historyColor(s), opacity: 0.85 }, z: 4 });
+    });
+    if (missing.length) {
+      legend.push('no finite value');
+      series.push({ type: 'scatter', id: 'no-value', name: 'no finite value', symbol: CROSS, symbolSize: 11, z: 4,
+                    itemStyle: { color: MUTED },  // the legend's; each cross has its state's colour
+                    data: missing.map(function (h) {
+                      return { value: [trials[h[0]].n, edge], trial: h[0], itemStyle: { color: historyColor(trials[h[0]].state) } };
+                    }) });
+    }
+    legend.push('best so far');
+    series.push({ type: 'line', id: 'best-so-far', name: 'best so far', step: 'end', showSymbol: false, z: 3,
+                  itemStyle: { color: BEST }, lineStyle: { width: 2.5, color: BEST },
+                  data: hist.filter(function (h) { return h[1] !== null; }).map(function (h) {
+                    return { value: [trials[h[0]].n, h[1]], trial: h[0] };
+                  }) });
+    var seriesById = {};
+    series.forEach(function (s) { seriesById[s.id] = s; });
+    draw('history', {
+      tooltip: merge(BASE.tooltip, {
+        trigger: 'item',
+        formatter: function (p) {
+          var s = seriesById[p.seriesId], i = p.data.trial, t = trials[i];
+          if (s.type === 'line') return 'best so far after ' + esc(trialTitle(i)) + ': <b>' + esc(fmtNum(p.data.value[1], 5)) + '</b>';
+          var extra = 'final ' + esc(metric) + ': ' + esc(t.final !== null ? fmtNum(t.final, 5) : kindText(t.finalKind));
+          if (s.id === 'no-value') extra = 'no finite ' + esc(metric) + ' (' + esc(t.state.replace('_', ' ')) + ')';
+          return trialTooltip(i, extra);
+        }
+      }),
+      legend: { top: 0, data: legend, textStyle: { color: TEXT } },
+      grid: { left: 64, right: 24, top: 36, bottom: big ? 40 : 62 },
+      xAxis: axisStyle({ type: 'value', name: 'trial', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax', minInterval: 1 }),
+      yAxis: axisStyle(merge(sideName(metric), { type: 'value', scale: true,
+                                                 axisLabel: { color: MUTED, formatter: function (v) { return fmtNum(v, 3); } } })),
+      dataZoom: big ? [] : [{ type: 'inside', xAxisIndex: 0 }, { type: 'slider', xAxisIndex: 0, height: 16, bottom: 6 }],
+      series: series
+    }, trials.length > 2000 ? 'canvas' : 'svg');
+  });
+
+  // ---- parameter importance -----------------------------------------------------------------
+  // Computed in C++ (report_model.h: parameter_importance): a random forest's share per swept
+  // parameter, most important on top, and the Spearman correlation beside each bar.
+  var MAX_IMPORTANCE_BARS = 20;
+  function signed(v) { return v === null ? '–' : (v > 0 ? '+' : v < 0 ? '−' : '') + Math.abs(v).toFixed(2); }
+  section('importance', function () {
+    var imp = data.importance;
+    if (!imp.rows.length) { showEmpty('importance', imp.reason || 'Not enough trials to rank the parameters.'); return; }
+    var rows = imp.rows.slice(0, MAX_IMPORTANCE_BARS), fitted = imp.completed + imp.stoppedEarly;
+    var labelCount = {};
+    params.forEach(function (p) { labelCount[p.label] = (labelCount[p.label] || 0) + 1; });
+    function labelOf(k) { return labelCount[params[k].label] > 1 ? params[k].name : params[k].label; }
+    setNote('importance', 'Random forest (64 trees) of ' + metric + ' on the swept parameters, ' + fitted + ' trials (' +
+            imp.completed + ' completed' + (imp.stoppedEarly ? ', ' + imp.stoppedEarly + ' stopped early at their best value' : '') +
+            '). Bar: the parameter\'s share of the fit (the bars sum to 1); ρ: Spearman correlation with ' + metric + ' (– for categories).' +
+            (imp.rows.length > rows.length ? ' The ' + rows.length + ' most important of ' + imp.rows.length + '.' : ''));
+    draw('importance', {
+      tooltip: merge(BASE.tooltip, {
+        trigger: 'item',
+        formatter: function (p) {
+          var r = p.data.row, prm = params[r[0]];
+          return '<b>' + esc(prm.name) + '</b><br>importance <b>' + esc(fmtNum(r[1], 3)) + '</b><br>Spearman ρ with ' + esc(metric) + ': <b>' +
+                 esc(r[2] === null ? (prm.numeric ? 'undefined (constant)' : '– (categorical)') : signed(r[2])) + '</b>' +
+                 (prm.numeric ? (prm.log ? '<br>log-scaled values' : '') : '<br>categorical: one-hot encoded');
+        }
+      }),
+      grid: { left: 16, right: 96, top: 8, bottom: 28, containLabel: true },
+      xAxis: axisStyle({ type: 'value', min: 0, max: function (v) { return Math.min(1, Math.ceil(v.max * 10) / 10 || 1); },
+                         axisLabel: { color: MUTED, formatter: function (v) { return fmtNum(v, 2); } } }),
+      yAxis: axisStyle({ type: 'category', inverse: true, data: rows.map(function (r) { return labelOf(r[0]); }),
+                         axisLabel: { color: TEXT, formatter: function (v) { return v.length > 28 ? v.slice(0, 27) + '…' : v; } } }),
+      series: [{
+        type: 'bar', barMaxWidth: 22, itemStyle: { color: PLASMA[1] },
+        data: rows.map(function (r) { return { value: r[1], row: r }; }),
+        label: { show: true, position: 'right', color: TEXT,
+                 formatter: function (p) { return fmtNum(p.data.row[1], 2) + '   ρ ' + signed(p.data.row[2]); } }
+      }]
+    }, 'svg');
   });
 
   // ---- learning curves ----------------------------------------------------------------------

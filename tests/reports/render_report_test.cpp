@@ -40,9 +40,9 @@ TEST(RenderReport, IsOneSelfContainedPageWithEveryChartCard) {
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find(std::string(assets::echarts_js().substr(0, 200))), std::string::npos);
   EXPECT_GT(assets::echarts_js().size(), 500'000u);
-  for (const char* id :
-       {"chart-heatmap", "chart-vs-param", "chart-curves-metric", "chart-curves-loss",
-        "chart-parallel", "chart-confusion", "chart-time", "trials-table", "report-status"})
+  for (const char* id : {"chart-heatmap", "chart-vs-param", "chart-history", "chart-importance",
+                         "chart-curves-metric", "chart-curves-loss", "chart-parallel",
+                         "chart-confusion", "chart-time", "trials-table", "report-status"})
     EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   // No network: nothing is loaded from anywhere.
   EXPECT_EQ(html.find("<script src"), std::string::npos);

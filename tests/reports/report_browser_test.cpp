@@ -26,8 +26,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kAllCharts[] = {"heatmap",  "vs-param",  "curves-metric", "curves-loss",
-                                  "parallel", "confusion", "time"};
+const char* const kAllCharts[] = {"heatmap",    "vs-param",      "history",
+                                  "importance", "curves-metric", "curves-loss",
+                                  "parallel",   "confusion",     "time"};
 
 std::string find_chromium() {
   if (const char* env = std::getenv("SWEEP_CHROMIUM"); env && ::access(env, X_OK) == 0) return env;
@@ -198,11 +199,16 @@ TEST_F(ReportBrowser, EmptySweepOneParameterSweepAndNaNOnlySweepDrawWithoutError
   expect_clean(load_and_read_status(empty_page, "empty", nullptr), {});
 
   // One swept parameter: a bar chart instead of the heatmap, one line in the parameter chart.
+  // Of its 5 trials one failed and one diverged: too few for parameter importance, which says so.
   ReportData one = testing::make_synthetic_sweep({.name = "one-param", .batch_sizes = {64}});
   const fs::path one_page = temp_ / "one.html";
   write_file_atomically(one_page, render_report(one));
-  expect_clean(load_and_read_status(one_page, "one-param", nullptr),
-               {std::begin(kAllCharts), std::end(kAllCharts)});
+  std::vector<std::string> all_but_importance;
+  for (const char* id : kAllCharts)
+    if (std::string(id) != "importance") all_but_importance.push_back(id);
+  std::string one_dom;
+  expect_clean(load_and_read_status(one_page, "one-param", &one_dom), all_but_importance);
+  EXPECT_NE(one_dom.find("finite val_accuracy; there are 3 so far."), std::string::npos);
 
   // Two trials, every metric NaN: nothing to rank, but the curves and times still draw.
   ReportData nan = testing::make_synthetic_sweep({.name = "nan-only",
@@ -217,7 +223,13 @@ TEST_F(ReportBrowser, EmptySweepOneParameterSweepAndNaNOnlySweepDrawWithoutError
   }
   const fs::path nan_page = temp_ / "nan.html";
   write_file_atomically(nan_page, render_report(nan));
-  expect_clean(load_and_read_status(nan_page, "nan-only", nullptr), {"curves-loss", "time"});
+  std::string nan_dom;
+  expect_clean(load_and_read_status(nan_page, "nan-only", &nan_dom), {"curves-loss", "time"});
+  // The history says why it has no chart, naming the trials instead of dropping them.
+  EXPECT_NE(nan_dom.find("None of the 2 finished trials has a finite val_accuracy (#0 diverged, "
+                         "#1 diverged)."),
+            std::string::npos);
+  EXPECT_NE(nan_dom.find("Parameter importance needs at least 5"), std::string::npos);
 }
 
 // A random search: slice plots (several x axes in one chart) and, since trials are missing from
@@ -310,6 +322,116 @@ TEST_F(ReportBrowser, ALiveUpdateKeepsTheReadersZoomLegendFilterAndSort) {
   EXPECT_EQ(check["sorted"], "sorted-desc") << "the reader's sort stays";
   EXPECT_EQ(check["firstShown"], after.trials.back().number) << "sorted by number, descending";
   EXPECT_EQ(check["sameChart"], true);
+}
+
+// The history and the importance chart are SVG: their points and bars are elements of the page.
+// Before the update 5 trials have finished (too few usable ones for importance: the card says
+// why); the update brings the rest, one failed without any value (a cross on the bottom edge),
+// and the reader's hidden legend entry stays hidden.
+TEST_F(ReportBrowser, HistoryAndImportanceDrawEveryFinishedTrialAndSurviveALiveUpdate) {
+  ReportData after = testing::make_synthetic_sweep({.name = "history"});
+  after.trials[14].state = TrialState::running;  // not finished: not in the history
+  ASSERT_EQ(after.trials[8].state, TrialState::failed);
+  after.trials[8].series.erase("val_accuracy");  // failed before its first value
+  ReportData before = after;
+  before.trials.resize(12);
+  for (std::size_t i = 5; i < before.trials.size(); ++i)
+    before.trials[i].state = TrialState::running;
+
+  // What the charts should hold, counted from the model (the states' colours are report.css's).
+  const auto count = [](const ReportData& data, TrialState state, bool with_value) {
+    const ReportModel model = analyze(data);
+    std::size_t n = 0;
+    for (const HistoryPoint& h : model.history)
+      n += data.trials[h.trial].state == state &&
+           model.scores[h.trial].best.has_value() == with_value;
+    return n;
+  };
+  ASSERT_EQ(count(before, TrialState::completed, true), 4u);
+  ASSERT_EQ(count(before, TrialState::diverged, true), 1u);
+  const std::size_t completed = count(after, TrialState::completed, true);
+  ASSERT_EQ(completed, 11u);
+  ASSERT_EQ(count(after, TrialState::stopped_early, true), 1u);
+  ASSERT_EQ(count(after, TrialState::failed, false), 1u);
+
+  const std::string reader = R"JS(
+(function () {
+  var view = window.__sweepReportView, out = {};
+  function fills(id) {  // SVG paths by fill colour: each point is one, each legend icon one
+    var counts = {};
+    document.querySelectorAll('#chart-' + id + ' svg path').forEach(function (p) {
+      var f = (p.getAttribute('fill') || '').toLowerCase();
+      counts[f] = (counts[f] || 0) + 1;
+    });
+    return counts;
+  }
+  function texts(id) {
+    return Array.prototype.map.call(document.querySelectorAll('#chart-' + id + ' svg text'),
+                                    function (t) { return t.textContent; });
+  }
+  var imp = document.getElementById('chart-importance');
+  var history = echarts.getInstanceByDom(document.getElementById('chart-history'));
+  out.before = { history: fills('history'), importanceEmpty: imp.className === 'empty', importanceText: imp.textContent };
+  history.dispatchAction({ type: 'legendUnSelect', name: 'diverged' });
+  view.render(JSON.parse(document.getElementById('next-data').textContent));
+  out.after = { history: fills('history'), importance: texts('importance'),
+                bars: echarts.getInstanceByDom(imp).getOption().series[0].data.length };
+  out.sameChart = echarts.getInstanceByDom(document.getElementById('chart-history')) === history;
+  out.divergedHidden = history.getOption().legend[0].selected['diverged'] === false;
+  document.getElementById('live-check').textContent = JSON.stringify(out);
+})();
+)JS";
+  std::string page = render_report(before);
+  const std::string extra = "<script type=\"application/json\" id=\"next-data\">" +
+                            script_safe_json(live_update(after)["data"]) +
+                            "</script><pre id=\"live-check\"></pre><script>" + reader +
+                            "</script></body>";
+  page.replace(page.rfind("</body>"), 7, extra);
+  const fs::path path = temp_ / "history.html";
+  write_file_atomically(path, page);
+
+  std::string dom;
+  expect_clean(load_and_read_status(path, "history-live", &dom),
+               {std::begin(kAllCharts), std::end(kAllCharts)});
+  const std::string open = "<pre id=\"live-check\">";
+  const auto at = dom.find(open);
+  ASSERT_NE(at, std::string::npos);
+  const auto start = at + open.size();
+  const std::string text = unescape_html_text(dom.substr(start, dom.find("</pre>", start) - start));
+  ASSERT_FALSE(text.empty()) << "the reader's script did not finish";
+  const auto check = sweep::Json::parse(text);
+  const char* const kCompleted = "#5302a3";  // report.js: PLASMA[1] (light)
+  const char *const kDiverged = "#dc2626", *const kStopped = "#d97706", *const kFailed = "#9f1239";
+  const sweep::Json& was = check["before"]["history"];
+  EXPECT_EQ(was.value(kCompleted, 0), 4 + 1) << "4 points and the legend icon: " << was.dump();
+  EXPECT_EQ(was.value(kDiverged, 0), 1 + 1) << was.dump();
+  EXPECT_EQ(check["before"]["importanceEmpty"], true);
+  EXPECT_EQ(check["before"]["importanceText"],
+            "Parameter importance needs at least 5 completed or early-stopped trials with a finite "
+            "val_accuracy; there are 4 so far.");
+
+  const sweep::Json& now = check["after"]["history"];
+  EXPECT_EQ(now.value(kCompleted, 0), static_cast<int>(completed) + 1) << now.dump();
+  EXPECT_EQ(now.value(kStopped, 0), 1 + 1) << now.dump();
+  EXPECT_EQ(now.value(kFailed, 0), 1)
+      << "the failed trial without a value is a cross" << now.dump();
+  EXPECT_EQ(now.value(kDiverged, 0), 0) << "the reader hid the diverged trials" << now.dump();
+  EXPECT_EQ(check["divergedHidden"], true);
+  EXPECT_EQ(check["sameChart"], true);
+
+  EXPECT_EQ(check["after"]["bars"], 2);
+  std::vector<std::string> texts;
+  for (const auto& t : check["after"]["importance"]) texts.push_back(t.get<std::string>());
+  const auto has = [&](const std::string& s) {
+    return std::find(texts.begin(), texts.end(), s) != texts.end();
+  };
+  EXPECT_TRUE(has("learning_rate")) << check["after"]["importance"].dump();
+  EXPECT_TRUE(has("batch_size")) << check["after"]["importance"].dump();
+  const auto with_rho = std::count_if(texts.begin(), texts.end(), [](const std::string& s) {
+    return s.find("\xCF\x81 ") != std::string::npos;
+  });
+  EXPECT_EQ(with_rho, 2) << "one correlation beside each bar: "
+                         << check["after"]["importance"].dump();
 }
 
 }  // namespace
