@@ -162,6 +162,9 @@ class Backend {
   virtual void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float p,
                                std::uint64_t seed, std::uint64_t counter) = 0;
   virtual void mul(const float* a, const float* b, float* y, std::size_t n) = 0;  // y = a * b
+  // y = a + b, elementwise; y may be a or b. A residual block's sum, and in backward the sum of
+  // its two branches' input gradients (the sum's own backward routes dy to both unchanged).
+  virtual void add(const float* a, const float* b, float* y, std::size_t n) = 0;
 
   // ---- loss. logits (n, classes), labels (n). Mean softmax cross-entropy over `mean_over`
   // samples (n, unless these n are one replica's share of a larger batch: then the whole batch's

@@ -1,12 +1,13 @@
 /*
  * layer_table.cpp — the rows. Defaults are PyTorch's (batch norm eps 1e-5, momentum 0.1; a
- * pool's stride is its size; bias on).
+ * pool's stride is its size; bias on); a residual block adds before its ReLU (He et al. 2016).
  */
 #include "trainer/layer_table.h"
 
 #include <cmath>
 
 #include "common/format.h"
+#include "trainer/vocabulary.h"
 
 namespace sweep::trainer {
 
@@ -19,6 +20,9 @@ LayerArg optional(std::string_view name, ArgKind kind, double fallback) {
 // Absent, it takes the value of argument `other` (a pool's stride is its size).
 LayerArg same_as(std::string_view name, ArgKind kind, std::string_view other) {
   return {name, kind, false, 0, other};
+}
+LayerArg word(std::string_view name, ArgKind kind, std::string_view fallback) {
+  return {name, kind, false, 0, "", fallback};
 }
 
 }  // namespace
@@ -59,6 +63,12 @@ const std::vector<LayerDef>& layer_table() {
        "fully connected: units, bias"},
       {LayerKind::dropout, "dropout", {required("rate", ArgKind::rate)}, "rate", "dropout: rate"},
       {LayerKind::flatten, "flatten", {}, "", "to one vector per image"},
+      {LayerKind::residual,
+       "residual",
+       {required("layers", ArgKind::layers), word("activation", ArgKind::activation, "relu")},
+       "layers",
+       "residual block: layers, added to a shortcut of the input (identity, or a 1x1 conv + "
+       "batchnorm where the shape changes), then activation (relu | none)"},
   };
   return table;
 }
@@ -105,6 +115,10 @@ std::string describe(ArgKind kind) {
       return "must be true or false";
     case ArgKind::padding:
       return "must be 'same', 'valid' or an integer >= 0";
+    case ArgKind::activation:
+      return "must be one of " + words_text<Activation>();
+    case ArgKind::layers:
+      return "must be a list of layers";
   }
   return "";
 }
@@ -130,6 +144,10 @@ std::optional<std::string> check_arg_value(const LayerArg& arg, double v) {
       break;
     case ArgKind::boolean:
       ok = ok && (v == 0 || v == 1);
+      break;
+    case ArgKind::activation:  // words and lists, never numbers
+    case ArgKind::layers:
+      ok = false;
       break;
   }
   if (ok) return std::nullopt;

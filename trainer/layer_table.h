@@ -19,7 +19,18 @@
 
 namespace sweep::trainer {
 
-enum class LayerKind { conv, batchnorm, relu, maxpool, avgpool, gap, dense, dropout, flatten };
+enum class LayerKind {
+  conv,
+  batchnorm,
+  relu,
+  maxpool,
+  avgpool,
+  gap,
+  dense,
+  dropout,
+  flatten,
+  residual
+};
 
 enum class ArgKind {
   positive_int,      // >= 1
@@ -29,6 +40,8 @@ enum class ArgKind {
   positive_real,     // > 0
   boolean,           // true / false (stored as 1 / 0)
   padding,           // "same", "valid" or an integer >= 0
+  activation,        // a word of Activation (trainer/vocabulary.h), kept in LayerSpec::str
+  layers,            // a list of layers, kept in LayerSpec::layers
 };
 
 struct LayerArg {
@@ -37,13 +50,14 @@ struct LayerArg {
   bool required = false;
   double fallback = 0;            // the default when not required and not given...
   std::string_view fallback_arg;  // ...or the value of this other argument (pool stride = size)
+  std::string_view fallback_word = {};  // the default of a word argument (activation: relu)
 };
 
 struct LayerDef {
   LayerKind kind;
   std::string_view name;  // the YAML word: conv, maxpool, ...
   std::vector<LayerArg> args;
-  std::string_view shorthand;  // the argument a scalar fills; "" = none
+  std::string_view shorthand;  // the argument a scalar (or, for `layers`, a list) fills; "" = none
   std::string_view what;       // one line for docs and messages
 };
 

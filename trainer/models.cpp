@@ -16,6 +16,7 @@
 #include "trainer/layers/dense.h"
 #include "trainer/layers/layer.h"
 #include "trainer/layers/pool.h"
+#include "trainer/layers/residual.h"
 
 namespace sweep::trainer {
 
@@ -24,6 +25,53 @@ namespace {
 LayerSpec spec(LayerKind type, std::map<std::string, double> num = {},
                std::map<std::string, std::string> str = {}) {
   return LayerSpec{type, std::move(num), std::move(str)};
+}
+
+// A 3x3 convolution without bias (a batch norm follows): "same" at stride 1, padding 1 at
+// stride 2 (PyTorch's ResNets; "same" is only offered at stride 1).
+LayerSpec conv3x3(int filters, int stride) {
+  if (stride == 1)
+    return spec(LayerKind::conv, {{"filters", filters}, {"kernel", 3}, {"bias", 0}},
+                {{"padding", "same"}});
+  return spec(
+      LayerKind::conv,
+      {{"filters", filters}, {"kernel", 3}, {"stride", stride}, {"padding", 1}, {"bias", 0}});
+}
+
+// ResNet's basic block: [conv 3x3 (stride), bn, relu, conv 3x3, bn] + shortcut, then relu.
+LayerSpec basic_block(int filters, int stride) {
+  LayerSpec block = spec(LayerKind::residual);
+  block.layers = {conv3x3(filters, stride), spec(LayerKind::batchnorm), spec(LayerKind::relu),
+                  conv3x3(filters, 1), spec(LayerKind::batchnorm)};
+  return block;
+}
+
+std::vector<LayerSpec> resnet_specs(const ModelSpec& m, int classes) {
+  if (m.width < 1 || m.width > kMaxResNetWidth)
+    throw Error("model.width must be between 1 and " + std::to_string(kMaxResNetWidth) + ", got " +
+                std::to_string(m.width));
+  if (!is_resnet_depth(m.depth))
+    throw Error("model.depth " + std::to_string(m.depth) +
+                " is not a depth preset resnet builds: " + resnet_depths_text());
+  // Blocks per stage and the first stage's channels; each later stage doubles them and starts
+  // with a stride-2 block.
+  std::vector<int> blocks;
+  int channels = 16;
+  if (m.depth == 18 || m.depth == 34) {
+    blocks = m.depth == 18 ? std::vector<int>{2, 2, 2, 2} : std::vector<int>{3, 4, 6, 3};
+    channels = 64;
+  } else {
+    blocks.assign(3, (m.depth - 2) / 6);
+  }
+  channels *= m.width;
+  std::vector<LayerSpec> l = {conv3x3(channels, 1), spec(LayerKind::batchnorm),
+                              spec(LayerKind::relu)};
+  for (std::size_t stage = 0; stage < blocks.size(); ++stage)
+    for (int b = 0; b < blocks[stage]; ++b)
+      l.push_back(basic_block(channels << stage, stage > 0 && b == 0 ? 2 : 1));
+  l.push_back(spec(LayerKind::gap));
+  l.push_back(spec(LayerKind::dense, {{"units", classes}}));
+  return l;
 }
 
 std::vector<LayerSpec> preset_specs(const ModelSpec& m, int classes) {
@@ -69,6 +117,8 @@ std::vector<LayerSpec> preset_specs(const ModelSpec& m, int classes) {
       }
       l.push_back(spec(LayerKind::dense, {{"units", classes}}));
       return l;
+    case Preset::resnet:
+      return resnet_specs(m, classes);
     case Preset::none:
       break;
   }
@@ -95,12 +145,22 @@ class LayerArgs {
     }
     for (const auto& [key, value] : s.str) {
       const LayerArg* arg = known(key);
-      if (arg->kind != ArgKind::padding || (value != "same" && value != "valid"))
+      const bool ok = (arg->kind == ArgKind::padding && (value == "same" || value == "valid")) ||
+                      (arg->kind == ArgKind::activation && parse_word<Activation>(value));
+      if (!ok)
         throw Error("argument '" + key + "' " + describe(arg->kind) + ", got '" + value + "'");
     }
-    for (const LayerArg& arg : def_.args)
-      if (arg.required && !s.num.count(std::string(arg.name)))
+    const bool takes_layers =
+        std::any_of(def_.args.begin(), def_.args.end(),
+                    [](const LayerArg& a) { return a.kind == ArgKind::layers; });
+    if (!s.layers.empty() && !takes_layers)
+      throw Error("'" + std::string(def_.name) + "' takes no list of layers");
+    for (const LayerArg& arg : def_.args) {
+      const bool given =
+          arg.kind == ArgKind::layers ? !s.layers.empty() : s.num.count(std::string(arg.name)) > 0;
+      if (arg.required && !given)
         throw Error("missing required argument '" + std::string(arg.name) + "'");
+    }
   }
 
   double number(std::string_view name) const {
@@ -117,6 +177,12 @@ class LayerArgs {
   std::string text(std::string_view name) const {
     const auto it = spec_.str.find(std::string(name));
     return it == spec_.str.end() ? std::string() : it->second;
+  }
+  template <class E>
+  E word(std::string_view name) const {  // checked in the constructor
+    const auto it = spec_.str.find(std::string(name));
+    return *parse_word<E>(it == spec_.str.end() ? find_arg(def_, name)->fallback_word
+                                                : std::string_view(it->second));
   }
 
  private:
@@ -162,11 +228,33 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& s) {
       return std::make_unique<Dropout>(static_cast<float>(args.number("rate")));
     case LayerKind::flatten:
       return std::make_unique<Flatten>();
+    case LayerKind::residual: {
+      std::vector<std::unique_ptr<Layer>> body;
+      for (std::size_t j = 0; j < s.layers.size(); ++j) {
+        try {
+          body.push_back(make_layer(s.layers[j]));
+        } catch (const Error& e) {
+          throw Error(block_layer_error_prefix(j, s.layers.size(), name_of(s.layers[j].type)) +
+                      e.what());
+        }
+      }
+      return std::make_unique<Residual>(std::move(body), args.word<Activation>("activation"));
+    }
   }
   throw Error("unknown layer type (known: " + std::string(name_of(s.type)) + ")");
 }
 
 }  // namespace
+
+bool is_resnet_depth(int depth) {
+  return depth == 18 || depth == 34 ||
+         (depth >= 8 && depth <= kMaxResNetDepth && (depth - 2) % 6 == 0);
+}
+
+std::string resnet_depths_text() {
+  return "6n+2 from 8 to " + std::to_string(kMaxResNetDepth) +
+         " (20, 32, 44, 56, 110: CIFAR ResNets), or 18, 34 (ResNet-18/34, CIFAR variant)";
+}
 
 std::string layer_error_prefix(std::size_t index, std::size_t count, std::string_view type) {
   return "model layer " + std::to_string(index + 1) + " of " + std::to_string(count) + " (" +

@@ -12,6 +12,14 @@
  *             maxpool 2 stride 2 between blocks (not after the last);
  *           then gap, dense classes
  *   mlp     flatten, per hidden size h: [dense h, relu, dropout p (when p > 0)], dense classes
+ *   resnet  He et al. 2016: conv (c * width)@3x3 same, batchnorm, relu; stages of basic blocks
+ *             residual [conv 3x3 (stride), batchnorm, relu, conv 3x3 same, batchnorm] + relu,
+ *             every conv without bias, the first block of each stage after the first stride 2
+ *             (padding 1), the channels doubling per stage; then gap, dense classes.
+ *             depth 6n+2 (CIFAR ResNets, §4.2): c = 16, three stages of n blocks (16, 32, 64);
+ *             depth 18 / 34 (ResNet-18/34's CIFAR variant: 3x3 stem, no max-pool): c = 64, four
+ *             stages of [2, 2, 2, 2] / [3, 4, 6, 3] blocks (64, 128, 256, 512). The shortcut of a
+ *             block that changes the shape is a 1x1 conv + batchnorm (option B; layers/residual.h).
  *
  * A custom `layers` list is used when it is not empty (the preset is then ignored); a final dense
  * to `classes` is appended unless the list already ends in a dense with that many units.
@@ -27,6 +35,13 @@
 #include "trainer/train_config.h"
 
 namespace sweep::trainer {
+
+// preset resnet's depths (6n+2 up to kMaxResNetDepth, 18, 34) and widths, and the sentence that
+// lists the depths for a message.
+constexpr int kMaxResNetDepth = 1202;  // the deepest of the paper (§4.2)
+constexpr int kMaxResNetWidth = 64;
+bool is_resnet_depth(int depth);
+std::string resnet_depths_text();
 
 // The layer list of `model`: the custom list, or the preset expanded; final dense included.
 // Throws sweep::Error for an unknown preset or bad preset options.

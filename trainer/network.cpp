@@ -118,26 +118,31 @@ void Network::backward(const float* dlogits, int batch) {
   }
 }
 
-namespace {
-std::string shape_text(Shape s) {  // "20x24x24", or "500" for a feature vector
+std::string shape_text(Shape s) {
   if (s.h == 1 && s.w == 1) return std::to_string(s.c);
   return std::to_string(s.c) + "x" + std::to_string(s.h) + "x" + std::to_string(s.w);
 }
-}  // namespace
 
 std::string Network::summary() const {
   std::string s;
-  char line[160];
-  std::snprintf(line, sizeof line, "%3s  %-28s %-16s %12s\n", "#", "layer", "output", "params");
+  char line[200];
+  std::snprintf(line, sizeof line, "%3s  %-40s %-16s %12s\n", "#", "layer", "output", "params");
   s += line;
-  std::snprintf(line, sizeof line, "%3s  %-28s %-16s %12s\n", "", "input",
+  std::snprintf(line, sizeof line, "%3s  %-40s %-16s %12s\n", "", "input",
                 shape_text(input_).c_str(), "");
   s += line;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    std::snprintf(line, sizeof line, "%3zu  %-28s %-16s %12zu\n", i + 1,
+    std::snprintf(line, sizeof line, "%3zu  %-40s %-16s %12zu\n", i + 1,
                   layers_[i]->describe().c_str(), shape_text(shapes_[i + 1]).c_str(),
                   layers_[i]->param_count());
     s += line;
+    // A block's own layers and its shortcut, indented under it.
+    for (const LayerPart& part : layers_[i]->parts()) {
+      const std::string text = std::string(std::size_t(2 * part.depth), ' ') + part.text;
+      std::snprintf(line, sizeof line, "%3s  %-40s %-16s %12zu\n", "", text.c_str(),
+                    shape_text(part.out).c_str(), part.params);
+      s += line;
+    }
   }
   std::snprintf(line, sizeof line, "total parameters: %zu (%.2f MB), state values: %zu\n",
                 param_count_, double(param_count_) * 4.0 / 1e6, state_count_);

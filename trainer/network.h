@@ -24,6 +24,9 @@ struct Shape {
   bool operator==(const Shape&) const = default;
 };
 
+// "20x24x24", or "500" for a feature vector: a shape in summaries and messages.
+std::string shape_text(Shape s);
+
 class Layer;  // trainer/layers/layer.h
 
 class Network {
@@ -52,7 +55,9 @@ class Network {
   void set_step(std::uint64_t step) { step_ = step; }  // counter for dropout masks
 
   int classes() const { return classes_; }
-  std::string summary() const;  // one line per layer: type, output shape, parameters
+  // One line per layer: type, output shape, parameters; a residual block's layers and shortcut
+  // indented under it.
+  std::string summary() const;
 
   // Test access.
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }

@@ -71,7 +71,7 @@ std::vector<DeviceSpec> replica_devices(const TrainConfig& cfg) {
 // Dropout draws a new mask from a counter each step, which a replayed graph cannot vary.
 bool has_dropout(const Network& net) {
   for (const auto& layer : net.layers())
-    if (layer->kind() == LayerKind::dropout) return true;
+    if (layer->contains(LayerKind::dropout)) return true;
   return false;
 }
 

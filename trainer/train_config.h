@@ -53,14 +53,17 @@ struct DataSpec {
 struct LayerSpec {
   LayerKind type = LayerKind::relu;
   std::map<std::string, double> num;       // numeric arguments (booleans as 0 / 1)
-  std::map<std::string, std::string> str;  // text arguments (padding: same | valid)
+  std::map<std::string, std::string> str;  // text arguments (padding: same | valid; activation)
+  std::vector<LayerSpec> layers = {};      // a residual block's own layers
   bool operator==(const LayerSpec&) const = default;
 };
 
 struct ModelSpec {
-  Preset preset = Preset::lenet;         // Preset::none: `layers` is the model
-  int net_width = 16;                    // convnet: filters of the first block
-  int block_depth = 2;                   // convnet: [conv, bn, relu] per block
+  Preset preset = Preset::lenet;  // Preset::none: `layers` is the model
+  int net_width = 16;             // convnet: filters of the first block
+  int block_depth = 2;            // convnet: [conv, bn, relu] per block
+  int depth = 20;                 // resnet: 6n+2 (CIFAR ResNets) or 18, 34 (trainer/models.h)
+  int width = 1;                  // resnet: channels x width (16/32/64 or 64..512)
   std::vector<int> hidden = {256, 128};  // mlp: hidden sizes
   double dropout = 0.0;                  // mlp: dropout after each hidden layer
   std::vector<LayerSpec> layers;         // custom list; a final dense to the classes is appended

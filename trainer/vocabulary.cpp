@@ -19,8 +19,10 @@ constexpr Word<Validation> kValidations[] = {
 constexpr Word<ShuffleMode> kShuffles[] = {{ShuffleMode::every_epoch, "every-epoch"},
                                            {ShuffleMode::once, "once"},
                                            {ShuffleMode::never, "never"}};
-constexpr Word<Preset> kPresets[] = {
-    {Preset::lenet, "lenet"}, {Preset::convnet, "convnet"}, {Preset::mlp, "mlp"}};
+constexpr Word<Preset> kPresets[] = {{Preset::lenet, "lenet"},
+                                     {Preset::convnet, "convnet"},
+                                     {Preset::mlp, "mlp"},
+                                     {Preset::resnet, "resnet"}};
 constexpr Word<OptimizerKind> kOptimizers[] = {{OptimizerKind::sgdm, "sgdm"},
                                                {OptimizerKind::sgdm, "sgd"},
                                                {OptimizerKind::adam, "adam"},
@@ -39,6 +41,8 @@ constexpr Word<OutputNetwork> kOutputs[] = {{OutputNetwork::best, "best"},
                                             {OutputNetwork::last, "last"}};
 constexpr Word<Precision> kPrecisions[] = {
     {Precision::fp32, "fp32"}, {Precision::tf32, "tf32"}, {Precision::bf16, "bf16"}};
+constexpr Word<Activation> kActivations[] = {{Activation::relu, "relu"},
+                                             {Activation::none, "none"}};
 
 }  // namespace
 
@@ -52,5 +56,6 @@ Words<ScheduleType> words_of(ScheduleType) { return {kSchedules, std::size(kSche
 Words<MonitorMetric> words_of(MonitorMetric) { return {kMonitors, std::size(kMonitors)}; }
 Words<OutputNetwork> words_of(OutputNetwork) { return {kOutputs, std::size(kOutputs)}; }
 Words<Precision> words_of(Precision) { return {kPrecisions, std::size(kPrecisions)}; }
+Words<Activation> words_of(Activation) { return {kActivations, std::size(kActivations)}; }
 
 }  // namespace sweep::trainer

@@ -27,12 +27,13 @@ using sweep::words_text;
 enum class DatasetKind { fashion_mnist, mnist, cifar10, synthetic };
 enum class Validation { test, holdout, none };
 enum class ShuffleMode { every_epoch, once, never };
-enum class Preset { lenet, convnet, mlp, none };  // none: the model is model.layers
+enum class Preset { lenet, convnet, mlp, resnet, none };  // none: the model is model.layers
 enum class OptimizerKind { sgdm, adam, rmsprop };
 enum class ScheduleType { fixed, piecewise, multistep, inv, exp, poly, cosine };
 enum class MonitorMetric { val_loss, val_accuracy, train_loss };
 enum class OutputNetwork { best, last };
 enum class Precision { fp32, tf32, bf16 };
+enum class Activation { relu, none };  // after a residual block's sum
 
 // The tables (common/words.h), found by argument type: name_of(Precision::bf16) == "bf16".
 Words<DatasetKind> words_of(DatasetKind);
@@ -44,5 +45,6 @@ Words<ScheduleType> words_of(ScheduleType);
 Words<MonitorMetric> words_of(MonitorMetric);
 Words<OutputNetwork> words_of(OutputNetwork);
 Words<Precision> words_of(Precision);
+Words<Activation> words_of(Activation);
 
 }  // namespace sweep::trainer

@@ -1,7 +1,9 @@
 /*
  * layers_reader.cpp — `model.layers` read against the trainer's layer table
  * (trainer/layer_table.h): the types, their arguments, which are required and the shorthand all
- * come from there, so the YAML side cannot accept or refuse an argument the trainer does not.
+ * come from there, so the YAML side cannot accept or refuse an argument the trainer does not. A
+ * residual block's `layers` is read by the same code, one level down (its items' keys are
+ * model.layers.N.residual.layers.M, as the YAML nests them).
  */
 #include "sweep/config/layers_reader.h"
 
@@ -52,6 +54,21 @@ class LayerReader {
         number = flag ? 1.0 : 0.0;
         break;
       }
+      case ArgKind::activation: {
+        const std::vector<std::string> words = trainer::word_list<trainer::Activation>();
+        if (!value.IsScalar())
+          return error(path, value,
+                       "expected one of " + join(words) + ", got " + describe_node(value));
+        if (!trainer::parse_word<trainer::Activation>(value.Scalar()))
+          return error(path, value,
+                       "unknown activation '" + value.Scalar() + "'" +
+                           suggestion_suffix(value.Scalar(), words));
+        layer.str[name] = value.Scalar();
+        return;
+      }
+      case ArgKind::layers:
+        read_list(value, path, layer.layers);
+        return;
       case ArgKind::padding: {
         if (value.IsScalar() && (value.Scalar() == "same" || value.Scalar() == "valid")) {
           layer.str[name] = value.Scalar();
@@ -123,12 +140,16 @@ class LayerReader {
         }
         read_arg(*arg, entry.second, args_path + "." + name, layer);
       }
+    } else if (has_args && list_shorthand(*def)) {  // `- residual: [conv: ..., relu]`
+      read_arg(*trainer::find_arg(*def, def->shorthand), args, args_path, layer);
     } else if (has_args) {
       return error(args_path, args, "expected a number or a map of arguments, got a list");
     }
     for (const LayerArg& arg : def->args) {
       const std::string name(arg.name);
-      const bool given = layer.num.count(name) || layer.str.count(name);
+      const bool given = arg.kind == ArgKind::layers
+                             ? !layer.layers.empty()
+                             : layer.num.count(name) || layer.str.count(name);
       const YAML::Node& lookup = args;  // const: the lookup must not add the key
       const bool mentioned = has_args && args.IsMap() && lookup[name];
       if (arg.required && !given && !mentioned)
@@ -137,7 +158,24 @@ class LayerReader {
     out.push_back(std::move(layer));
   }
 
+  // The list at `path` (model.layers, or a residual block's layers) into `out`.
+  void read_list(const YAML::Node& list, const std::string& path,
+                 std::vector<trainer::LayerSpec>& out) {
+    if (!list.IsSequence())
+      return error(path, list, "expected a list of layers, got " + describe_node(list));
+    if (list.size() == 0) return error(path, list, "the list of layers is empty");
+    out.clear();
+    for (std::size_t i = 0; i < list.size(); ++i)
+      read_item(list[i], path + "." + std::to_string(i), out);
+  }
+
  private:
+  // Whether a YAML list after the type fills the row's shorthand (a residual block's layers).
+  static bool list_shorthand(const LayerDef& def) {
+    const LayerArg* arg = def.shorthand.empty() ? nullptr : trainer::find_arg(def, def.shorthand);
+    return arg && arg->kind == ArgKind::layers;
+  }
+
   const ConfigTree& tree_;
   Diagnostics& diagnostics_;
 };
@@ -146,18 +184,7 @@ class LayerReader {
 
 void read_layers(const ConfigTree& tree, Diagnostics& diagnostics, const YAML::Node& list,
                  const std::string& path, std::vector<trainer::LayerSpec>& out) {
-  LayerReader reader(tree, diagnostics);
-  if (!list.IsSequence()) {
-    reader.error(path, list, "expected a list of layers, got " + describe_node(list));
-    return;
-  }
-  if (list.size() == 0) {
-    reader.error(path, list, "the list of layers is empty");
-    return;
-  }
-  out.clear();
-  for (std::size_t i = 0; i < list.size(); ++i)
-    reader.read_item(list[i], path + "." + std::to_string(i), out);
+  LayerReader(tree, diagnostics).read_list(list, path, out);
 }
 
 }  // namespace sweep::config

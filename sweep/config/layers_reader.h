@@ -4,7 +4,11 @@
  * Three spellings per item: a bare name (`- relu`), a name with a scalar shorthand for its main
  * argument (`- maxpool: 2`, `- dense: 500`, `- dropout: 0.5`), or a name with a map of arguments
  * (`- conv: {filters: 20, kernel: 5}`). Booleans (bias) are stored as 0/1 in LayerSpec::num and
- * `padding: same` in LayerSpec::str, as trainer/train_config.h describes.
+ * `padding: same` in LayerSpec::str, as trainer/train_config.h describes. A residual block takes
+ * its layers as a map argument or as a list in the shorthand's place:
+ *   - residual: {layers: [{conv: {filters: 16, kernel: 3, padding: same}}, batchnorm], activation:
+ * relu}
+ *   - residual: [{conv: {filters: 16, kernel: 3, padding: same}}, batchnorm]
  */
 #pragma once
 

@@ -11,6 +11,7 @@
 
 #include "sweep/config/layers_reader.h"
 #include "sweep/config/suggest.h"
+#include "trainer/models.h"
 
 namespace sweep::config {
 
@@ -69,6 +70,11 @@ void read_model(MapReader r, trainer::ModelSpec& m, const ConfigTree& tree) {
     preset_given = r.word("preset", m.preset, "preset");
   r.integer("net_width", m.net_width, Range::at_least(1));
   r.integer("block_depth", m.block_depth, Range::at_least(1));
+  if (r.integer("depth", m.depth, Range::at_least(1)) && m.preset == trainer::Preset::resnet &&
+      !trainer::is_resnet_depth(m.depth))
+    r.error("depth", "preset resnet has no depth " + std::to_string(m.depth) + ": " +
+                         trainer::resnet_depths_text());
+  r.integer("width", m.width, Range::closed(1, trainer::kMaxResNetWidth));
   r.integer_list("hidden", m.hidden, Range::at_least(1));
   r.number("dropout", m.dropout, Range::half_open(0, 1));
   const YAML::Node layers = r.node("layers");

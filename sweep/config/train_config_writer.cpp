@@ -30,7 +30,7 @@ YAML::Node word(E value) {
 YAML::Node layer_node(const trainer::LayerSpec& layer) {
   YAML::Node item(YAML::NodeType::Map);
   const std::string type(trainer::name_of(layer.type));
-  if (layer.num.empty() && layer.str.empty()) return YAML::Node(type);
+  if (layer.num.empty() && layer.str.empty() && layer.layers.empty()) return YAML::Node(type);
   const trainer::LayerDef& def = trainer::layer_def(layer.type);
   YAML::Node args(YAML::NodeType::Map);
   for (const auto& [name, value] : layer.num) {
@@ -42,6 +42,11 @@ YAML::Node layer_node(const trainer::LayerSpec& layer) {
     }
   }
   for (const auto& [name, value] : layer.str) args[name] = value;
+  if (!layer.layers.empty()) {  // a residual block's own layers
+    YAML::Node layers(YAML::NodeType::Sequence);
+    for (const trainer::LayerSpec& inner : layer.layers) layers.push_back(layer_node(inner));
+    args["layers"] = layers;
+  }
   args.SetStyle(YAML::EmitterStyle::Flow);
   item[type] = args;
   item.SetStyle(YAML::EmitterStyle::Flow);
@@ -87,6 +92,8 @@ YAML::Node to_yaml(const trainer::TrainConfig& config) {
     model["preset"] = word(m.preset);
     model["net_width"] = whole(m.net_width);
     model["block_depth"] = whole(m.block_depth);
+    model["depth"] = whole(m.depth);
+    model["width"] = whole(m.width);
     model["hidden"] = int_list(m.hidden);
     model["dropout"] = num(m.dropout);
   } else {

@@ -110,6 +110,15 @@ void ParzenEstimator::add_numeric(std::size_t dim, const std::vector<double>& ob
                                               (high - k.mu[c]) * k.inverse_sigma[c]);
     k.log_normaliser[c] = std::log(k.sigma[c]) + k.log_truncated_mass[c];
   }
+  if (d.discrete() && options_.multivariate && m > 1) {
+    k.centres.assign(k.mu.begin(), k.mu.end() - 1);
+    std::sort(k.centres.begin(), k.centres.end());
+    k.centres.erase(std::unique(k.centres.begin(), k.centres.end()), k.centres.end());
+    k.centre_of.resize(m - 1);
+    for (std::size_t c = 0; c + 1 < m; ++c)
+      k.centre_of[c] = static_cast<std::uint32_t>(
+          std::lower_bound(k.centres.begin(), k.centres.end(), k.mu[c]) - k.centres.begin());
+  }
 }
 
 void ParzenEstimator::add_categorical(std::size_t dim, const std::vector<double>& observations) {
@@ -173,6 +182,7 @@ std::vector<double> ParzenEstimator::log_pdf(const std::vector<Cell>& cells,
   const std::size_t m = kernels();
   std::vector<double> out(count);
   std::vector<double> terms(m);
+  std::vector<double> centre_mass;
   for (std::size_t s = 0; s < count; ++s) {
     terms = log_weights_;
     for (std::size_t j = 0; j < d; ++j) {
@@ -197,10 +207,23 @@ std::vector<double> ParzenEstimator::log_pdf(const std::vector<Cell>& cells,
         }
         continue;
       }
-      for (std::size_t i = 0; i < m; ++i)
-        terms[i] += log_normal_mass((cell.lo - k.mu[i]) * k.inverse_sigma[i],
-                                    (cell.hi - k.mu[i]) * k.inverse_sigma[i]) -
-                    k.log_truncated_mass[i];
+      auto log_cell_mass = [&](std::size_t i, double mu) {
+        return log_normal_mass((cell.lo - mu) * k.inverse_sigma[i],
+                               (cell.hi - mu) * k.inverse_sigma[i]);
+      };
+      if (k.centres.empty()) {
+        for (std::size_t i = 0; i < m; ++i)
+          terms[i] += log_cell_mass(i, k.mu[i]) - k.log_truncated_mass[i];
+        continue;
+      }
+      // The observation kernels share one width: a mass per distinct centre (the truncation
+      // mass too depends only on the centre, so kernel i's is the one to subtract).
+      centre_mass.resize(k.centres.size());
+      for (std::size_t u = 0; u < k.centres.size(); ++u)
+        centre_mass[u] = log_cell_mass(0, k.centres[u]);
+      for (std::size_t i = 0; i + 1 < m; ++i)
+        terms[i] += centre_mass[k.centre_of[i]] - k.log_truncated_mass[i];
+      terms[m - 1] += log_cell_mass(m - 1, k.mu[m - 1]) - k.log_truncated_mass[m - 1];
     }
     out[s] = log_sum_exp(terms);
   }

@@ -13,6 +13,7 @@
  */
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "sweep/config/search_space.h"
@@ -45,6 +46,11 @@ class ParzenEstimator {
     std::vector<double> mu, sigma, inverse_sigma;
     std::vector<double> log_truncated_mass;  // log of the kernel's mass inside [low, high]
     std::vector<double> log_normaliser;      // log sigma + log_truncated_mass
+    // Grid dimensions with one width for all observation kernels (multivariate): the distinct
+    // centres (observations sit on the grid, so there are few) and each observation's centre,
+    // so that a cell's mass is computed once per centre, not once per kernel.
+    std::vector<double> centres;
+    std::vector<std::uint32_t> centre_of;
   };
   struct CategoricalKernels {
     std::vector<int> observed;                        // per observation kernel: its choice

@@ -156,7 +156,7 @@ std::vector<config::Draw> TpeSampler::suggest(std::uint64_t index) {
   if (told_ < static_cast<std::size_t>(std::max(options_.n_startup_trials, 0)) || dims_.empty()) {
     first = config::sample_point(space_, seed_, index);
     if (is_new(first)) return first;
-  } else if (std::optional<std::vector<config::Draw>> draws = model_draw(index, rng)) {
+  } else if (std::optional<std::vector<config::Draw>> draws = model_draw(rng)) {
     return *draws;
   } else {
     first = config::sample_point(space_, seed_, index);
@@ -168,8 +168,7 @@ std::vector<config::Draw> TpeSampler::suggest(std::uint64_t index) {
   return first;  // every draw was a point already asked: the space is (nearly) exhausted
 }
 
-std::optional<std::vector<config::Draw>> TpeSampler::model_draw(std::uint64_t /*index*/,
-                                                                config::UnitRng& rng) {
+std::optional<std::vector<config::Draw>> TpeSampler::model_draw(config::UnitRng& rng) {
   // The observations, in the order asked (trial number): told trials and, as the constant
   // liar, pending ones. Repeats of a suggestion are observations each.
   std::vector<RankKey> keys;

@@ -153,6 +153,14 @@ void CpuBackend::mul(const float* a, const float* b, float* y, std::size_t n) {
   });
 }
 
+void CpuBackend::add(const float* a, const float* b, float* y, std::size_t n) {
+  run([&] {
+    for_range(n, kElementwiseGrain, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) y[i] = a[i] + b[i];
+    });
+  });
+}
+
 // ---------------------------------------------------------------- dense
 
 void CpuBackend::dense_forward(const float* x, const float* w, const float* b, float* y, int n,

@@ -88,6 +88,7 @@ class CudaBackend final : public Backend {
   void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float p,
                        std::uint64_t seed, std::uint64_t counter) override;
   void mul(const float* a, const float* b, float* y, std::size_t n) override;
+  void add(const float* a, const float* b, float* y, std::size_t n) override;
 
   using Backend::softmax_cross_entropy;
   void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n, int classes,

@@ -66,6 +66,11 @@ void CudaBackend::mul(const float* a, const float* b, float* y, std::size_t n) {
   cuda::mul(a, b, y, n, stream());
 }
 
+void CudaBackend::add(const float* a, const float* b, float* y, std::size_t n) {
+  enter();
+  cuda::add(a, b, y, n, stream());
+}
+
 // ------------------------------------------------------------------------------------ dense
 
 void CudaBackend::dense_forward(const float* x, const float* w, const float* b, float* y, int n,

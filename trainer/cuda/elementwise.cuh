@@ -1,5 +1,5 @@
 /*
- * elementwise.cuh — fill, relu, dropout, multiply, bias adds and the bias-gradient sums.
+ * elementwise.cuh — fill, relu, dropout, multiply, add, bias adds and the bias-gradient sums.
  *
  * Kernels take raw pointers with their shapes written beside them; launchers take sizes and the
  * stream and check the launch. Dropout computes y = x * mask with __fmul_rn so the compiler can't
@@ -60,6 +60,15 @@ __global__ void mul_kernel(const float* a /* (n) */, const float* b /* (n) */, f
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x)
     y[i] = __fmul_rn(a[i], b[i]);
+}
+
+// y = a + b; y may alias a or b (each thread reads its element before writing it). __fadd_rn, so
+// no contraction can make it differ from the CPU backend's sum.
+__global__ void add_kernel(const float* a /* (n) */, const float* b /* (n) */, float* y /* (n) */,
+                           std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    y[i] = __fadd_rn(a[i], b[i]);
 }
 
 // y (rows, cols) += b (cols), row-major.
@@ -159,6 +168,12 @@ inline void dropout(const float* x, float* y, float* mask, std::size_t n, float 
 inline void mul(const float* a, const float* b, float* y, std::size_t n, cudaStream_t s) {
   if (!n) return;
   mul_kernel<<<grid_for(n), kThreads, 0, s>>>(a, b, y, n);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void add(const float* a, const float* b, float* y, std::size_t n, cudaStream_t s) {
+  if (!n) return;
+  add_kernel<<<grid_for(n), kThreads, 0, s>>>(a, b, y, n);
   SWEEP_CHECK_LAUNCH();
 }
 

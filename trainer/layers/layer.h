@@ -14,12 +14,22 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "trainer/backend.h"
 #include "trainer/network.h"
 #include "trainer/train_config.h"
 
 namespace sweep::trainer {
+
+// One row of Network::summary() for a part inside a layer (a residual block's layers and its
+// shortcut), `depth` levels in.
+struct LayerPart {
+  int depth = 1;
+  std::string text;
+  Shape out;
+  std::size_t params = 0;
+};
 
 class Layer {
  public:
@@ -30,6 +40,9 @@ class Layer {
   virtual LayerKind kind() const = 0;
   std::string type() const { return std::string(name_of(kind())); }  // conv, batchnorm, ...
   virtual std::string describe() const;  // type and arguments, for summary(): "conv 20@5x5 s1"
+  virtual std::vector<LayerPart> parts() const { return {}; }  // summary() rows inside it
+  // Whether this layer is, or holds, a layer of `kind` (dropout inside a residual block).
+  virtual bool contains(LayerKind kind) const { return this->kind() == kind; }
 
   // Works out the output shape for input `in` (per sample) and how many parameters and state
   // values this layer needs. Throws sweep::Error when the shape is impossible.
