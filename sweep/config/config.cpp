@@ -115,7 +115,9 @@ std::string SweepConfig::shape() const {
   if (sweep.method == "random") {
     text = "random, " + std::to_string(sweep.max_trials) + " samples";
   } else if (sweep.method == "tpe") {
-    text = "tpe, " + std::to_string(sweep.max_trials) + " trials";
+    // Each suggested from the results before it (bayes: W&B's name for it).
+    text = std::string("tpe") + (sweep.method_as_written == "bayes" ? " for bayes" : "") +
+           ", each suggested from the results before it";
   } else {
     std::string factors;
     for (const ParamSpec& p : sweep.space.params) {

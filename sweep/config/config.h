@@ -93,8 +93,8 @@ struct SweepConfig {
   std::vector<std::string> warnings;
 
   std::uint64_t trial_count() const;
-  std::string shape() const;  // "grid 4 × 3", "random, 12 samples", "tpe, 50 trials",
-                              // "+ 2 repeats each"
+  std::string shape() const;  // "grid 4 × 3", "random, 12 samples", "tpe, each suggested from
+                              // the results before it", + ", 2 repeats each"
 
   std::shared_ptr<const ConfigTree> tree;  // the YAML tree after --set (for expand)
 };
