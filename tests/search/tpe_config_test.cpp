@@ -84,7 +84,8 @@ TEST(TpeConfig, BayesIsReadAsTpe) {
   EXPECT_EQ(config.sweep.method, "tpe");
   EXPECT_EQ(config.sweep.method_as_written, "bayes");
   EXPECT_EQ(config.trial_count(), 24u);
-  EXPECT_EQ(config.shape(), "tpe, each suggested from the results before it, 2 repeats each");
+  EXPECT_EQ(config.shape(),
+            "tpe for bayes, each suggested from the results before it, 2 repeats each");
   const std::unique_ptr<Sampler> sampler = make_sampler(config);
   EXPECT_NE(dynamic_cast<TpeSampler*>(sampler.get()), nullptr);
   EXPECT_EQ(sampler->capacity(), 24u);
