@@ -61,8 +61,34 @@ std::vector<BadConfig> bad_configs() {
        "piecewise, multistep, inv, exp, poly, cosine)"},
       {"boolean expected", "data: {dataset: synthetic, augment: {flip: maybe}}\n",
        "t.yaml:1:44: key 'data.augment.flip': expected true or false, got 'maybe'"},
-      {"unknown preset", "model: {preset: resnet}\n",
-       "t.yaml:1:17: key 'model.preset': unknown preset 'resnet' (did you mean 'lenet'?)"},
+      {"unknown preset", "model: {preset: resnt}\n",
+       "t.yaml:1:17: key 'model.preset': unknown preset 'resnt' (did you mean 'resnet'?)"},
+      {"resnet depth", "model: {preset: resnet, depth: 21}\n",
+       "t.yaml:1:32: key 'model.depth': preset resnet has no depth 21; it builds 6n+2 from 8 to "
+       "1202 (CIFAR ResNets: 20, 32, 44, 56, 110, ...) or 18, 34 (ResNet-18/34, CIFAR variant)"},
+      {"resnet depth swept",
+       "data: {dataset: synthetic}\nmodel: {preset: resnet}\n"
+       "sweep:\n  parameters:\n    model.depth: {values: [20, 27]}\n",
+       "t.yaml:5:32: key 'model.depth': preset resnet has no depth 27; it builds 6n+2 from 8 to "
+       "1202 (CIFAR ResNets: 20, 32, 44, 56, 110, ...) or 18, 34 (ResNet-18/34, CIFAR variant)"},
+      {"resnet width", "model: {preset: resnet, width: 0}\n",
+       "t.yaml:1:32: key 'model.width': must be in [1, 64], got 0"},
+      {"residual without layers", "model:\n  layers:\n    - residual: {layers: []}\n",
+       "t.yaml:3:26: key 'model.layers.0.residual.layers': the list of layers is empty"},
+      {"residual with an unknown layer",
+       "model:\n  layers:\n    - conv: {filters: 8, kernel: 3, padding: same}\n"
+       "    - residual: [{conv: {filters: 8, kernel: 3, padding: same}}, rleu]\n",
+       "t.yaml:4:66: key 'model.layers.1.residual.1': unknown layer type 'rleu' (did you mean "
+       "'relu'?)"},
+      {"residual activation",
+       "model:\n  layers:\n    - residual: {layers: [relu], activation: tanh}\n",
+       "t.yaml:3:46: key 'model.layers.0.residual.activation': unknown activation 'tanh' (one of: "
+       "relu, none)"},
+      {"argument of a layer inside a residual block",
+       "model:\n  layers:\n    - residual:\n        layers:\n"
+       "          - conv: {filters: 8, kernel: 3, padding: same}\n          - batchnorm: {eps: "
+       "0}\n",
+       "t.yaml:6:30: key 'model.layers.0.residual.layers.1.batchnorm.eps': must be > 0, got 0"},
       {"unknown layer", "model:\n  layers:\n    - conv: {filters: 8, kernel: 3}\n    - rleu\n",
        "t.yaml:4:7: key 'model.layers.1': unknown layer type 'rleu' (did you mean 'relu'?)"},
       {"layer missing argument", "model:\n  layers:\n    - conv: {filters: 8}\n",

@@ -16,7 +16,8 @@ using namespace trainer;
 // A new field changes the struct's size: set it in full_config() below, then update the number.
 static_assert(sizeof(AugmentSpec) == 12, "a field was added to AugmentSpec: set it below");
 static_assert(sizeof(SyntheticSpec) == 32, "a field was added to SyntheticSpec: set it below");
-static_assert(sizeof(ModelSpec) == 72, "a field was added to ModelSpec: set it below");
+static_assert(sizeof(ModelSpec) == 80, "a field was added to ModelSpec: set it below");
+static_assert(sizeof(LayerSpec) == 128, "a field was added to LayerSpec: set it in every_layer()");
 static_assert(sizeof(ScheduleSpec) == 88, "a field was added to ScheduleSpec: set it below");
 static_assert(sizeof(EarlyStoppingSpec) == 16, "a field was added: set it below");
 static_assert(sizeof(TrainingSpec) == 224, "a field was added to TrainingSpec: set it below");
@@ -37,6 +38,8 @@ TrainConfig full_config() {
   c.model.preset = Preset::convnet;
   c.model.net_width = 8;
   c.model.block_depth = 3;
+  c.model.depth = 32;
+  c.model.width = 2;
   c.model.hidden = {32, 16};
   c.model.dropout = 0.25;
   TrainingSpec& t = c.training;
@@ -85,6 +88,12 @@ std::vector<LayerSpec> every_layer() {
       {LayerKind::flatten, {}, {}},
       {LayerKind::dense, {{"units", 20}, {"bias", 0}}, {}},
       {LayerKind::dropout, {{"rate", 0.3}}, {}},
+      {LayerKind::residual,
+       {},
+       {{"activation", "none"}},
+       {{LayerKind::conv, {{"filters", 4}, {"kernel", 3}}, {{"padding", "same"}}},
+        {LayerKind::batchnorm, {}, {}},
+        {LayerKind::residual, {}, {}, {{LayerKind::relu, {}, {}}}}}},
       {LayerKind::dense, {{"units", 10}}, {}},
   };
 }
@@ -109,6 +118,8 @@ TEST(ConfigRoundTrip, EveryLayerTypeAndArgumentComesBack) {
   written.model.layers = every_layer();
   written.model.net_width = ModelSpec{}.net_width;  // preset options are not written with layers
   written.model.block_depth = ModelSpec{}.block_depth;
+  written.model.depth = ModelSpec{}.depth;
+  written.model.width = ModelSpec{}.width;
   written.model.hidden = ModelSpec{}.hidden;
   written.model.dropout = ModelSpec{}.dropout;
   const TrainConfig read = read_back(written);
