@@ -167,6 +167,28 @@ TEST(QueueApi, SubmitWaitFetchFromCpp) {
       eventually([&] { return alive_workers(queue.paths()).empty(); }, std::chrono::seconds(15)));
 }
 
+// A tpe sweep (trials made as slots free) is a job like any other.
+TEST(QueueApi, ATpeSweepRunsLikeAnyOther) {
+  QueueDir dir;
+  const std::string config = dir.write("tpe.yaml", tiny_config("tpe", 4, 1, 128));
+  Queue queue(dir.queue_db());
+  SubmitOptions options;
+  options.working_dir = dir.path().string();
+  options.overrides = {"sweep.method=tpe", "sweep.max_trials=3"};
+  options.worker_binary = SWEEP_BIN;
+  options.worker_idle_exit_s = 1;
+  const Job job = queue.submit(config, options);
+  EXPECT_EQ(job.wait(std::chrono::seconds(60)), JobState::done) << job.row().error;
+  const JobResults results = job.fetch();
+  ASSERT_EQ(results.trials.size(), 3u);
+  ASSERT_TRUE(results.best);
+  std::set<std::string> points;
+  for (const auto& trial : results.trials) points.insert(trial.params.dump());
+  EXPECT_EQ(points.size(), 3u);  // four values to choose from: no point twice
+  EXPECT_TRUE(
+      eventually([&] { return alive_workers(queue.paths()).empty(); }, std::chrono::seconds(15)));
+}
+
 TEST(QueueConcurrency, EightSubmittersAtOnceGetEightJobsAndStatusNeverFails) {
   QueueDir dir;
   // Each job long enough (about a second) that the readers below poll while the worker writes.
