@@ -8,13 +8,16 @@
  *   told), best_clean (the noise-free value of that trial), duplicates (whether two suggestions
  *   pending at once — one batch — were equal), seconds.
  * A batch of 8 is: ask 8 (all pending), evaluate, tell 8; the last batch is what remains of the
- * budget. TPE is TpeSampler with TpeOptions{} (Optuna's defaults), minimising, seeded with the
- * run's seed, max_trials = the budget; random search is config::sample_point(space, seed, k),
- * exactly the trials `method: random` runs. `--methods tpe-univariate` (sweep-tpe-univariate, not
- * run by default) is TPE with multivariate off, as Optuna's default TPESampler models.
- * --timing: one ask() with --history finished trials (random points told their objective values
- * through restore()), on sphere5 and mixed: --asks asks, each told its value untimed; median and
- * 90th percentile in ms, one JSON line per space.
+ * budget. TPE is TpeSampler with TpeOptions{} (Optuna 3.1's defaults: univariate, width-weighted
+ * kernels), minimising, seeded with the run's seed, max_trials = the budget; random search is
+ * config::sample_point(space, seed, k), exactly the trials `method: random` runs.
+ * Diagnostics (not run by default): `--methods tpe-univariate tpe-multivariate` force that
+ * kernel mode; `--set field=value` changes a TpeOptions field of every tpe method (e.g.
+ * width_weighted_density=false: the true density), `--suffix S` names them sweep-tpe[-MODE]-S;
+ * `--first-seed F` runs seeds F .. F+N-1 (a fresh set to confirm a result).
+ * --timing: one ask() with --history finished trials (TpeOptions{} with --set applied) (random
+ * points told their objective values through restore()), on sphere5 and mixed: --asks asks, each
+ * told its value untimed; median and 90th percentile in ms, one JSON line per space.
  * --check: objective values at fixed random points, for `optuna_search.py check`.
  *
  *   bench_search --seeds 30 --budgets 50 100 --batches 1 8 > sweep.jsonl
@@ -43,17 +46,60 @@ namespace {
 using namespace sweep;
 using Clock = std::chrono::steady_clock;
 
-std::unique_ptr<search::Sampler> make_method(const std::string& method, const bench::Objective& o,
-                                             std::uint64_t seed, std::uint64_t max_trials) {
-  if (method == "random") return std::make_unique<bench::RandomSearch>(o.space, seed, max_trials);
+// TpeOptions{} with `--set name=value` applied (booleans: true/false/1/0; numbers).
+search::TpeOptions tpe_options(const std::vector<std::string>& settings) {
   search::TpeOptions options;
-  options.multivariate = method != "tpe-univariate";
+  for (const std::string& setting : settings) {
+    const auto eq = setting.find('=');
+    if (eq == std::string::npos)
+      throw std::runtime_error("--set " + setting + ": expected name=value");
+    const std::string name = setting.substr(0, eq), value = setting.substr(eq + 1);
+    const auto flag = [&](bool& field) {
+      if (value != "true" && value != "false" && value != "1" && value != "0")
+        throw std::runtime_error("--set " + setting + ": expected true or false");
+      field = value == "true" || value == "1";
+    };
+    if (name == "multivariate")
+      flag(options.multivariate);
+    else if (name == "width_weighted_density")
+      flag(options.width_weighted_density);
+    else if (name == "constant_liar")
+      flag(options.constant_liar);
+    else if (name == "consider_magic_clip")
+      flag(options.consider_magic_clip);
+    else if (name == "consider_endpoints")
+      flag(options.consider_endpoints);
+    else if (name == "n_startup_trials")
+      options.n_startup_trials = std::stoi(value);
+    else if (name == "n_ei_candidates")
+      options.n_ei_candidates = std::stoi(value);
+    else if (name == "prior_weight")
+      options.prior_weight = std::stod(value);
+    else if (name == "gamma_fraction")
+      options.gamma_fraction = std::stod(value);
+    else if (name == "gamma_cap")
+      options.gamma_cap = std::stoi(value);
+    else
+      throw std::runtime_error("--set " + setting + ": no TpeOptions field " + name);
+  }
+  return options;
+}
+
+std::unique_ptr<search::Sampler> make_method(const std::string& method, const bench::Objective& o,
+                                             std::uint64_t seed, std::uint64_t max_trials,
+                                             const search::TpeOptions& tpe) {
+  if (method == "random") return std::make_unique<bench::RandomSearch>(o.space, seed, max_trials);
+  search::TpeOptions options = tpe;
+  if (method == "tpe-univariate") options.multivariate = false;
+  if (method == "tpe-multivariate") options.multivariate = true;
   return std::make_unique<search::TpeSampler>(o.space, options, /*maximize=*/false, seed,
                                               max_trials);
 }
 
 struct Task {
   const bench::Objective* objective;
+  const search::TpeOptions* tpe;
+  std::string label;  // the method's name in the output
   std::string method;
   std::uint64_t seed;
   std::uint64_t budget;
@@ -63,7 +109,7 @@ struct Task {
 Json run_one(const Task& task) {
   const bench::Objective& o = *task.objective;
   const auto start = Clock::now();
-  auto sampler = make_method(task.method, o, task.seed, task.budget);
+  auto sampler = make_method(task.method, o, task.seed, task.budget, *task.tpe);
   double best = std::numeric_limits<double>::infinity();
   double best_clean = best;
   bool duplicates = false;
@@ -92,7 +138,7 @@ Json run_one(const Task& task) {
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   Json line = Json::object();
   line["objective"] = o.name;
-  line["method"] = "sweep-" + task.method;
+  line["method"] = task.label;
   line["seed"] = task.seed;
   line["budget"] = task.budget;
   line["batch"] = task.batch;
@@ -127,10 +173,11 @@ void runs(std::vector<Task> tasks, unsigned jobs) {
 }
 
 // restore() `history` random points told their values, then time `asks` asks.
-void timing(const std::string& space_name, std::uint64_t history, int asks) {
+void timing(const std::string& space_name, std::uint64_t history, int asks,
+            const search::TpeOptions& options) {
   const bench::Objective& o = bench::objective(space_name);
   const std::uint64_t seed = 1;
-  search::TpeSampler sampler(o.space, search::TpeOptions{}, false, seed, history + asks);
+  search::TpeSampler sampler(o.space, options, false, seed, history + asks);
   for (std::uint64_t k = 0; k < history; ++k) {
     config::TrialPoint point;
     point.number = static_cast<int>(k);
@@ -200,9 +247,15 @@ int main(int argc, char** argv) {
   std::uint64_t history = 1000;
   int asks = 50;
   app.add_option("--objectives", names, "objectives to run")->check(CLI::IsMember(names));
-  app.add_option("--methods", methods, "tpe, random, tpe-univariate")
-      ->check(CLI::IsMember({"tpe", "random", "tpe-univariate"}));
-  app.add_option("--seeds", seeds, "seeds 0 .. N-1")->check(CLI::PositiveNumber);
+  std::uint64_t first_seed = 0;
+  std::vector<std::string> settings;
+  std::string suffix;
+  app.add_option("--methods", methods, "tpe, random, tpe-univariate, tpe-multivariate")
+      ->check(CLI::IsMember({"tpe", "random", "tpe-univariate", "tpe-multivariate"}));
+  app.add_option("--first-seed", first_seed, "seeds FIRST .. FIRST+N-1 (a fresh set)");
+  app.add_option("--set", settings, "TpeOptions field=value for the tpe methods (diagnostics)");
+  app.add_option("--suffix", suffix, "appended to the tpe methods' names (sweep-tpe-SUFFIX)");
+  app.add_option("--seeds", seeds, "seeds FIRST .. FIRST+N-1")->check(CLI::PositiveNumber);
   app.add_option("--budgets", budgets, "trials per run")->check(CLI::PositiveNumber);
   app.add_option("--batches", batches, "suggestions pending at once")->check(CLI::PositiveNumber);
   app.add_option("--jobs", jobs, "threads (runs in parallel)")->check(CLI::PositiveNumber);
@@ -216,15 +269,20 @@ int main(int argc, char** argv) {
     if (check_mode) {
       check();
     } else if (timing_mode) {
-      for (const char* space : {"sphere5", "mixed"}) timing(space, history, asks);
+      const search::TpeOptions tpe = tpe_options(settings);
+      for (const char* space : {"sphere5", "mixed"}) timing(space, history, asks, tpe);
     } else {
+      const search::TpeOptions tpe = tpe_options(settings);
       std::vector<Task> tasks;
       for (const std::string& name : names)
         for (std::uint64_t budget : budgets)
           for (std::uint64_t batch : batches)
             for (const std::string& method : methods)
-              for (std::uint64_t seed = 0; seed < seeds; ++seed)
-                tasks.push_back({&bench::objective(name), method, seed, budget, batch});
+              for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed)
+                tasks.push_back(
+                    {&bench::objective(name), &tpe,
+                     "sweep-" + method + (method == "random" || suffix.empty() ? "" : "-" + suffix),
+                     method, seed, budget, batch});
       runs(std::move(tasks), jobs);
     }
   } catch (const std::exception& e) {

@@ -10,7 +10,8 @@ p-value that sweep-tpe is worse (its best values larger) than Optuna's, and that
 (smaller) than random search's; runs whose pending suggestions of one batch had two equal; then
 the noisy objective's noise-free values and the ask-time figures, and a line per goal of issue 15.
 
---ours / --peer compare other variants (sweep-tpe-univariate, optuna-tpe-multivariate) the same way.
+--ours / --peer compare other variants (sweep-tpe-multivariate, optuna-tpe-scaled-logpdf, a relabelled
+fresh-seed run) the same way.
 
 Mann-Whitney U: the normal approximation with the tie correction and a continuity correction of
 0.5 (what scipy.stats.mannwhitneyu(method="asymptotic") computes); pure Python, no scipy.

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Optuna's side of bench/search: TPESampler with its defaults on the objectives of objectives.py.
 
-  optuna_search.py runs [--seeds 30] [--budgets 50 100] [--batches 1 8] [--objectives ...] [--jobs 2]
+  optuna_search.py runs [--seeds 30] [--first-seed 0] [--budgets 50 100] [--batches 1 8] [--objectives ...] [--jobs 2]
   optuna_search.py timing [--history 1000] [--asks 50]
   optuna_search.py check FILE            # re-evaluate `bench_search --check` points, compare
 
@@ -115,7 +115,7 @@ def runs(args):
         for name in args.objectives
         for budget in args.budgets
         for batch in args.batches
-        for seed in range(args.seeds)
+        for seed in range(args.first_seed, args.first_seed + args.seeds)
     ]
     # Longest first: the pool's last jobs are short ones, so both processes finish together.
     tasks.sort(key=lambda t: -t[2])
@@ -193,6 +193,8 @@ def main():
     sub = parser.add_subparsers(dest="mode", required=True)
     r = sub.add_parser("runs")
     r.add_argument("--seeds", type=int, default=30)
+    r.add_argument("--first-seed", type=int, default=0,
+                   help="seeds FIRST .. FIRST+SEEDS-1 (a fresh set to confirm a result)")
     r.add_argument("--budgets", type=int, nargs="+", default=[50, 100])
     r.add_argument("--batches", type=int, nargs="+", default=[1, 8])
     r.add_argument("--objectives", nargs="+", default=list(objectives.OBJECTIVES),

@@ -10,6 +10,8 @@
  * the interval; univariate, the larger gap to a neighbouring observation. Widths are clipped to
  * [interval / min(100, n + 2), interval] (consider_magic_clip). The kernels are weighted by
  * default_weights (older observations lighter once there are more than 25) and prior_weight.
+ * width_weighted_density scores a continuous kernel as 3.1 does, without its 1/sigma (optuna#5109):
+ * each kernel then counts in proportion to its width, the prior's and isolated points' most.
  */
 #pragma once
 
@@ -24,8 +26,9 @@ namespace sweep::search {
 struct ParzenOptions {
   double prior_weight = 1.0;
   bool consider_magic_clip = true;
-  bool consider_endpoints = false;  // univariate widths only
-  bool multivariate = true;         // Scott's rule widths (else the neighbour gaps)
+  bool consider_endpoints = false;      // univariate widths only
+  bool multivariate = true;             // Scott's rule widths (else the neighbour gaps)
+  bool width_weighted_density = false;  // continuous kernels without their 1/sigma (Optuna 3.1)
 };
 
 class ParzenEstimator {
@@ -43,9 +46,9 @@ class ParzenEstimator {
 
  private:
   struct NumericKernels {  // one entry per kernel, the prior last
-    std::vector<double> mu, sigma, inverse_sigma;
+    std::vector<double> mu, sigma, inverse_sigma, log_sigma;
     std::vector<double> log_truncated_mass;  // log of the kernel's mass inside [low, high]
-    std::vector<double> log_normaliser;      // log sigma + log_truncated_mass
+    std::vector<double> log_normaliser;  // log sigma (unless width-weighted) + log_truncated_mass
     // Grid dimensions with one width for all observation kernels (multivariate): the distinct
     // centres (observations sit on the grid, so there are few) and each observation's centre,
     // so that a cell's mass is computed once per centre, not once per kernel.

@@ -184,7 +184,8 @@ std::optional<std::vector<config::Draw>> TpeSampler::model_draw(config::UnitRng&
   const int good_count = gamma(told, options_.gamma_fraction, options_.gamma_cap);
   const Split split = split_trials(keys, good_count);
   const ParzenOptions parzen{options_.prior_weight, options_.consider_magic_clip,
-                             options_.consider_endpoints, options_.multivariate};
+                             options_.consider_endpoints, options_.multivariate,
+                             options_.width_weighted_density};
 
   // The rows of `members`, restricted to dimensions `columns`.
   const std::size_t width = dims_.size();

@@ -14,11 +14,12 @@
  * own conversions), so the same space, seed and sequence of ask/tell calls give the same points
  * (another C library's exp and log may differ in the last bit, and so a suggestion).
  *
- * Where it differs from Optuna 3.1's TPESampler, and why:
- *  - the kernel density includes its 1/sigma: Optuna before 3.5 left it out (optuna#5109, fixed
- *    by #5110), which over-weights the wide prior kernel. Without the 1/sigma this sampler
- *    reproduced Optuna 3.1's statistics on our checks; with it, multivariate TPE found as good
- *    or better best values there (bench/search measures it against Optuna 3.1);
+ * Its defaults are Optuna 3.1's TPESampler defaults (univariate kernels, each parameter modelled
+ * on its own; continuous kernels scored without their 1/sigma, as Optuna before 3.5 scored them,
+ * optuna#5109): bench/search measured that this, not multivariate kernels nor the true density,
+ * is what matches Optuna 3.1 (bench/RESULTS.md, "Search"). The estimator gives 3.1's
+ * log-densities to 1e-10 (parzen_estimator_test). multivariate and width_weighted_density=false
+ * (the true density, as Optuna >= 3.5) remain options. Where it differs from Optuna 3.1, and why:
  *  - failed and NaN trials are observations, the worst ones (Optuna ignores them), so the model
  *    steers away from where trials fail;
  *  - a suggestion is never a point already asked while another can be found (Optuna may repeat
@@ -48,15 +49,18 @@
 
 namespace sweep::search {
 
-// Optuna's TPESampler defaults, except multivariate and constant_liar, which are on.
+// Optuna 3.1's TPESampler defaults (univariate kernels, scored as 3.1 scores them), except
+// constant_liar, which is on.
 struct TpeOptions {
   int n_startup_trials = 10;  // told trials before the model is used (random draws until then)
   int n_ei_candidates = 24;   // draws from l per suggestion
   double prior_weight = 1.0;
   bool consider_magic_clip = true;
   bool consider_endpoints = false;  // univariate kernel widths only
-  bool multivariate = true;         // joint kernels (else each parameter on its own)
+  bool multivariate = false;        // joint kernels (else each parameter on its own)
   bool constant_liar = true;        // pending trials count as the worst
+  // Continuous kernels scored without their 1/sigma, as Optuna before 3.5 (optuna#5109).
+  bool width_weighted_density = true;
   // gamma(n) = min(ceil(gamma_fraction · n), gamma_cap) told trials are good.
   double gamma_fraction = 0.1;
   int gamma_cap = 25;

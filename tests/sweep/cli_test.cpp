@@ -134,8 +134,8 @@ TEST(Cli, DryRunPrintsOneLinePerTrialAndWritesNothing) {
 }
 
 TEST(Cli, EveryShippedConfigDryRuns) {
-  for (const char* name :
-       {"quickstart", "fashion-mnist-lenet", "random-asha", "external-command"}) {
+  for (const char* name : {"quickstart", "fashion-mnist-lenet", "random-asha", "external-command",
+                           "fashion-mnist-resnet", "fashion-mnist-resnet-sweep"}) {
     const CliResult r = run_cli({"run", std::string("configs/") + name + ".yaml", "--dry-run"});
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
     EXPECT_NE(r.out.find("dry run: nothing was trained or written"), std::string::npos) << name;
@@ -146,6 +146,10 @@ TEST(Cli, EveryShippedConfigDryRuns) {
   EXPECT_NE(cifar.out.find("trial 3: training.learning_rate=0.05 model.net_width=32"),
             std::string::npos)
       << cifar.out;
+  const CliResult resnet = run_cli({"run", "configs/fashion-mnist-resnet-sweep.yaml", "--dry-run"});
+  EXPECT_NE(resnet.out.find("trial 5: model.depth=32 training.learning_rate=0.2"),
+            std::string::npos)
+      << resnet.out;
 }
 
 TEST(Cli, UsageErrorsExitTwo) {
