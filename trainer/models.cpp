@@ -51,8 +51,8 @@ std::vector<LayerSpec> resnet_specs(const ModelSpec& m, int classes) {
     throw Error("model.width must be between 1 and " + std::to_string(kMaxResNetWidth) + ", got " +
                 std::to_string(m.width));
   if (!is_resnet_depth(m.depth))
-    throw Error("model.depth " + std::to_string(m.depth) +
-                " is not a depth preset resnet builds: " + resnet_depths_text());
+    throw Error("preset resnet has no depth " + std::to_string(m.depth) + "; it builds " +
+                resnet_depths_text());
   // Blocks per stage and the first stage's channels; each later stage doubles them and starts
   // with a stride-2 block.
   std::vector<int> blocks;
@@ -253,7 +253,7 @@ bool is_resnet_depth(int depth) {
 
 std::string resnet_depths_text() {
   return "6n+2 from 8 to " + std::to_string(kMaxResNetDepth) +
-         " (20, 32, 44, 56, 110: CIFAR ResNets), or 18, 34 (ResNet-18/34, CIFAR variant)";
+         " (CIFAR ResNets: 20, 32, 44, 56, 110, ...) or 18, 34 (ResNet-18/34, CIFAR variant)";
 }
 
 std::string layer_error_prefix(std::size_t index, std::size_t count, std::string_view type) {

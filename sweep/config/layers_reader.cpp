@@ -151,7 +151,9 @@ class LayerReader {
                              ? !layer.layers.empty()
                              : layer.num.count(name) || layer.str.count(name);
       const YAML::Node& lookup = args;  // const: the lookup must not add the key
-      const bool mentioned = has_args && args.IsMap() && lookup[name];
+      // Given but invalid (reported above): in the map, or as the shorthand's value.
+      const bool mentioned =
+          has_args && (args.IsMap() ? bool(lookup[name]) : arg.name == def->shorthand);
       if (arg.required && !given && !mentioned)
         error(args_path, has_args ? args : type_node, "'" + type + "' needs '" + name + "'");
     }

@@ -72,7 +72,7 @@ void read_model(MapReader r, trainer::ModelSpec& m, const ConfigTree& tree) {
   r.integer("block_depth", m.block_depth, Range::at_least(1));
   if (r.integer("depth", m.depth, Range::at_least(1)) && m.preset == trainer::Preset::resnet &&
       !trainer::is_resnet_depth(m.depth))
-    r.error("depth", "preset resnet has no depth " + std::to_string(m.depth) + ": " +
+    r.error("depth", "preset resnet has no depth " + std::to_string(m.depth) + "; it builds " +
                          trainer::resnet_depths_text());
   r.integer("width", m.width, Range::closed(1, trainer::kMaxResNetWidth));
   r.integer_list("hidden", m.hidden, Range::at_least(1));

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """make_golden.py -- reference numbers from PyTorch for tests/trainer/golden_test.cpp.
 
-Run with Debian's interpreter (torch 1.13 CPU):  /usr/bin/python3 tests/golden/make_golden.py
-It writes lenet.gold and convnet_bn.gold next to itself; the C++ test reads them and never needs
-torch.
+Run with Debian's interpreter (torch 1.13 CPU):  /usr/bin/python3 tests/golden/make_golden.py [NAME...]
+It writes lenet.gold, convnet_bn.gold and resnet_small.gold next to itself (only the NAMEs given,
+if any); the C++ test reads them and never needs torch.
 
 The one non-obvious decision: weights and inputs are stored as float16 and used as the float32
 values they convert to exactly, so both sides start from bit-identical numbers while the files
@@ -16,7 +16,9 @@ followed by <count> little-endian values of that type (the tensor's values 0, st
 
 Parameter order is our Network's flat layout: layer by layer, weight then bias, PyTorch layouts
 (conv weight (K, C, R, S), linear weight (out, in), batch-norm gamma then beta); batch-norm state
-is running_mean then running_var per layer.
+is running_mean then running_var per layer. A residual block's are its own layers' in order, then
+its projection's (conv weight, batch-norm gamma, beta): PyTorch's registration order of the
+Residual module below, so parameters() and modules() walk them in our order.
 """
 import os
 import sys
@@ -51,6 +53,37 @@ def convnet(width=4):
         c_in = c_out
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_in, CLASSES)]
     return nn.Sequential(*layers)
+
+
+class Residual(nn.Module):
+    """Our `residual` layer: relu(body(x) + shortcut(x)); the shortcut is the identity when the
+    body keeps the shape, else a 1x1 conv (no bias, the body's stride) and batch norm."""
+
+    def __init__(self, body, c_in, c_out, stride):
+        super().__init__()
+        self.body = nn.Sequential(*body)
+        self.shortcut = None
+        if c_in != c_out or stride != 1:
+            self.shortcut = nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride, bias=False),
+                                          nn.BatchNorm2d(c_out))
+
+    def forward(self, x):
+        s = x if self.shortcut is None else self.shortcut(x)
+        return torch.relu(self.body(x) + s)
+
+
+def conv_bn(c_in, c_out, stride=1):
+    return [nn.Conv2d(c_in, c_out, 3, stride, padding=1, bias=False), nn.BatchNorm2d(c_out)]
+
+
+def resnet_small():
+    # tests/trainer/golden_test.cpp's resnet_small_spec(): a stem, a block with an identity
+    # shortcut, a block with a stride-2 projection, global average pooling, the classes.
+    return nn.Sequential(
+        *conv_bn(3, 4), nn.ReLU(),
+        Residual(conv_bn(4, 4) + [nn.ReLU()] + conv_bn(4, 4), 4, 4, 1),
+        Residual(conv_bn(4, 8, 2) + [nn.ReLU()] + conv_bn(8, 8), 4, 8, 2),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, CLASSES))
 
 
 def as_f16_exact(a):
@@ -97,7 +130,7 @@ def make(name, net, input_shape, seed):
     out.tensor("inputs", xs_h, "f2")
     out.tensor("labels", labels.astype(np.float32))
     initial = [p.detach().clone() for p in params]
-    bn_layers = [m for m in net if isinstance(m, nn.BatchNorm2d)]
+    bn_layers = [m for m in net.modules() if isinstance(m, nn.BatchNorm2d)]
     initial_buffers = [(m.running_mean.clone(), m.running_var.clone()) for m in bn_layers]
 
     def reset():
@@ -149,13 +182,22 @@ def make(name, net, input_shape, seed):
 
 
 def mark_bn_params(net):
-    for m in net:
+    for m in net.modules():
         if isinstance(m, nn.BatchNorm2d):
             m.weight._golden_owner = m
+    return net
 
+
+# name: (model, input shape, seed). Each file depends only on its own entry.
+CASES = {
+    "lenet": (lenet, (1, 28, 28), 1234),
+    "convnet_bn": (lambda: mark_bn_params(convnet()), (3, 16, 16), 4321),
+    "resnet_small": (lambda: mark_bn_params(resnet_small()), (3, 8, 8), 2468),
+}
 
 torch.manual_seed(0)
-make("lenet", lenet(), (1, 28, 28), 1234)
-cn = convnet()
-mark_bn_params(cn)
-make("convnet_bn", cn, (3, 16, 16), 4321)
+for case in sys.argv[1:] or CASES:
+    if case not in CASES:
+        sys.exit(f"make_golden.py: no case {case!r} (cases: {', '.join(CASES)})")
+    build, shape, seed = CASES[case]
+    make(case, build(), shape, seed)

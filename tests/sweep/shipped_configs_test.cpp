@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "config_test_util.h"
+#include "trainer/models.h"
 
 namespace sweep::config::testing {
 namespace {
@@ -54,6 +55,39 @@ TEST(ShippedConfigs, CifarConvnetNamesItsMissingDataOrRunsOnSynthetic) {
   EXPECT_EQ(config.base.data.synthetic.channels, 3);
   EXPECT_EQ(config.base.data.synthetic.height, 32);
   EXPECT_EQ(expand(config).size(), config.trial_count());
+}
+
+// The ResNet configs are validated and expanded only: training ResNet-20 takes hours on CI's CPU.
+TEST(ShippedConfigs, FashionMnistResnetIsResNet20) {
+  const SweepConfig config = load_config(shipped("fashion-mnist-resnet.yaml"));
+  EXPECT_EQ(config.trial_count(), 1u);
+  const trainer::TrainConfig& c = config.base;
+  EXPECT_EQ(c.model.preset, trainer::Preset::resnet);
+  EXPECT_EQ(c.model.depth, 20);
+  EXPECT_EQ(c.model.width, 1);
+  EXPECT_EQ(c.training.batch_size, 128);
+  EXPECT_EQ(c.training.learning_rate, 0.1);
+  EXPECT_EQ(c.training.momentum, 0.9);
+  EXPECT_EQ(c.training.weight_decay, 5e-4);
+  EXPECT_EQ(c.training.schedule.type, trainer::ScheduleType::cosine);
+  EXPECT_EQ(trainer::check_model(c.model, trainer::Shape{1, 28, 28}, 10), 272186u);
+  EXPECT_EQ(expand(config).size(), 1u);
+}
+
+TEST(ShippedConfigs, FashionMnistResnetSweepIsDepthByLearningRate) {
+  const SweepConfig config = load_config(shipped("fashion-mnist-resnet-sweep.yaml"));
+  EXPECT_EQ(config.shape(), "grid 2 × 3");
+  const std::vector<TrialPlan> trials = expand(config);
+  ASSERT_EQ(trials.size(), 6u);
+  EXPECT_EQ(trials.front().config.model.depth, 20);
+  EXPECT_EQ(trials.back().config.model.depth, 32);
+  EXPECT_EQ(trials.back().config.training.learning_rate, 0.2);
+  // Everything but the swept keys is the single-run config's.
+  trainer::TrainConfig single = load_config(shipped("fashion-mnist-resnet.yaml")).base;
+  trainer::TrainConfig first = trials[1].config;  // depth 20, learning rate 0.1
+  EXPECT_EQ(first.model, single.model);
+  EXPECT_EQ(first.data, single.data);
+  EXPECT_EQ(first.training, single.training);
 }
 
 TEST(ShippedConfigs, RandomAshaDrawsTwelveTrialsWithAsha) {

@@ -1,13 +1,14 @@
 /*
  * golden_test.cpp — our Network on the CPU backend against numbers dumped from PyTorch 1.13.
  *
- * tests/golden/make_golden.py builds LeNet and a small convnet with batch norm in PyTorch, sets
- * their weights, and records logits, loss, every parameter gradient, the batch-norm running
- * statistics, and ten steps of SGD-momentum (lr 0.01, momentum 0.9, weight decay 5e-4) and Adam
- * (lr 1e-3) on a fixed batch sequence. Here the same weights (stored exactly, as float16) go into
- * our flat parameter buffer in our documented layout, and every number must match. The optimizer
- * steps go through Backend::optimizer_step directly, so this pins the layer math, the layout, the
- * loss and the optimizer formulas to PyTorch's at once.
+ * tests/golden/make_golden.py builds LeNet, a small convnet with batch norm and a small residual
+ * net (an identity and a projection shortcut) in PyTorch, sets their weights, and records logits,
+ * loss, every parameter gradient, the batch-norm running statistics, and ten steps of SGD-momentum
+ * (lr 0.01, momentum 0.9, weight decay 5e-4) and Adam (lr 1e-3) on a fixed batch sequence. Here the
+ * same weights (stored exactly, as float16) go into our flat parameter buffer in our documented
+ * layout, and every number must match. The optimizer steps go through Backend::optimizer_step
+ * directly, so this pins the layer math, the layout, the loss and the optimizer formulas to
+ * PyTorch's at once.
  */
 #include <gtest/gtest.h>
 
@@ -103,6 +104,37 @@ ModelSpec convnet_spec() {
   return m;
 }
 
+// make_golden.py's resnet_small(): conv-bn-relu, a block with an identity shortcut, a block
+// with a stride-2 projection, gap, dense. Its parameter order is the Residual layer's layout.
+ModelSpec resnet_small_spec() {
+  auto layer = [](LayerKind kind, std::map<std::string, double> num = {}) {
+    return LayerSpec{kind, std::move(num), {}};
+  };
+  auto conv_bn = [&](int filters, int stride) {
+    return std::vector<LayerSpec>{
+        layer(
+            LayerKind::conv,
+            {{"filters", filters}, {"kernel", 3}, {"stride", stride}, {"padding", 1}, {"bias", 0}}),
+        layer(LayerKind::batchnorm)};
+  };
+  auto block = [&](int filters, int stride) {
+    LayerSpec b = layer(LayerKind::residual);
+    b.layers = conv_bn(filters, stride);
+    b.layers.push_back(layer(LayerKind::relu));
+    for (LayerSpec& l : conv_bn(filters, 1)) b.layers.push_back(l);
+    return b;
+  };
+  ModelSpec m;
+  m.preset = Preset::none;
+  m.layers = conv_bn(4, 1);
+  m.layers.push_back(layer(LayerKind::relu));
+  m.layers.push_back(block(4, 1));
+  m.layers.push_back(block(8, 2));
+  m.layers.push_back(layer(LayerKind::gap));
+  m.layers.push_back(layer(LayerKind::dense, {{"units", 10}}));
+  return m;
+}
+
 class Golden : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(Golden, MatchesPyTorch) {
@@ -193,7 +225,9 @@ TEST_P(Golden, MatchesPyTorch) {
 INSTANTIATE_TEST_SUITE_P(
     PyTorch, Golden,
     ::testing::Values(GoldenCase{"lenet", ModelSpec{}, Shape{1, 28, 28}, 2e-5, 2e-5, 2e-5},
-                      GoldenCase{"convnet_bn", convnet_spec(), Shape{3, 16, 16}, 2e-5, 2e-5, 2e-5}),
+                      GoldenCase{"convnet_bn", convnet_spec(), Shape{3, 16, 16}, 2e-5, 2e-5, 2e-5},
+                      GoldenCase{"resnet_small", resnet_small_spec(), Shape{3, 8, 8}, 2e-5, 2e-5,
+                                 2e-5}),
     [](const ::testing::TestParamInfo<GoldenCase>& p) { return std::string(p.param.file); });
 
 }  // namespace

@@ -311,6 +311,23 @@ TEST(Train, ResumeBetweenLogPointsLogsTheSameLossBitForBit) {
   expect_resume_bit_identical(c, 14, "between_logs");
 }
 
+// A residual network's parameters and batch-norm statistics (its blocks' and their projections'
+// slices of the flat buffers) and a dropout inside a block survive a checkpoint and a resume.
+TEST(Train, ResumeOfAResidualNetworkIsBitIdentical) {
+  TrainConfig c = small_config();
+  c.training.epochs = 2;
+  LayerSpec inner = layer("residual");
+  inner.layers = {layer("conv", {{"filters", 4}, {"kernel", 3}, {"padding", 1}}),
+                  layer("batchnorm"), layer("relu"), layer("dropout", {{"rate", 0.25}}),
+                  layer("conv", {{"filters", 4}, {"kernel", 3}, {"padding", 1}})};
+  LayerSpec down = layer("residual");
+  down.layers = {layer("conv", {{"filters", 8}, {"kernel", 3}, {"stride", 2}, {"padding", 1}}),
+                 layer("batchnorm")};
+  c.model.layers = {layer("conv", {{"filters", 4}, {"kernel", 3}}), inner, down, layer("gap"),
+                    layer("dense", {{"units", 10}})};
+  expect_resume_bit_identical(c, 13, "residual");
+}
+
 TEST(Train, InterruptWithoutCheckpointPathSaysSo) {
   TrainConfig c = small_config();
   std::atomic<bool> stop{true};

@@ -30,7 +30,7 @@ TEST(Vocabulary, EveryValueHasANameThatReadsBack) {
                      DatasetKind::synthetic});
   expect_round_trip({Validation::test, Validation::holdout, Validation::none});
   expect_round_trip({ShuffleMode::every_epoch, ShuffleMode::once, ShuffleMode::never});
-  expect_round_trip({Preset::lenet, Preset::convnet, Preset::mlp});
+  expect_round_trip({Preset::lenet, Preset::convnet, Preset::mlp, Preset::resnet});
   expect_round_trip({OptimizerKind::sgdm, OptimizerKind::adam, OptimizerKind::rmsprop});
   expect_round_trip({ScheduleType::fixed, ScheduleType::piecewise, ScheduleType::multistep,
                      ScheduleType::inv, ScheduleType::exp, ScheduleType::poly,
@@ -39,6 +39,7 @@ TEST(Vocabulary, EveryValueHasANameThatReadsBack) {
       {MonitorMetric::val_loss, MonitorMetric::val_accuracy, MonitorMetric::train_loss});
   expect_round_trip({OutputNetwork::best, OutputNetwork::last});
   expect_round_trip({Precision::fp32, Precision::tf32, Precision::bf16});
+  expect_round_trip({Activation::relu, Activation::none});
 }
 
 TEST(Vocabulary, AliasesReadAsTheirValueAndNeverAsAName) {
@@ -54,7 +55,7 @@ TEST(LayerTable, EveryKindHasOneRowWithConsistentArguments) {
   std::set<std::string_view> names;
   for (LayerKind kind : {LayerKind::conv, LayerKind::batchnorm, LayerKind::relu, LayerKind::maxpool,
                          LayerKind::avgpool, LayerKind::gap, LayerKind::dense, LayerKind::dropout,
-                         LayerKind::flatten}) {
+                         LayerKind::flatten, LayerKind::residual}) {
     const LayerDef& def = layer_def(kind);
     EXPECT_EQ(def.kind, kind);
     EXPECT_TRUE(names.insert(def.name).second) << def.name;
@@ -65,6 +66,8 @@ TEST(LayerTable, EveryKindHasOneRowWithConsistentArguments) {
       EXPECT_TRUE(args.insert(arg.name).second) << def.name << "." << arg.name;
       if (!arg.fallback_arg.empty()) {
         EXPECT_NE(find_arg(def, arg.fallback_arg), nullptr) << def.name << "." << arg.name;
+      } else if (arg.kind == ArgKind::activation) {
+        EXPECT_TRUE(parse_word<Activation>(arg.fallback_word)) << def.name << "." << arg.name;
       } else if (!arg.required) {
         EXPECT_FALSE(check_arg_value(arg, arg.fallback)) << def.name << "." << arg.name;
       }
@@ -87,6 +90,13 @@ TEST(LayerTable, ValuesAreCheckedByKind) {
   EXPECT_FALSE(check_arg_value(*find_arg(bn, "momentum"), 1));
   EXPECT_EQ(check_arg_value(*find_arg(layer_def(LayerKind::dropout), "rate"), 1),
             "must be in [0, 1), got 1");
+  // A residual block's arguments are a word and a list, never a number.
+  const LayerDef& residual = layer_def(LayerKind::residual);
+  EXPECT_EQ(residual.shorthand, "layers");
+  EXPECT_TRUE(find_arg(residual, "layers")->required);
+  EXPECT_EQ(find_arg(residual, "activation")->fallback_word, "relu");
+  EXPECT_EQ(check_arg_value(*find_arg(residual, "activation"), 0),
+            "must be one of relu, none, got 0");
 }
 
 }  // namespace
