@@ -159,4 +159,10 @@ inline std::string params_text(const Json& params, ParamNames names = ParamNames
   return text.empty() ? "(base config)" : text;
 }
 
+// A parameter list after a line's text: " (learning_rate=0.01)", or " (base config)" once, not
+// "((base config))", when there are none.
+inline std::string in_parentheses(const std::string& params) {
+  return params.starts_with('(') ? " " + params : " (" + params + ")";
+}
+
 }  // namespace sweep

@@ -1,6 +1,7 @@
 /*
  * bench_gpu_lenet.cpp — training-step throughput (images/s) of the CUDA backend: LeNet at batch
- * 64 and 256, and the MATLAB CIFAR-10 conv-block net (convnet, width 32, depth 4) at batch 256.
+ * 64 and 256, the MATLAB CIFAR-10 conv-block net (convnet, width 32, depth 4) at batch 256, and
+ * the CIFAR variant of ResNet-18 (preset resnet, depth 18: 3x3 stem, no max-pool) at batch 128.
  *
  * A step is what a sweep trial pays: gather + normalise from a uint8 data set on the device by a
  * shuffled index array, forward, softmax cross-entropy, backward, the fused SGD-momentum update
@@ -10,7 +11,7 @@
  * replayed, the batch offset and step read from the device block). train() itself replays its
  * full batches the same way; bench_gpu_train times that, which is what a user gets.
  *
- *   bench_gpu_lenet [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet]
+ *   bench_gpu_lenet [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet|resnet18]
  *                   [--batch 64|256] [--mode eager|graph]
  * Prints a table and `RESULT peer=sweep model=.. batch=.. mode=.. precision=..
  * images_per_second=..`
@@ -38,7 +39,7 @@ using sweep::trainer::cuda::CudaBackend;
 using sweep::trainer::cuda::MathMode;
 
 struct Case {
-  std::string model;  // lenet | convnet
+  std::string model;  // lenet | convnet | resnet18
   int batch;
   bool graph;
   MathMode math;
@@ -52,9 +53,13 @@ double run_case(const Case& c, int warmup, int iters, int repeats) {
   const Shape in = lenet ? Shape{1, 28, 28} : Shape{3, 32, 32};
   ModelSpec model;
   model.preset = lenet ? sweep::trainer::Preset::lenet : sweep::trainer::Preset::convnet;
-  if (!lenet) {
+  if (c.model == "convnet") {
     model.net_width = 32;
     model.block_depth = 4;
+  } else if (c.model == "resnet18") {
+    model.preset = sweep::trainer::Preset::resnet;
+    model.depth = 18;
+    model.width = 1;
   }
   Network net(gpu, model, in, 10, c.batch, 1);
   TrainingSpec spec;
@@ -154,7 +159,7 @@ int main(int argc, char** argv) {
   app.add_option("--iters", iters, "timed steps per repeat");
   app.add_option("--warmup", warmup, "untimed steps first (and replays, in graph mode)");
   app.add_option("--repeats", repeats, "repeats; the median is reported");
-  app.add_option("--only", only, "lenet or convnet");
+  app.add_option("--only", only, "lenet, convnet or resnet18");
   app.add_option("--batch", batch_only, "only this LeNet batch size");
   app.add_option("--mode", mode_only, "eager or graph only");
   app.add_option("--precision", prec_only, "fp32, tf32 or bf16 only");
@@ -168,6 +173,9 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "convnet")
     for (MathMode m : {MathMode::fp32, MathMode::tf32, MathMode::bf16})
       for (bool g : {false, true}) cases.push_back({"convnet", 256, g, m});
+  if (only.empty() || only == "resnet18")
+    for (MathMode m : {MathMode::fp32, MathMode::tf32, MathMode::bf16})
+      for (bool g : {false, true}) cases.push_back({"resnet18", 128, g, m});
 
   const auto prec_name = [](MathMode m) {
     return m == MathMode::tf32 ? "tf32" : m == MathMode::bf16 ? "bf16" : "fp32";

@@ -13,7 +13,7 @@ default lets cuDNN convolutions use TF32); tf32 turns it on in both; bf16 runs t
 (and so its backward) under torch.autocast(bfloat16) with fp32 parameters, PyTorch's mixed
 precision, TF32 off.
 
-    python3 torch_peer.py [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet]
+    python3 torch_peer.py [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet|resnet18]
 Prints `RESULT peer=torch model=.. batch=.. mode=.. precision=.. images_per_second=..` lines.
 """
 import argparse
@@ -45,6 +45,36 @@ def convnet(width=32, depth=4):
     return nn.Sequential(*layers)
 
 
+class BasicBlock(nn.Module):
+    """ResNet's basic block as trainer/layers/residual builds it: conv-bn-relu-conv-bn, plus the
+    input (or a 1x1 conv + batch norm when the shape changes), then relu."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+            nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout))
+        self.shortcut = nn.Identity() if stride == 1 and cin == cout else nn.Sequential(
+            nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        return F.relu(self.body(x) + self.shortcut(x))
+
+
+def resnet18():
+    """The CIFAR variant of ResNet-18 (preset resnet, depth 18): 3x3 stem, no max-pool."""
+    layers, cin = [nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU()], 64
+    for stage, cout in enumerate((64, 128, 256, 512)):
+        for b in range(2):
+            layers.append(BasicBlock(cin, cout, 2 if stage > 0 and b == 0 else 1))
+            cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 10)]
+    return nn.Sequential(*layers)
+
+
+MODELS = {"lenet": lenet, "convnet": convnet, "resnet18": resnet18}
+
+
 def run_case(model_name, batch, graph, precision, warmup, iters, repeats):
     tf32 = precision == "tf32"
     torch.backends.cudnn.allow_tf32 = tf32
@@ -53,7 +83,11 @@ def run_case(model_name, batch, graph, precision, warmup, iters, repeats):
     dev = torch.device("cuda")
     torch.manual_seed(1)
     shape = (1, 28, 28) if model_name == "lenet" else (3, 32, 32)
-    model = (lenet() if model_name == "lenet" else convnet()).to(dev)
+    model = MODELS[model_name]().to(dev)
+    # channels_last for bf16 convolutional nets: what PyTorch's guides recommend for tensor cores.
+    channels_last = precision == "bf16" and model_name != "lenet"
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
     images = torch.randint(0, 256, (ROWS,) + shape, dtype=torch.uint8, device=dev)
     labels = torch.randint(0, 10, (ROWS,), device=dev)
@@ -61,10 +95,15 @@ def run_case(model_name, batch, graph, precision, warmup, iters, repeats):
     batches = ROWS // batch
     mean, std = 0.3, 0.35
 
+    # graph == "compile": torch.compile's "reduce-overhead" mode (Inductor + CUDA graphs).
+    net = torch.compile(model, mode="reduce-overhead") if graph == "compile" else model
+
     def body(idx):
         x = (images[idx].float() * (1.0 / 255.0) - mean) / std
+        if channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16"):
-            loss = F.cross_entropy(model(x), labels[idx])
+            loss = F.cross_entropy(net(x), labels[idx])
         loss.backward()
         opt.step()
         return loss
@@ -75,7 +114,7 @@ def run_case(model_name, batch, graph, precision, warmup, iters, repeats):
         body(perm[j * batch:(j + 1) * batch])
 
     step = eager
-    if graph:
+    if graph is True:
         static_idx = perm[:batch].clone()
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -119,6 +158,8 @@ def main():
     p.add_argument("--warmup", type=int, default=50)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--only", default="")
+    p.add_argument("--compile", action="store_true",
+                   help="also torch.compile(mode='reduce-overhead') for the convolutional nets")
     a = p.parse_args()
     cases = []
     if a.only in ("", "lenet"):
@@ -127,11 +168,14 @@ def main():
     if a.only in ("", "convnet"):
         cases += [("convnet", 256, g, prec) for prec in ("fp32", "tf32", "bf16")
                   for g in (False, True)]
+    if a.only in ("", "resnet18"):
+        cases += [("resnet18", 128, g, prec) for prec in ("fp32", "tf32", "bf16")
+                  for g in (False, True) + (("compile",) if a.compile else ())]
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}", flush=True)
     for name, batch, graph, prec in cases:
         n = a.iters if name == "lenet" else max(50, a.iters // 5)
         rate = run_case(name, batch, graph, prec, a.warmup, n, a.repeats)
-        mode = "graph" if graph else "eager"
+        mode = "compile" if graph == "compile" else "graph" if graph else "eager"
         print(f"RESULT peer=torch model={name} batch={batch} mode={mode} precision={prec} "
               f"images_per_second={rate:.0f}", flush=True)
 

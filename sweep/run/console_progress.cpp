@@ -198,14 +198,12 @@ void ConsoleProgress::on_finished(const scheduler::TrialSpec& spec,
     for (const FinishedTrial& t : recent_) shown.push_back(&t.params);
     if (!std::isnan(done.metric))
       line += ", " + setup_.metric_name + " " + significant(done.metric, 4);
-    line += " (" +
-            printable(params_text(done.params, ParamNames::last_parts,
-                                  param_digits(setup_.param_keys, shown))) +
-            ")";
+    line += in_parentheses(printable(
+        params_text(done.params, ParamNames::last_parts, param_digits(setup_.param_keys, shown))));
   } else {
     if (!std::isnan(last_metric))
       line += ", " + setup_.metric_name + " " + number_text(last_metric, 4);
-    line += " (" + spec.name + ")";
+    line += in_parentheses(spec.name);
   }
   const std::string count =
       "  [" + std::to_string(finished_) + "/" + std::to_string(setup_.to_run) + "]";

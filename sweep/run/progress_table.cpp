@@ -159,8 +159,8 @@ std::vector<std::string> header_lines(const ProgressView& view, std::size_t widt
 std::string best_line(const ProgressView& view, const ParamDigits& digits) {
   if (!view.best) return "best: no trial has reported " + printable(view.metric_name) + " yet";
   return "best: trial " + std::to_string(view.best->number) + ", " + printable(view.metric_name) +
-         " " + significant(view.best->value, 4) + " (" +
-         printable(params_text(view.best->params, ParamNames::last_parts, digits)) + ")";
+         " " + significant(view.best->value, 4) +
+         in_parentheses(printable(params_text(view.best->params, ParamNames::last_parts, digits)));
 }
 
 }  // namespace

@@ -94,8 +94,9 @@ void print_summary(std::ostream& out, const RunResult& result, const config::Swe
     for (const TrialRow& row : rows) params.push_back(&row.params);
     const ParamDigits digits = param_digits(keys, params);
     out << "best: trial " << result.best->trial.number << ", " << config.sweep.metric.name << " "
-        << significant(result.best->value) << " ("
-        << params_text(result.best->trial.params, ParamNames::last_parts, digits) << ")\n";
+        << significant(result.best->value)
+        << in_parentheses(params_text(result.best->trial.params, ParamNames::last_parts, digits))
+        << "\n";
   } else {
     out << "best: no trial reported " << config.sweep.metric.name << "\n";
   }

@@ -17,5 +17,13 @@ TEST(Printable, ControlBytesAreEscapedTextIsKept) {
             "UTF-8 \xc3\xa9t\xc3\xa9 \xe2\x86\x92");
 }
 
+// A trial of a sweep without parameters reads "(base config)" once after a line's text (the
+// summary printed "((base config))").
+TEST(ParamsText, ABaseConfigIsParenthesisedOnce) {
+  EXPECT_EQ(params_text(Json::object()), "(base config)");
+  EXPECT_EQ(in_parentheses(params_text(Json::object())), " (base config)");
+  EXPECT_EQ(in_parentheses(params_text(Json{{"lr", 0.5}})), " (lr=0.5)");
+}
+
 }  // namespace
 }  // namespace sweep
