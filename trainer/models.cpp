@@ -234,8 +234,8 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& s) {
         try {
           body.push_back(make_layer(s.layers[j]));
         } catch (const Error& e) {
-          throw Error(block_layer_error_prefix(j, s.layers.size(), name_of(s.layers[j].type)) +
-                      e.what());
+          throw LayerError::in_layer(
+              j, block_layer_error_prefix(j, s.layers.size(), name_of(s.layers[j].type)), e);
         }
       }
       return std::make_unique<Residual>(std::move(body), args.word<Activation>("activation"));
@@ -279,7 +279,7 @@ std::vector<std::unique_ptr<Layer>> build_layers(const ModelSpec& model, int cla
     try {
       layers.push_back(make_layer(specs[i]));
     } catch (const Error& e) {
-      throw Error(layer_error_prefix(i, specs.size(), name_of(specs[i].type)) + e.what());
+      throw LayerError::in_layer(i, layer_error_prefix(i, specs.size(), name_of(specs[i].type)), e);
     }
   }
   return layers;
@@ -294,7 +294,7 @@ std::vector<Shape> setup_layers(const std::vector<std::unique_ptr<Layer>>& layer
     try {
       shapes.push_back(layers[i]->setup(shapes.back()));
     } catch (const Error& e) {
-      throw Error(layer_error_prefix(i, layers.size(), layers[i]->type()) + e.what());
+      throw LayerError::in_layer(i, layer_error_prefix(i, layers.size(), layers[i]->type()), e);
     }
   }
   return shapes;

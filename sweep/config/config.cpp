@@ -189,6 +189,7 @@ SweepConfig load_config_text(const std::string& text, const std::string& path,
   output.finish();
   TrainReadOptions options;
   options.check_data_files = !external;
+  options.check_model_shapes = !external;
   std::vector<std::string> asked_keys;  // the keys the readers take: W&B's flat names map to them
   tree->asked_keys = &asked_keys;
   read_train_config(top, config.base, options);

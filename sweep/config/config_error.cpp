@@ -9,6 +9,12 @@
 namespace sweep::config {
 
 namespace {
+std::string problem_line(const Location& where, const std::string& key, const std::string& text) {
+  std::string line = where.text() + ": ";
+  if (!key.empty()) line += "key '" + key + "': ";
+  return line + text;
+}
+
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string all;
   for (const std::string& line : lines) {
@@ -29,9 +35,8 @@ ConfigError::ConfigError(std::vector<std::string> messages)
     : Error(join_lines(messages)), messages_(std::move(messages)) {}
 
 void Diagnostics::error(const Location& where, const std::string& key, const std::string& text) {
-  std::string line = where.text() + ": ";
-  if (!key.empty()) line += "key '" + key + "': ";
-  line += text;
+  ++error_count_;
+  std::string line = problem_line(where, key, text);
   const std::string drawn_place = where.drawn ? where.text() + "|" + key : std::string();
   for (Entry& entry : entries_) {
     if (entry.text == line) return;
@@ -47,6 +52,13 @@ void Diagnostics::error(const Location& where, const std::string& key, const std
   const bool positioned = where.label.empty() && where.line > 0;
   entries_.push_back({positioned ? where.line : 0, positioned ? where.column : 0, std::move(line),
                       drawn_place, 0});
+}
+
+bool Diagnostics::has(const Location& where, const std::string& key,
+                      const std::string& text) const {
+  const std::string line = problem_line(where, key, text);
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const Entry& entry) { return entry.text == line; });
 }
 
 void Diagnostics::warn(const Location& where, const std::string& key, const std::string& text) {

@@ -47,8 +47,13 @@ class Diagnostics {
   // printed before the sweep starts, never a reason to stop.
   void warn(const Location& where, const std::string& key, const std::string& text);
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // Whether error(where, key, text) was recorded already.
+  bool has(const Location& where, const std::string& key, const std::string& text) const;
   bool empty() const { return entries_.empty() && not_shown_ == 0; }
   std::size_t size() const { return entries_.size(); }
+  // Every error() call so far, repeated lines included: whether a reader found a problem, even
+  // one already reported by the base config or an earlier trial.
+  std::size_t error_count() const { return error_count_; }
   std::vector<std::string> messages() const;
   // Throws ConfigError when any problem was recorded.
   void throw_if_any() const;
@@ -63,6 +68,7 @@ class Diagnostics {
   std::vector<Entry> entries_;
   std::vector<std::string> warnings_;  // "FILE:LINE:COL: warning: key 'k': text", once each
   std::size_t not_shown_ = 0;          // problems past kMaxShown, counted in one last line
+  std::size_t error_count_ = 0;
   static constexpr std::size_t kMaxShown = 100;
 };
 

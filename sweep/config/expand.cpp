@@ -128,6 +128,7 @@ void read_trial_config(const SweepConfig& config, const TrialPoint& point, Confi
   }
   TrainReadOptions options;
   options.check_data_files = !config.trainer.has_value();
+  options.check_model_shapes = !config.trainer.has_value();
   MapReader top(tree, diagnostics, tree.root, "");
   read_train_config(top, out, options);
 }

@@ -30,9 +30,10 @@ class LayerReader {
     diagnostics_.error(tree_.where(path, node), path, text);
   }
 
-  // Parses one argument value into `layer`, or reports why it is invalid.
+  // Parses one argument value into `layer` (a block's layers: their places into `place`), or
+  // reports why it is invalid.
   void read_arg(const LayerArg& arg, const YAML::Node& value, const std::string& path,
-                trainer::LayerSpec& layer) {
+                trainer::LayerSpec& layer, LayerPlace& place) {
     const std::string name(arg.name);
     double number = 0;
     switch (arg.kind) {
@@ -67,7 +68,7 @@ class LayerReader {
         return;
       }
       case ArgKind::layers:
-        read_list(value, path, layer.layers);
+        read_list(value, path, layer.layers, place.layers);
         return;
       case ArgKind::padding: {
         if (value.IsScalar() && (value.Scalar() == "same" || value.Scalar() == "valid")) {
@@ -87,7 +88,7 @@ class LayerReader {
   }
 
   void read_item(const YAML::Node& item, const std::string& path,
-                 std::vector<trainer::LayerSpec>& out) {
+                 std::vector<trainer::LayerSpec>& out, std::vector<LayerPlace>& places) {
     std::string type;
     YAML::Node args(YAML::NodeType::Undefined);
     YAML::Node type_node;
@@ -114,6 +115,7 @@ class LayerReader {
 
     trainer::LayerSpec layer;
     layer.type = def->kind;
+    LayerPlace place{path, tree_.where(path, item), {}};
     const std::string args_path = path + "." + type;
     bool has_args = args.IsDefined() && !args.IsNull();
     if (has_args && args.IsScalar()) {
@@ -125,7 +127,7 @@ class LayerReader {
                      def->args.empty() ? "'" + type + "' takes no arguments"
                                        : "'" + type + "' needs a map: {" + needs + "}");
       }
-      read_arg(*trainer::find_arg(*def, def->shorthand), args, args_path, layer);
+      read_arg(*trainer::find_arg(*def, def->shorthand), args, args_path, layer, place);
     } else if (has_args && args.IsMap()) {
       for (const auto& entry : args) {
         const std::string name = entry.first.Scalar();
@@ -138,10 +140,10 @@ class LayerReader {
                               : "unknown argument of " + type + suggestion_suffix(name, names));
           continue;
         }
-        read_arg(*arg, entry.second, args_path + "." + name, layer);
+        read_arg(*arg, entry.second, args_path + "." + name, layer, place);
       }
     } else if (has_args && list_shorthand(*def)) {  // `- residual: [conv: ..., relu]`
-      read_arg(*trainer::find_arg(*def, def->shorthand), args, args_path, layer);
+      read_arg(*trainer::find_arg(*def, def->shorthand), args, args_path, layer, place);
     } else if (has_args) {
       return error(args_path, args, "expected a number or a map of arguments, got a list");
     }
@@ -158,17 +160,19 @@ class LayerReader {
         error(args_path, has_args ? args : type_node, "'" + type + "' needs '" + name + "'");
     }
     out.push_back(std::move(layer));
+    places.push_back(std::move(place));
   }
 
-  // The list at `path` (model.layers, or a residual block's layers) into `out`.
+  // The list at `path` (model.layers, or a residual block's layers) into `out` and `places`.
   void read_list(const YAML::Node& list, const std::string& path,
-                 std::vector<trainer::LayerSpec>& out) {
+                 std::vector<trainer::LayerSpec>& out, std::vector<LayerPlace>& places) {
     if (!list.IsSequence())
       return error(path, list, "expected a list of layers, got " + describe_node(list));
     if (list.size() == 0) return error(path, list, "the list of layers is empty");
     out.clear();
+    places.clear();
     for (std::size_t i = 0; i < list.size(); ++i)
-      read_item(list[i], path + "." + std::to_string(i), out);
+      read_item(list[i], path + "." + std::to_string(i), out, places);
   }
 
  private:
@@ -185,8 +189,9 @@ class LayerReader {
 }  // namespace
 
 void read_layers(const ConfigTree& tree, Diagnostics& diagnostics, const YAML::Node& list,
-                 const std::string& path, std::vector<trainer::LayerSpec>& out) {
-  LayerReader(tree, diagnostics).read_list(list, path, out);
+                 const std::string& path, std::vector<trainer::LayerSpec>& out,
+                 std::vector<LayerPlace>& places) {
+  LayerReader(tree, diagnostics).read_list(list, path, out, places);
 }
 
 }  // namespace sweep::config

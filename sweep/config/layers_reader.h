@@ -19,8 +19,19 @@
 
 namespace sweep::config {
 
-// Reads the list at `model.layers` (the node `list`) into `out`.
+// Where one layer read into a LayerSpec stands: its key (model.layers.3, or
+// model.layers.3.residual.layers.1 inside a block) and its place, and its block's layers', in the
+// same order as the LayerSpecs.
+struct LayerPlace {
+  std::string key;
+  Location where;
+  std::vector<LayerPlace> layers;
+};
+
+// Reads the list at `model.layers` (the node `list`) into `out`, and where each layer stands
+// into `places` (one per LayerSpec of `out`, nested alike).
 void read_layers(const ConfigTree& tree, Diagnostics& diagnostics, const YAML::Node& list,
-                 const std::string& path, std::vector<trainer::LayerSpec>& out);
+                 const std::string& path, std::vector<trainer::LayerSpec>& out,
+                 std::vector<LayerPlace>& places);
 
 }  // namespace sweep::config

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "sweep/config/layers_reader.h"
+#include "sweep/config/model_shape_check.h"
 #include "sweep/config/suggest.h"
 #include "trainer/models.h"
 
@@ -41,7 +42,10 @@ void read_synthetic(MapReader r, trainer::SyntheticSpec& s) {
   r.finish();
 }
 
-void read_data(MapReader r, trainer::DataSpec& d, const TrainReadOptions& options) {
+// Returns whether the fields read without problems (missing data files aside: the images' shape
+// is known without them).
+bool read_data(MapReader r, trainer::DataSpec& d, const TrainReadOptions& options) {
+  const std::size_t problems_before = r.diagnostics().error_count();
   r.word("dataset", d.dataset, "data set");
   d.path = default_data_path(d.dataset);
   r.text("path", d.path);
@@ -54,14 +58,18 @@ void read_data(MapReader r, trainer::DataSpec& d, const TrainReadOptions& option
   read_augment(r.section("augment"), d.augment);
   read_synthetic(r.section("synthetic"), d.synthetic);
   r.finish();
+  const bool fields_read = r.diagnostics().error_count() == problems_before;
 
   if (options.check_data_files) {
     const std::string missing = missing_data_files(d);
     if (!missing.empty()) r.error(r.has("path") ? "path" : "dataset", missing);
   }
+  return fields_read;
 }
 
-void read_model(MapReader r, trainer::ModelSpec& m, const ConfigTree& tree) {
+// Returns whether the model read without problems; `places` says where its keys stand.
+bool read_model(MapReader r, trainer::ModelSpec& m, const ConfigTree& tree, ModelPlaces& places) {
+  const std::size_t problems_before = r.diagnostics().error_count();
   // An empty preset is "no preset" (then model.layers is the model).
   bool preset_given = false;
   if (const YAML::Node p = r.node("preset"); p.IsScalar() && p.Scalar().empty())
@@ -83,12 +91,15 @@ void read_model(MapReader r, trainer::ModelSpec& m, const ConfigTree& tree) {
       r.error("preset", "give either model.preset or model.layers, not both");
     } else {
       m.preset = trainer::Preset::none;
-      read_layers(tree, r.diagnostics(), layers, r.path_of("layers"), m.layers);
+      read_layers(tree, r.diagnostics(), layers, r.path_of("layers"), m.layers, places.entries);
     }
   } else if (m.preset == trainer::Preset::none) {
     r.error("preset", "model.preset is empty and there is no model.layers list");
   }
+  places.preset = r.where("preset");
+  places.layers = r.where("layers");
   r.finish();
+  return r.diagnostics().error_count() == problems_before;
 }
 
 void read_schedule(MapReader r, trainer::ScheduleSpec& s) {
@@ -201,9 +212,12 @@ std::string missing_data_files(const trainer::DataSpec& spec) {
 }
 
 void read_train_config(MapReader& top, trainer::TrainConfig& out, const TrainReadOptions& options) {
-  read_data(top.section("data"), out.data, options);
-  read_model(top.section("model"), out.model, top.tree());
+  const bool data_read = read_data(top.section("data"), out.data, options);
+  ModelPlaces model_places;
+  const bool model_read = read_model(top.section("model"), out.model, top.tree(), model_places);
   read_training(top.section("training"), out.training);
+  if (options.check_model_shapes && data_read && model_read)
+    check_model_shapes(top.tree(), out, model_places, top.diagnostics());
 
   const auto& stopping = out.training.early_stopping;
   if (stopping.patience > 0 && stopping.monitor != trainer::MonitorMetric::train_loss &&

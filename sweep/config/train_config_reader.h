@@ -2,8 +2,9 @@
  * train_config_reader.h — the data, model and training sections of a config → trainer structs.
  *
  * Keys are the field names of trainer/train_config.h, nested as there. Checks happen here, before
- * anything runs: types, ranges, known names, and that the data set's files exist (the trainer
- * would find out only when a trial starts, possibly hours into a sweep).
+ * anything runs: types, ranges, known names, that the data set's files exist and that the model's
+ * layers fit its images (the trainer would find out only when a trial starts, possibly hours into
+ * a sweep).
  */
 #pragma once
 
@@ -15,7 +16,9 @@
 namespace sweep::config {
 
 struct TrainReadOptions {
-  bool check_data_files = true;  // off for external trainers, which read their own data
+  bool check_data_files = true;    // off for external trainers, which read their own data
+  bool check_model_shapes = true;  // the model against the data's images (model_shape_check.h);
+                                   // off for external trainers, which build their own
 };
 
 // Reads root.data / root.model / root.training into `out`. The caller reports unknown top-level

@@ -102,6 +102,33 @@ TEST(Cli, ValidateReportsEveryProblemAndExitsTwo) {
   std::filesystem::remove(path);
 }
 
+// A model whose layers cannot take the data's images is a config problem: validate says which
+// layer and why, and run refuses before it makes anything.
+TEST(Cli, ALayerThatCannotTakeItsInputIsRefusedBeforeAnythingRuns) {
+  const std::string path =
+      write_temp("sweep_cli_bad_shape.yaml",
+                 "data: {dataset: synthetic, synthetic: {train_size: 64, test_size: 32}}\n"
+                 "model:\n"
+                 "  layers:\n"
+                 "    - conv: {filters: 8, kernel: 3, stride: 2, padding: same}\n"
+                 "training: {epochs: 1}\n");
+  const CliResult r = run_cli({"validate", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(
+      r.err.find(path + ":4:7: key 'model.layers.0': model layer 1 of 2 (conv): padding 'same' "
+                        "needs stride 1 (got stride 2); give a number for padding instead (data: "
+                        "1x28x28 synthetic images)\n"),
+      std::string::npos)
+      << r.err;
+  const auto out_dir = std::filesystem::temp_directory_path() / "sweep_cli_bad_shape_out";
+  std::filesystem::remove_all(out_dir);
+  const CliResult run = run_cli({"run", path, "--out", out_dir.string()});
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_FALSE(std::filesystem::exists(out_dir));
+  std::filesystem::remove(path);
+}
+
 TEST(Cli, SetOverridesAreApplied) {
   const CliResult ok = run_cli({"validate", "configs/cifar-convnet.yaml", "--set",
                                 "data.dataset=synthetic", "--set", "sweep.repeats=2"});

@@ -14,16 +14,16 @@
 namespace sweep::trainer {
 
 namespace {
-constexpr std::size_t kImageBytes = 3 * 32 * 32;
+constexpr std::size_t kImageBytes = kCifar10Channels * kCifar10Side * kCifar10Side;
 constexpr std::size_t kRecordBytes = 1 + kImageBytes;
 }  // namespace
 
 Dataset read_cifar10_files(const std::vector<std::string>& files) {
   Dataset d;
-  d.c = 3;
-  d.h = 32;
-  d.w = 32;
-  d.classes = 10;
+  d.c = kCifar10Channels;
+  d.h = kCifar10Side;
+  d.w = kCifar10Side;
+  d.classes = kCifar10Classes;
   d.source = files.empty() ? std::string("cifar10") : files.front();
   for (const std::string& path : files) {
     const std::vector<std::uint8_t> bytes = read_file_bytes(path);
@@ -37,7 +37,7 @@ Dataset read_cifar10_files(const std::vector<std::string>& files) {
     const std::size_t n = bytes.size() / kRecordBytes;
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint8_t* rec = bytes.data() + i * kRecordBytes;
-      if (rec[0] >= 10)
+      if (rec[0] >= kCifar10Classes)
         throw Error(path + ": label " + std::to_string(rec[0]) + " of record " + std::to_string(i) +
                     " is out of range (expected 0..9)");
       d.labels.push_back(rec[0]);

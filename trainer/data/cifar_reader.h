@@ -14,6 +14,11 @@
 
 namespace sweep::trainer {
 
+// What every CIFAR-10 image is: 3 x 32 x 32, one of 10 classes.
+inline constexpr int kCifar10Channels = 3;
+inline constexpr int kCifar10Side = 32;
+inline constexpr int kCifar10Classes = 10;
+
 // Concatenates the records of `files` (in order). Errors name the file: missing, empty, a size
 // that is not a whole number of 3073-byte records (truncated), a label > 9.
 Dataset read_cifar10_files(const std::vector<std::string>& files);

@@ -17,6 +17,7 @@
 
 #include "common/check.h"
 #include "trainer/data/cifar_reader.h"
+#include "trainer/data/data_shape.h"
 #include "trainer/data/idx_reader.h"
 #include "trainer/data/shuffle.h"
 #include "trainer/data/synthetic.h"
@@ -80,10 +81,10 @@ void read_both(const DataSpec& spec, Dataset& train, Dataset& test, bool need_te
     case DatasetKind::fashion_mnist:
     case DatasetKind::mnist:
       train = cache.get(name, spec.path, "train",
-                        [&] { return read_idx_split(spec.path, "train", 10); });
+                        [&] { return read_idx_split(spec.path, "train", kMnistClasses); });
       if (need_test)
         test = cache.get(name, spec.path, "t10k",
-                         [&] { return read_idx_split(spec.path, "t10k", 10); });
+                         [&] { return read_idx_split(spec.path, "t10k", kMnistClasses); });
       return;
     case DatasetKind::cifar10:
       train = cache.get(name, spec.path, "train",

@@ -5,6 +5,7 @@
 #include "trainer/layers/layer.h"
 
 #include <cmath>
+#include <utility>
 
 #include "common/check.h"
 #include "trainer/train_config.h"
@@ -18,6 +19,14 @@ void Layer::bind(Backend& backend, float* params, float* grads, float* state, in
   params_ = params;
   grads_ = grads;
   state_ = state;
+}
+
+LayerError LayerError::in_layer(std::size_t index, const std::string& prefix,
+                                const Error& problem) {
+  std::vector<std::size_t> path{index};
+  if (const auto* inner = dynamic_cast<const LayerError*>(&problem))
+    path.insert(path.end(), inner->path().begin(), inner->path().end());
+  return LayerError(prefix + problem.what(), std::move(path));
 }
 
 float uniform_symmetric(std::mt19937_64& rng, float bound) {

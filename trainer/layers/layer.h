@@ -6,7 +6,8 @@
  * write) and hands each layer pointers into them with bind(). A layer owns only what is private to
  * one forward/backward pair (a dropout mask, batch-norm's saved statistics), allocated once there
  * for the largest batch. Shape errors are thrown as sweep::Error with the bare reason; the Network
- * prefixes the layer's position and type.
+ * prefixes the layer's position and type (LayerError, which also keeps the position as numbers, so
+ * that a config check can point at the layer's line).
  */
 #pragma once
 
@@ -14,8 +15,10 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/check.h"
 #include "trainer/backend.h"
 #include "trainer/network.h"
 #include "trainer/train_config.h"
@@ -29,6 +32,22 @@ struct LayerPart {
   std::string text;
   Shape out;
   std::size_t params = 0;
+};
+
+// A problem of one layer of a model. what() is the message with every level's prefix ("model
+// layer 4 of 9 (residual): block layer 2 of 5 (conv): kernel 5x5 is larger than its input 3x3");
+// path() is the layer's 0-based index at each level, outermost first ({3, 1}).
+class LayerError : public Error {
+ public:
+  // `problem`, thrown by the layer at `index` of its list, under `prefix` ("model layer 4 of 9
+  // (residual): "). A LayerError from inside that layer (a block's own layer) keeps its path below.
+  static LayerError in_layer(std::size_t index, const std::string& prefix, const Error& problem);
+  const std::vector<std::size_t>& path() const { return path_; }
+
+ private:
+  LayerError(const std::string& what, std::vector<std::size_t> path)
+      : Error(what), path_(std::move(path)) {}
+  std::vector<std::size_t> path_;
 };
 
 class Layer {

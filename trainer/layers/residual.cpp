@@ -77,7 +77,7 @@ Shape Residual::setup(Shape in) {
     try {
       shapes_.push_back(body_[j]->setup(shapes_.back()));
     } catch (const Error& e) {
-      throw Error(block_layer_error_prefix(j, body_.size(), body_[j]->type()) + e.what());
+      throw LayerError::in_layer(j, block_layer_error_prefix(j, body_.size(), body_[j]->type()), e);
     }
     param_count_ += body_[j]->param_count();
     state_count_ += body_[j]->state_count();
