@@ -11,18 +11,13 @@
 #include "sweep/run/devices.h"
 #include "sweep/run/run_sweep.h"
 #include "sweep/run/trainer_trial.h"
+#include "sweep_process_util.h"
 
 namespace sweep::config::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using sweep::testing::fresh_dir;
 
 TEST(Devices, AutoUsesEveryGpuElseCpuSlots) {
   ResourcesSpec r;

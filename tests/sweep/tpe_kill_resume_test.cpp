@@ -17,39 +17,14 @@
 #include <thread>
 
 #include "store/store.h"
-
-extern char** environ;
+#include "sweep_process_util.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-pid_t spawn_sweep(std::vector<std::string> args, const fs::path& log) {
-  args.insert(args.begin(), SWEEP_BINARY);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, SWEEP_BINARY, &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using sweep::testing::slurp;
+using sweep::testing::spawn_sweep;
+using sweep::testing::wait_exit;
 
 std::vector<sweep::TrialRow> trials_of(const fs::path& db) {
   sweep::StoreOptions options;

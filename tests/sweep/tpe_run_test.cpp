@@ -16,18 +16,13 @@
 #include "store/store.h"
 #include "sweep/config/yaml_tree.h"
 #include "sweep/run/run_sweep.h"
+#include "sweep_process_util.h"
 
 namespace sweep::config::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using sweep::testing::fresh_dir;
 
 // loss = (x - 0.5)^2, + 1 unless y is b: the minimum is x = 0.5, y = b.
 std::string objective_sweep(const fs::path& dir, int max_trials) {
