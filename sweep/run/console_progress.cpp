@@ -170,8 +170,16 @@ void ConsoleProgress::on_progress(const scheduler::TrialSpec& spec, double fract
 
 void ConsoleProgress::on_finished(const scheduler::TrialSpec& spec,
                                   const scheduler::TrialOutcome& outcome,
-                                  const std::optional<scheduler::Device>& /*device*/) {
+                                  const std::optional<scheduler::Device>& device) {
   std::lock_guard lock(mutex_);
+  // Interrupted before it started (Ctrl-C while it waited for a slot): it never ran and stays
+  // queued for `sweep resume`, as the store keeps it, so it is neither finished nor interrupted.
+  if (!device && outcome.state == TrialState::interrupted) {
+    running_.erase(spec.id);
+    print_above_table(
+        {"trial " + std::to_string(spec.number) + " not started: stays queued for sweep resume"});
+    return;
+  }
   ++finished_;
   ++finished_states_[outcome.state];
   FinishedTrial done;

@@ -388,5 +388,25 @@ TEST(ConsoleProgress, PipedIsOneLinePerEvent) {
             "(learning_rate=0.0031622776601683794)  [1/3]\n");
 }
 
+// Ctrl-C while a trial waits for a slot: it never ran, so the console (like the store) keeps it
+// queued: not counted as finished or interrupted, not listed among the recent finishes.
+TEST(ConsoleProgress, ATrialInterruptedBeforeItStartedStaysQueued) {
+  std::ostringstream out;
+  const TerminalSize size{80, 24};
+  ConsoleProgress console(out, setup_for(false, &size));
+  const std::vector<scheduler::Device> cpu = {scheduler::Device::cpu()};
+  const auto ran = spec(0, 0.01), waited = spec(1, 0.02);
+  console.on_started(ran, cpu);
+  console.on_finished(ran, {TrialState::interrupted, "interrupted by Ctrl-C", {}}, cpu[0]);
+  console.on_finished(waited, {TrialState::interrupted, "interrupted by Ctrl-C", {}}, std::nullopt);
+  EXPECT_NE(out.str().find("trial 0 interrupted"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("[1/3]"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("trial 1 not started: stays queued for sweep resume\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_EQ(out.str().find("trial 1 interrupted"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("[2/3]"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace sweep::run
