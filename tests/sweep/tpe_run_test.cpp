@@ -150,6 +150,53 @@ TEST(TpeSweep, ResumeReloadsTheFinishedTrialsAndGoesOnWithoutRepeatingAPoint) {
   fs::remove_all(dir);
 }
 
+// With ASHA, trials stopped early are told to the model as pruned at the depth they reached; the
+// sweep still makes exactly max_trials distinct trials and ends.
+TEST(TpeSweep, EarlyStoppedTrialsAreToldAndTheSweepGoesOn) {
+  const fs::path dir = fresh_dir("sweep_tpe_asha");
+  const fs::path script = dir / "curve.py";
+  std::ofstream(script) << "import json, sys, time\n"
+                           "x = float(sys.argv[1])\n"
+                           "for epoch in range(1, 5):\n"
+                           "    loss = (x - 0.5) ** 2 + 1.0 / epoch\n"
+                           "    print(json.dumps({'step': epoch, 'epoch': epoch, 'loss': loss}),\n"
+                           "          flush=True)\n"
+                           "    time.sleep(0.02)\n";
+  const SweepConfig config = load_text(
+      "name: tpe-asha\n"
+      "trainer: {command: \"python3 " +
+      script.string() +
+      " {x}\"}\n"
+      "sweep:\n"
+      "  method: tpe\n"
+      "  max_trials: 14\n"
+      "  metric: {name: loss, goal: minimize}\n"
+      "  parameters: {x: {min: -2.0, max: 2.0}}\n"
+      "  early_terminate: {type: asha, min_epochs: 1, eta: 2}\n"
+      "resources: {cpu_slots: 1}\n"
+      "output: {dir: " +
+      dir.string() + "}\n");
+  std::ostringstream out;
+  const run::RunResult result = run::run_sweep(config, quiet(out));
+  ASSERT_EQ(result.exit_code(), 0) << out.str();
+  StoreOptions read_only;
+  read_only.read_only = true;
+  const Store store(result.db_path, read_only);
+  const std::vector<TrialRow> rows = store.trials(store.find_sweep("tpe-asha")->id);
+  ASSERT_EQ(rows.size(), 14u);
+  std::set<std::string> points;
+  int stopped = 0;
+  for (const TrialRow& row : rows) {
+    points.insert(row.params.dump());
+    stopped += row.state == TrialState::stopped_early;
+    EXPECT_TRUE(row.state == TrialState::completed || row.state == TrialState::stopped_early)
+        << "trial " << row.number << ": " << to_string(row.state);
+  }
+  EXPECT_EQ(points.size(), rows.size());
+  EXPECT_GT(stopped, 0) << out.str();  // one slot: ASHA's decisions are exact, and some are stops
+  fs::remove_all(dir);
+}
+
 TEST(TpeSweep, TheBuiltInTrainerTrainsWithTheSuggestedValues) {
   const fs::path dir = fresh_dir("sweep_tpe_trainer");
   const SweepConfig config = load_text(
