@@ -533,8 +533,10 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
                   std::to_string(to_run.size()) + " trials to run (" + std::to_string(requeued) +
                       " unfinished, " + std::to_string(retried) + " failed retried)");
 
-  // A tpe sweep stopped before it asked for all its trials has more to make.
-  const bool more_to_make = trials_made_as_asked(*config) && rows.size() < config->trial_count();
+  // A tpe sweep stopped before it asked for all its trials has more to make, unless it ended
+  // (a reached metric.target completes a sweep: as a grid's, its unmade trials are not run).
+  const bool more_to_make = trials_made_as_asked(*config) && rows.size() < config->trial_count() &&
+                            found->state != SweepState::completed;
   if (to_run.empty() && !more_to_make) {
     RunResult result;
     result.name = config->name;

@@ -197,6 +197,26 @@ TEST(TpeSweep, EarlyStoppedTrialsAreToldAndTheSweepGoesOn) {
   fs::remove_all(dir);
 }
 
+// A reached metric.target ends a tpe sweep as it ends a grid: no trial is made after it, and
+// `sweep resume` finds nothing left to run.
+TEST(TpeSweep, AReachedTargetEndsTheSweepAndResumeMakesNoMoreTrials) {
+  const fs::path dir = fresh_dir("sweep_tpe_target");
+  std::string yaml = objective_sweep(dir, 60);
+  yaml.replace(yaml.find("goal: minimize}"), 15, "goal: minimize, target: 0.3}");
+  const SweepConfig config = load_text(yaml);
+  std::ostringstream out;
+  const run::RunResult first = run::run_sweep(config, quiet(out));
+  ASSERT_FALSE(first.target_reached_by.empty()) << out.str();
+  const std::size_t made = rows_of(first.db_path).size();
+  EXPECT_LT(made, 60u);
+  run::ResumeOptions resume;
+  resume.out_dir = dir.string();
+  resume.run = quiet(out);
+  EXPECT_EQ(run::resume_sweep("tpe-quad", resume).trials_run, 0) << out.str();
+  EXPECT_EQ(rows_of(first.db_path).size(), made);
+  fs::remove_all(dir);
+}
+
 TEST(TpeSweep, TheBuiltInTrainerTrainsWithTheSuggestedValues) {
   const fs::path dir = fresh_dir("sweep_tpe_trainer");
   const SweepConfig config = load_text(
