@@ -69,20 +69,42 @@ esac
 
 
 def stop_workers(home):
-    """Ends the detached queue workers started with this SWEEP_HOME."""
+    """Ends the detached queue workers started with this SWEEP_HOME, and waits until they are
+    gone: a worker still finishing a trial would write into the scratch directory while it is
+    removed."""
+    pids = []
     for pid in os.listdir("/proc"):
-        if not pid.isdigit():
+        if not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
                 env = f.read().split(b"\0")
         except OSError:
             continue
-        if f"SWEEP_HOME={home}".encode() in env and int(pid) != os.getpid():
-            try:
-                os.kill(int(pid), signal.SIGTERM)
-            except OSError:
-                pass
+        if f"SWEEP_HOME={home}".encode() in env:
+            pids.append(int(pid))
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + 20
+    while pids and time.monotonic() < deadline:
+        pids = [p for p in pids if os.path.exists(f"/proc/{p}") and not zombie(p)]
+        time.sleep(0.05)
+    for pid in pids:  # still there after 20 s: no more waiting
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def zombie(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
 
 
 def main():
