@@ -2,6 +2,7 @@
 # Search quality: sweep's TPE vs Optuna's TPE (Debian's python3-optuna) vs sweep's random search,
 # on the six objectives of objectives.h / objectives.py, in the same run. Builds nothing.
 #   bench/search/run.sh [BUILD_DIR] [--quick]          (BUILD_DIR default: build)
+# Needs Debian's python3-optuna (scripts/install-deps --bench).
 # 1. bench_search --check and optuna_search.py check: both sides' objectives give the same values.
 # 2. bench_search: sweep-tpe and sweep-random, SEEDS seeds × budgets 50, 100 × one / eight at a
 #    time, then --timing (one ask with 1,000 finished trials).
