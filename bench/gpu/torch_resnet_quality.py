@@ -18,19 +18,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import torch_fmnist
-
-
-class BasicBlock(nn.Module):
-    def __init__(self, cin, cout, stride):
-        super().__init__()
-        self.body = nn.Sequential(
-            nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
-            nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout))
-        self.shortcut = nn.Identity() if stride == 1 and cin == cout else nn.Sequential(
-            nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-
-    def forward(self, x):
-        return F.relu(self.body(x) + self.shortcut(x))
+from torch_peer import BasicBlock  # the block as preset resnet builds it
 
 
 def resnet(depth=20, channels=1, classes=10):

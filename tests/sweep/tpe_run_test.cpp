@@ -58,11 +58,12 @@ run::RunOptions quiet(std::ostream& out) {
   return options;
 }
 
-std::vector<TrialRow> rows_of(const fs::path& db) {
+// The trials of sweep `name` (default: the objective sweep's) in the database `db`, by number.
+std::vector<TrialRow> rows_of(const fs::path& db, const std::string& name = "tpe-quad") {
   StoreOptions read_only;
   read_only.read_only = true;
   const Store store(db, read_only);
-  return store.trials(store.find_sweep("tpe-quad")->id);
+  return store.trials(store.find_sweep(name)->id);
 }
 
 TEST(TpeSweep, MakesEachTrialWhenASlotFreesAndLearnsFromTheResults) {
@@ -179,10 +180,7 @@ TEST(TpeSweep, EarlyStoppedTrialsAreToldAndTheSweepGoesOn) {
   std::ostringstream out;
   const run::RunResult result = run::run_sweep(config, quiet(out));
   ASSERT_EQ(result.exit_code(), 0) << out.str();
-  StoreOptions read_only;
-  read_only.read_only = true;
-  const Store store(result.db_path, read_only);
-  const std::vector<TrialRow> rows = store.trials(store.find_sweep("tpe-asha")->id);
+  const std::vector<TrialRow> rows = rows_of(result.db_path, "tpe-asha");
   ASSERT_EQ(rows.size(), 14u);
   std::set<std::string> points;
   int stopped = 0;
@@ -233,10 +231,7 @@ TEST(TpeSweep, TheBuiltInTrainerTrainsWithTheSuggestedValues) {
   std::ostringstream out;
   const run::RunResult result = run::run_sweep(config, quiet(out));
   ASSERT_EQ(result.exit_code(), 0) << out.str();
-  StoreOptions read_only;
-  read_only.read_only = true;
-  const Store store(result.db_path, read_only);
-  const std::vector<TrialRow> rows = store.trials(store.find_sweep("tpe-tiny")->id);
+  const std::vector<TrialRow> rows = rows_of(result.db_path, "tpe-tiny");
   ASSERT_EQ(rows.size(), 3u);
   for (const TrialRow& row : rows) {
     EXPECT_EQ(row.state, TrialState::completed);
