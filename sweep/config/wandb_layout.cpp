@@ -54,7 +54,8 @@ bool has_key(const YAML::Node& map, const char* key) { return map[key].IsDefined
 // Parameter names as ${args} passes them: nested W&B parameter dicts give dotted names.
 void parameter_names(const YAML::Node& parameters, const std::string& prefix,
                      std::vector<std::string>& out) {
-  if (!parameters.IsMap()) return;
+  // An absent key reads as an invalid node here, whose IsMap() throws: test IsDefined first.
+  if (!parameters.IsDefined() || !parameters.IsMap()) return;
   for (const auto& entry : parameters) {
     const std::string name = prefix + entry.first.Scalar();
     const YAML::Node nested = entry.second.IsMap() ? entry.second["parameters"] : YAML::Node();

@@ -131,6 +131,15 @@ TEST(WandbFile, AScriptThatIsNotThereIsRefusedBeforeAnythingRuns) {
   EXPECT_THAT(lines.front(), HasSubstr(std::filesystem::current_path().string()));
 }
 
+TEST(WandbFile, AProgramWithoutParametersLoads) {
+  // Found by the config fuzzer: the command template read an absent parameters block.
+  // Nothing swept is a grid of one trial, run with W&B's default command.
+  const SweepConfig config =
+      load_text("method: grid\nprogram: python/sweep_trial.py\nmetric: {name: loss}\n");
+  ASSERT_TRUE(config.trainer.has_value());
+  EXPECT_THAT(config.trainer->command, HasSubstr("python/sweep_trial.py"));
+}
+
 // ---- the external-command check, for any sweep -------------------------------------------------
 
 TEST(CommandCheck, ProgramsAndScriptsMustBeWhereTheCommandSays) {
