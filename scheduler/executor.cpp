@@ -5,6 +5,11 @@
  * released its slot, so the "all slots busy" situation never flickers and queued trials are not
  * re-told their wait reason after every finish. The watchdog is one thread for all trials: a heap
  * of deadlines, first the stop request, then (after timeout_grace_s) the forced completion.
+ *
+ * A queue entry is one trial or one fused array. An array's members are claimed together by the
+ * worker that takes it and are trials everywhere else (stats, stops, deadlines, completion), but
+ * the entry asks for one slot: so the core counts both trials and entries, and the wait reasons
+ * and max_concurrent read the entries.
  */
 #include "scheduler/executor.h"
 
@@ -36,12 +41,21 @@ std::chrono::steady_clock::duration to_clock(double seconds) {
 
 }  // namespace
 
+void detail::end_not_started(const std::vector<std::shared_ptr<TrialRecord>>& records,
+                             const std::string& why) {
+  for (const auto& record : records)
+    if (record->begin_finish())
+      record->complete({TrialState::interrupted, "not started: executor interrupted (" + why + ")",
+                        sweep::Json::object()},
+                       nullptr);
+}
+
 // ---- Core: wait reasons ------------------------------------------------------------------------
 
 std::string Executor::Core::busy_reason_locked(std::size_t queued_ahead) const {
   if (interrupted) return "executor interrupted";
-  if (!queue.empty() && queue.front()->spec.gpus > 1 && running_count < concurrency_limit)
-    return "needs " + std::to_string(queue.front()->spec.gpus) + " GPUs, " +
+  if (!queue.empty() && head_spec_locked().gpus > 1 && running_entries < concurrency_limit)
+    return "needs " + std::to_string(head_spec_locked().gpus) + " GPUs, " +
            std::to_string(free_gpus_locked()) + " free";
   const std::size_t total = slots.size();
   if (concurrency_limit < total)
@@ -55,8 +69,8 @@ std::string Executor::Core::busy_reason_locked(std::size_t queued_ahead) const {
 }
 
 bool Executor::Core::can_start_locked() const {
-  if (interrupted || queue.empty() || running_count >= concurrency_limit) return false;
-  const int gpus = queue.front()->spec.gpus;
+  if (interrupted || queue.empty() || running_entries >= concurrency_limit) return false;
+  const int gpus = head_spec_locked().gpus;
   if (gpus > 1) return free_gpus_locked() >= static_cast<std::size_t>(gpus);
   return free_slots_locked() > 0;
 }
@@ -79,8 +93,8 @@ std::size_t Executor::Core::free_gpus_locked() const {
 }
 
 std::vector<std::size_t> Executor::Core::slots_for_head_locked(std::size_t own) const {
-  if (held[own] || running_by_slot[own]) return {};
-  const TrialSpec& head = queue.front()->spec;
+  if (!slot_free_locked(own)) return {};
+  const TrialSpec& head = head_spec_locked();
   if (!head.placement.empty()) return placed_slots_locked(own, head.placement);
   const int gpus = head.gpus;
   std::vector<std::size_t> taken = {own};
@@ -121,7 +135,10 @@ std::vector<std::shared_ptr<TrialRecord>> Executor::Core::refresh_wait_reason_lo
   std::string reason = busy_reason_locked(0);
   if (reason == current_wait_reason) return {};
   current_wait_reason = std::move(reason);
-  return {queue.begin(), queue.end()};
+  std::vector<std::shared_ptr<TrialRecord>> records;
+  for (const auto& entry : queue)
+    records.insert(records.end(), entry.records.begin(), entry.records.end());
+  return records;
 }
 
 void Executor::Core::notify_sinks_wait_reason(
@@ -131,11 +148,18 @@ void Executor::Core::notify_sinks_wait_reason(
 
 void Executor::Core::on_record_completing(const TrialRecord& record, bool was_queued) {
   std::lock_guard lock(mutex);
-  if (was_queued && queued_count > 0) --queued_count;
+  if (was_queued) leave_queue_locked(record);
   auto it = live_by_id.find(record.spec.id);
   if (it != live_by_id.end() && it->second.lock().get() == &record) live_by_id.erase(it);
   ++finished_count;
   ++completing_count;
+}
+
+void Executor::Core::leave_queue_locked(const TrialRecord& record) {
+  // Each record leaves once; the guards only keep a slip from wrapping a count around.
+  if (queued_count > 0) --queued_count;
+  if (record.array && --record.array->still_queued > 0) return;  // its array still waits
+  if (queued_entries > 0) --queued_entries;
 }
 
 void Executor::Core::on_record_completed() {
@@ -163,7 +187,7 @@ void Executor::Core::worker_main(std::size_t slot_index) {
     work_cv.wait(lock,
                  [&] { return can_take() || (stopping && queue.empty() && !held[slot_index]); });
     if (taken.empty()) return;  // stopping, nothing left
-    std::shared_ptr<TrialRecord> record = std::move(queue.front());
+    detail::QueueEntry entry = std::move(queue.front());
     queue.pop_front();
     // Strict FIFO: a multi-GPU trial at the head waits for its GPUs and nothing passes it, so it
     // is never starved by a stream of one-GPU trials.
@@ -176,10 +200,18 @@ void Executor::Core::worker_main(std::size_t slot_index) {
         label += slots[taken[i]].label();
       }
     }
-    if (!record->claim(devices, label)) continue;  // cancelled while queued
-    --queued_count;
-    ++running_count;
-    running_by_slot[slot_index] = record;
+    // Every record still queued starts here (a fused array's members all on this one slot); one
+    // cancelled while queued is left out, and an entry with none left takes no slot.
+    std::vector<std::shared_ptr<TrialRecord>> claimed;
+    for (auto& record : entry.records)
+      if (record->claim(devices, label)) {
+        leave_queue_locked(*record);
+        claimed.push_back(std::move(record));
+      }
+    if (claimed.empty()) continue;
+    running_count += claimed.size();
+    ++running_entries;
+    running_by_slot[slot_index] = claimed;
     for (std::size_t i = 1; i < taken.size(); ++i) held[taken[i]] = true;
     const std::vector<std::size_t> lent(taken.begin() + 1, taken.end());
     auto to_notify = refresh_wait_reason_locked();
@@ -187,12 +219,16 @@ void Executor::Core::worker_main(std::size_t slot_index) {
     lock.unlock();
 
     notify_sinks_wait_reason(to_notify, reason);
-    run_trial(record, slot);
-    record.reset();
+    if (entry.array_fn)
+      run_array(std::move(entry.array_fn), claimed);
+    else
+      run_trial(claimed.front());
+    entry = {};
+    claimed.clear();
 
     lock.lock();
-    --running_count;
-    running_by_slot[slot_index].reset();
+    --running_entries;
+    running_by_slot[slot_index].clear();
     for (std::size_t i : lent) held[i] = false;
     // Slots freed: a multi-GPU trial waiting at the head may now start on another worker.
     work_cv.notify_all();
@@ -200,7 +236,7 @@ void Executor::Core::worker_main(std::size_t slot_index) {
   }
 }
 
-void Executor::Core::run_trial(const std::shared_ptr<TrialRecord>& record, const Slot& slot) {
+void Executor::Core::run_trial(const std::shared_ptr<TrialRecord>& record) {
   TrialContext context(*record);
   if (record->spec.timeout_s > 0)
     add_deadline({Clock::now() + to_clock(record->spec.timeout_s), record, false});
@@ -213,46 +249,89 @@ void Executor::Core::run_trial(const std::shared_ptr<TrialRecord>& record, const
       if (!record->events_closed)
         for (const auto& sink : sinks) sink->on_started(record->spec, record->devices);
     }
-    outcome = record->fn(context);
-  } catch (const std::bad_alloc&) {
-    error = std::current_exception();
-    outcome = {TrialState::failed, "out of memory", sweep::Json::object()};
-  } catch (const std::exception& e) {
-    error = std::current_exception();
-    outcome = {TrialState::failed, e.what(), sweep::Json::object()};
+    outcome = record->with_requested_stop(record->fn(context));
   } catch (...) {
     error = std::current_exception();
-    outcome = {TrialState::failed, "unknown exception (not derived from std::exception)",
-               sweep::Json::object()};
+    outcome = detail::failure_outcome(error);  // whatever stop was requested
   }
   record->fn = nullptr;  // free what it captured before this slot takes the next trial
+  record->end_run(std::move(outcome), error);
+}
 
-  const StopKind stop = record->stop_kind.load();
-  if (!error && stop != StopKind::none && outcome.state != TrialState::diverged) {
-    std::string reason;
-    {
-      std::lock_guard lock(record->mutex);
-      reason = record->stop_reason;
-    }
-    switch (stop) {
-      case StopKind::early_stop:
-        outcome.state = TrialState::stopped_early;
-        break;
-      case StopKind::cancel:
-        outcome.state = TrialState::cancelled;
-        break;
-      case StopKind::interrupt:
-        outcome.state = TrialState::interrupted;
-        break;
-      case StopKind::timeout:
-        outcome.state = TrialState::failed;
-        break;
-      case StopKind::none:
-        break;
-    }
-    outcome.message = reason;
+namespace {
+
+// What an ArrayFn's `finish` shares with the worker running it. The ArrayFn may call finish from
+// threads of its own, and may keep a copy of it: past its return, a call must fail cleanly.
+struct ArrayResults {
+  std::mutex mutex;
+  std::vector<bool> finished;  // by finish()
+  bool returned = false;
+};
+
+}  // namespace
+
+void Executor::Core::run_array(ArrayFn fn,
+                               const std::vector<std::shared_ptr<TrialRecord>>& members) {
+  std::deque<TrialContext> contexts;  // a deque: TrialContext can be neither copied nor moved
+  std::vector<TrialContext*> member_contexts;
+  for (const auto& record : members) {
+    contexts.emplace_back(*record);
+    member_contexts.push_back(&contexts.back());
+    if (record->spec.timeout_s > 0)  // each member's own deadline, as for one trial
+      add_deadline({Clock::now() + to_clock(record->spec.timeout_s), record, false});
   }
-  if (record->begin_finish()) record->complete(std::move(outcome), error);
+  auto results = std::make_shared<ArrayResults>();
+  results->finished.assign(members.size(), false);
+  // Holds the records (not this frame), so a copy of it outliving the call still fails cleanly.
+  const ArrayFinish finish = [results, members](std::size_t member, TrialOutcome outcome) {
+    {
+      std::lock_guard lock(results->mutex);
+      if (results->returned)
+        throw Error("fused array: finish(" + std::to_string(member) +
+                    ") called after the array's function returned");
+      if (member >= members.size())
+        throw Error("fused array: finish(" + std::to_string(member) +
+                    ") is out of range: it runs " + std::to_string(members.size()) + " members");
+      if (results->finished[member])
+        throw Error("fused array: finish(" + std::to_string(member) + ") called twice (trial " +
+                    std::to_string(members[member]->spec.id) + ")");
+      results->finished[member] = true;
+    }
+    TrialRecord& record = *members[member];
+    record.end_run(record.with_requested_stop(std::move(outcome)), nullptr);
+  };
+
+  std::exception_ptr error;
+  try {
+    // One run: a sink failing here fails every member, as if the ArrayFn had thrown.
+    for (const auto& record : members) {
+      std::lock_guard events(record->events_mutex);
+      if (!record->events_closed)
+        for (const auto& sink : sinks) sink->on_started(record->spec, record->devices);
+    }
+    fn(member_contexts, finish);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  fn = nullptr;  // free what it captured before this slot takes the next trial
+
+  std::vector<std::size_t> unfinished;
+  {
+    std::lock_guard lock(results->mutex);
+    results->returned = true;
+    for (std::size_t i = 0; i < members.size(); ++i)
+      if (!results->finished[i]) unfinished.push_back(i);
+  }
+  const TrialOutcome ended =
+      error ? detail::failure_outcome(error)  // whatever stop was requested, as for one trial
+            : TrialOutcome{TrialState::failed,
+                           "the fused array ended without a result for this trial",
+                           sweep::Json::object()};
+  // One future rethrows the exception (as get() does for a TrialFn's): the first unfinished one
+  // still to complete, so it is not lost on a member the watchdog already completed.
+  std::exception_ptr to_rethrow = error;
+  for (std::size_t i : unfinished)
+    if (members[i]->end_run(ended, to_rethrow)) to_rethrow = nullptr;
 }
 
 // ---- Core: timeouts ----------------------------------------------------------------------------
@@ -374,97 +453,7 @@ Executor::~Executor() {
   }
 }
 
-TrialFuture Executor::submit(TrialSpec spec, TrialFn fn, TrialCallbacks callbacks) {
-  if (!fn) throw Error("submit: the TrialFn is empty");
-  Core& core = *core_;
-  std::shared_ptr<TrialRecord> record;
-  {
-    std::lock_guard lock(core.mutex);
-    if (!core.accepting) throw Error("submit: the executor has been shut down");
-    if (spec.id < 0) {
-      while (core.live_by_id.contains(core.next_auto_id)) ++core.next_auto_id;
-      spec.id = core.next_auto_id++;
-    } else if (auto it = core.live_by_id.find(spec.id);
-               it != core.live_by_id.end() && !it->second.expired()) {
-      throw Error("submit: trial id " + std::to_string(spec.id) + " is already queued or running");
-    }
-    if (spec.gpus < 1)
-      throw Error("submit: a trial needs at least 1 GPU, not " + std::to_string(spec.gpus));
-    if (spec.gpus > 1) {
-      // The most GPUs one process (rank) has: a multi-GPU trial never spans processes.
-      std::map<int, std::set<int>> gpus_by_rank;
-      for (const Device& d : core.options.devices)
-        if (d.kind == DeviceKind::cuda) gpus_by_rank[d.rank].insert(d.index);
-      std::size_t most = 0;
-      for (const auto& [rank, gpus] : gpus_by_rank) most = std::max(most, gpus.size());
-      if (std::size_t(spec.gpus) > most)
-        throw Error("submit: trial " + std::to_string(spec.number) + " needs " +
-                    std::to_string(spec.gpus) + " GPUs, but the executor has " +
-                    std::to_string(most) + (gpus_by_rank.size() > 1 ? " on any one rank" : ""));
-    }
-    for (const Device& d : spec.placement)
-      if (std::none_of(core.slots.begin(), core.slots.end(),
-                       [&](const Slot& slot) { return slot.device == d; }))
-        throw Error("submit: trial " + std::to_string(spec.number) + " is placed on " + d.label() +
-                    ", which the executor does not have");
-    record =
-        std::make_shared<TrialRecord>(std::move(spec), std::move(fn), std::move(callbacks), core_);
-    const std::size_t free_slots =
-        std::min(core.free_slots_locked(),
-                 core.concurrency_limit - std::min(core.concurrency_limit, core.running_count));
-    record->wait_reason = core.interrupted || core.queued_count >= free_slots
-                              ? core.busy_reason_locked(core.queued_count)
-                              : std::string();
-    core.live_by_id[record->spec.id] = record;
-    ++core.queued_count;
-  }
-
-  // on_queued before the record is in the queue, so on_started can never precede it; the events
-  // lock makes a concurrent cancel(id) wait until on_queued was sent.
-  bool interrupted_meanwhile = false;
-  std::vector<std::shared_ptr<TrialRecord>> to_notify;
-  std::string reason;
-  {
-    std::lock_guard events(record->events_mutex);
-    try {
-      for (const auto& sink : core.sinks) sink->on_queued(record->spec, record->wait_reason);
-    } catch (...) {
-      {
-        std::lock_guard lock(core.mutex);
-        --core.queued_count;
-        core.live_by_id.erase(record->spec.id);
-      }
-      core.idle_cv.notify_all();
-      throw;
-    }
-    {
-      std::lock_guard lock(core.mutex);
-      if (core.interrupted) {
-        interrupted_meanwhile = true;
-      } else {
-        core.queue.push_back(record);
-        to_notify = core.refresh_wait_reason_locked();
-        reason = core.current_wait_reason;
-      }
-    }
-  }
-  // All workers: one whose slot is lent to a multi-GPU trial cannot take it, another can.
-  core.work_cv.notify_all();
-  // Outside this trial's events lock: holding one trial's lock while taking others' could
-  // deadlock against a concurrent submit doing the same the other way round.
-  core.notify_sinks_wait_reason(to_notify, reason);
-  if (interrupted_meanwhile && record->begin_finish()) {
-    std::string why;
-    {
-      std::lock_guard lock(core.mutex);
-      why = core.interrupt_reason;
-    }
-    record->complete({TrialState::interrupted, "not started: executor interrupted (" + why + ")",
-                      sweep::Json::object()},
-                     nullptr);
-  }
-  return TrialFuture(record);
-}
+// ---- Executor: stopping ------------------------------------------------------------------------
 
 bool Executor::stop(std::int64_t trial_id, StopKind kind, const std::string& reason) {
   if (kind == StopKind::none) return false;
@@ -497,18 +486,14 @@ void Executor::interrupt(const std::string& reason) {
     std::lock_guard lock(core.mutex);
     core.interrupted = true;
     core.interrupt_reason = reason;
-    queued.assign(core.queue.begin(), core.queue.end());
+    for (const auto& entry : core.queue)
+      queued.insert(queued.end(), entry.records.begin(), entry.records.end());
     core.queue.clear();
-    for (const auto& record : core.running_by_slot)
-      if (record) running.push_back(record);
+    for (const auto& records : core.running_by_slot)
+      running.insert(running.end(), records.begin(), records.end());
   }
   for (const auto& record : running) record->request_stop(StopKind::interrupt, reason);
-  for (const auto& record : queued)
-    if (record->begin_finish())
-      record->complete(
-          {TrialState::interrupted, "not started: executor interrupted (" + reason + ")",
-           sweep::Json::object()},
-          nullptr);
+  detail::end_not_started(queued, reason);
   core.work_cv.notify_all();
   core.idle_cv.notify_all();
 }
@@ -521,7 +506,10 @@ bool Executor::interrupted() const {
 void Executor::wait_idle() {
   std::unique_lock lock(core_->mutex);
   core_->idle_cv.wait(lock, [&] {
-    return core_->queued_count == 0 && core_->running_count == 0 && core_->completing_count == 0;
+    // running_entries too: a slot stays held until its function returns, also after its trials
+    // completed (a fused array that finished every member, a TrialFn past its timeout).
+    return core_->queued_count == 0 && core_->running_count == 0 && core_->running_entries == 0 &&
+           core_->completing_count == 0;
   });
 }
 

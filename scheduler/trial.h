@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -119,6 +120,19 @@ class TrialContext {
 };
 
 using TrialFn = std::function<TrialOutcome(TrialContext&)>;
+
+// A fused array's function: runs every member given, on one slot, in one call. It calls
+// finish(i, outcome) once per member i as that member ends (members may end at different times;
+// each completes at once: its future, sinks and callbacks see it then, not when the array returns).
+//
+// finish() maps the outcome as for a TrialFn's return value (TrialOutcome above: a stop requested
+// for that member wins, except over diverged); it may be called from any thread the ArrayFn
+// starts, until the ArrayFn returns. It throws sweep::Error for an index out of range, a member
+// finished twice, or a call after the ArrayFn returned. Each context stays valid until the ArrayFn
+// returns, also after its member was finished (what it reports then is dropped).
+using ArrayFinish = std::function<void(std::size_t member, TrialOutcome outcome)>;
+using ArrayFn =
+    std::function<void(const std::vector<TrialContext*>& members, const ArrayFinish& finish)>;
 
 // Optional per-trial observers, called after the executor's EventSinks, on the same thread, with
 // the same ordering guarantees (see event_sink.h). Empty functions are skipped.

@@ -1,5 +1,6 @@
 /*
- * trial_record.cpp — the state transitions of one trial: claim, stop, finish.
+ * trial_record.cpp — the state transitions of one trial: claim, stop, finish, and how its
+ * function's result (returned, finished or thrown) reads as its final outcome.
  *
  * complete() wakes waiters only AFTER every sink has seen on_finished, so when future.get()
  * returns, the store already holds the final row (tests and the CLI rely on that).
@@ -8,6 +9,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "scheduler/detail/executor_core.h"
 
@@ -35,6 +37,19 @@ void call_and_report(const char* what, std::int64_t trial_id, Call&& call) noexc
 }
 
 }  // namespace
+
+TrialOutcome failure_outcome(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::bad_alloc&) {
+    return {TrialState::failed, "out of memory", sweep::Json::object()};
+  } catch (const std::exception& e) {
+    return {TrialState::failed, e.what(), sweep::Json::object()};
+  } catch (...) {
+    return {TrialState::failed, "unknown exception (not derived from std::exception)",
+            sweep::Json::object()};
+  }
+}
 
 bool TrialRecord::request_stop(StopKind kind, const std::string& reason) {
   {
@@ -105,6 +120,45 @@ void TrialRecord::complete(TrialOutcome final_outcome, std::exception_ptr final_
   }
   signal.cv.notify_all();
   core->on_record_completed();
+}
+
+TrialOutcome TrialRecord::with_requested_stop(TrialOutcome returned) const {
+  StopKind stop;
+  std::string reason;
+  {
+    std::lock_guard lock(mutex);
+    stop = stop_kind.load();
+    reason = stop_reason;
+  }
+  if (stop == StopKind::none || returned.state == TrialState::diverged) return returned;
+  switch (stop) {
+    case StopKind::early_stop:
+      returned.state = TrialState::stopped_early;
+      break;
+    case StopKind::cancel:
+      returned.state = TrialState::cancelled;
+      break;
+    case StopKind::interrupt:
+      returned.state = TrialState::interrupted;
+      break;
+    case StopKind::timeout:
+      returned.state = TrialState::failed;
+      break;
+    case StopKind::none:
+      break;
+  }
+  returned.message = std::move(reason);
+  return returned;
+}
+
+bool TrialRecord::end_run(TrialOutcome final_outcome, std::exception_ptr final_error) {
+  {
+    std::lock_guard lock(core->mutex);
+    --core->running_count;
+  }
+  if (!begin_finish()) return false;
+  complete(std::move(final_outcome), std::move(final_error));
+  return true;
 }
 
 void TrialRecord::update_wait_reason(const std::string& reason) {

@@ -56,13 +56,13 @@ def evaluate(model, x, y, mean, std, batch=1000):
     return loss / x.shape[0], correct / x.shape[0]
 
 
-def train(data, lr, batch, epochs, seed=1, on_epoch=None):
+def train(data, lr, batch, epochs, seed=1, on_epoch=None, momentum=0.9, weight_decay=5e-4):
     """Trains a fresh LeNet; returns (test accuracy, test loss, seconds of training + evaluation)."""
     tx, ty, vx, vy, mean, std = data
     torch.manual_seed(seed)
     dev = tx.device
     model = lenet().to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=5e-4)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
     n = tx.shape[0]
     start = time.perf_counter()
     acc = loss = float("nan")

@@ -25,6 +25,15 @@
 
 namespace sweep::scheduler {
 
+namespace detail {
+// One entry of the queue: an ordinary trial (one record; its TrialFn in the record) or a fused
+// array (its members' records, and the one ArrayFn that runs them all on one slot).
+struct QueueEntry {
+  std::vector<std::shared_ptr<TrialRecord>> records;
+  ArrayFn array_fn;  // empty for an ordinary trial
+};
+}  // namespace detail
+
 struct Executor::Core {
   using Clock = std::chrono::steady_clock;
 
@@ -35,14 +44,18 @@ struct Executor::Core {
   std::size_t concurrency_limit = 0;  // min(max_concurrent, slots)
 
   std::mutex mutex;
-  std::condition_variable work_cv;  // workers: a trial may start, or shutting down
-  std::condition_variable idle_cv;  // wait_idle
-  std::deque<std::shared_ptr<detail::TrialRecord>> queue;  // may hold cancelled records
-  std::size_t queued_count = 0;   // records in the queue still in phase queued
-  std::size_t running_count = 0;  // workers inside a TrialFn
+  std::condition_variable work_cv;       // workers: a trial may start, or shutting down
+  std::condition_variable idle_cv;       // wait_idle
+  std::deque<detail::QueueEntry> queue;  // may hold entries whose trials were all cancelled
+  // Trials (ExecutorStats) and entries (what asks for slots: a fused array is one entry).
+  std::size_t queued_count = 0;     // records in the queue still in phase queued
+  std::size_t queued_entries = 0;   // entries in the queue with a record still queued
+  std::size_t running_count = 0;    // records whose function has not ended them (end_run)
+  std::size_t running_entries = 0;  // slots whose worker is inside a TrialFn or ArrayFn
   std::size_t finished_count = 0;
   std::size_t completing_count = 0;  // inside TrialRecord::complete, waiters not yet woken
-  std::vector<std::shared_ptr<detail::TrialRecord>> running_by_slot;
+  // The trials each slot's worker runs: none, one, or a fused array's members.
+  std::vector<std::vector<std::shared_ptr<detail::TrialRecord>>> running_by_slot;
   std::vector<bool> held;  // a slot lent to a multi-GPU trial running on another slot's worker
   std::unordered_map<std::int64_t, std::weak_ptr<detail::TrialRecord>> live_by_id;
   std::int64_t next_auto_id = 1;
@@ -71,7 +84,14 @@ struct Executor::Core {
   // All below: called with `mutex` held unless the name says otherwise.
   std::string busy_reason_locked(std::size_t queued_ahead) const;
   bool can_start_locked() const;
-  bool slot_free_locked(std::size_t slot) const { return !running_by_slot[slot] && !held[slot]; }
+  bool slot_free_locked(std::size_t slot) const {
+    return running_by_slot[slot].empty() && !held[slot];
+  }
+  // The queue's head's slot needs: a fused array's members all share their first's gpus (1) and
+  // placement.
+  const TrialSpec& head_spec_locked() const { return queue.front().records.front()->spec; }
+  // A queued record leaves the queue (claimed, cancelled or interrupted): the counts follow.
+  void leave_queue_locked(const detail::TrialRecord& record);
   // The slots the queue's head would take with `own` as its first: one per GPU it needs, on
   // distinct CUDA devices, all free; empty when it cannot start from `own` now.
   std::vector<std::size_t> slots_for_head_locked(std::size_t own) const;
@@ -85,7 +105,8 @@ struct Executor::Core {
   std::vector<std::shared_ptr<detail::TrialRecord>> refresh_wait_reason_locked();
 
   void worker_main(std::size_t slot_index);
-  void run_trial(const std::shared_ptr<detail::TrialRecord>& record, const Slot& slot);
+  void run_trial(const std::shared_ptr<detail::TrialRecord>& record);
+  void run_array(ArrayFn fn, const std::vector<std::shared_ptr<detail::TrialRecord>>& members);
   void watchdog_main();
   void add_deadline(Deadline deadline);
 
@@ -96,5 +117,11 @@ struct Executor::Core {
   void notify_sinks_wait_reason(const std::vector<std::shared_ptr<detail::TrialRecord>>& records,
                                 const std::string& reason);
 };
+
+namespace detail {
+// Completes records that never ran as `interrupted` ("not started: executor interrupted (why)").
+void end_not_started(const std::vector<std::shared_ptr<TrialRecord>>& records,
+                     const std::string& why);
+}  // namespace detail
 
 }  // namespace sweep::scheduler

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -27,6 +28,12 @@ namespace sweep::scheduler::detail {
 
 enum class Phase { queued, running, finishing, done };
 
+// What the members of one fused array (Executor::submit_array) share while queued: the array is
+// one entry of the queue, waiting for a slot (Core::queued_entries), while any member still is.
+struct ArrayMembership {
+  std::size_t still_queued = 0;  // guarded by the core mutex
+};
+
 struct TrialRecord {
   TrialRecord(TrialSpec trial_spec, TrialFn trial_fn, TrialCallbacks trial_callbacks,
               std::shared_ptr<Executor::Core> executor_core)
@@ -40,6 +47,7 @@ struct TrialRecord {
   TrialFn fn;  // touched only by the worker that claimed the record; reset when it returns
   const TrialCallbacks callbacks;
   const std::shared_ptr<Executor::Core> core;
+  std::shared_ptr<ArrayMembership> array;  // null for an ordinary trial; set before it is shared
 
   // Guarded by `mutex`.
   mutable std::mutex mutex;
@@ -81,6 +89,15 @@ struct TrialRecord {
   bool begin_finish();
   // After begin_finish(): store the outcome, send on_finished, wake waiters, tell the core.
   void complete(TrialOutcome final_outcome, std::exception_ptr final_error);
+  // The outcome its function gave, read as trial.h's TrialOutcome says once a stop was requested:
+  // the stop wins (message = its reason), except over diverged. The one mapping of a returned
+  // outcome, for a TrialFn's return and an ArrayFn's finish() alike.
+  TrialOutcome with_requested_stop(TrialOutcome returned) const;
+  // Its function is done with it (a TrialFn returned or threw; an ArrayFn finished it or
+  // returned): it stops counting as running, then completes unless the timeout watchdog already
+  // completed it (its slot stays busy until then, so it counted as running until now). True when
+  // it completed it here.
+  bool end_run(TrialOutcome final_outcome, std::exception_ptr final_error);
   // Queued → set the reason and tell sinks; ignored once started.
   void update_wait_reason(const std::string& reason);
 };
@@ -93,5 +110,8 @@ struct CompletionSignal {
   std::atomic<std::uint64_t> next_sequence{1};
 };
 CompletionSignal& completion_signal();
+
+// A function that threw: failed with what() ("out of memory" for std::bad_alloc).
+TrialOutcome failure_outcome(const std::exception_ptr& error);
 
 }  // namespace sweep::scheduler::detail

@@ -10,8 +10,11 @@
 #include "sweep/cli/commands.h"
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
+#include "sweep/run/devices.h"
+#include "sweep/run/fused_arrays.h"
 #include "sweep/run/run_sweep.h"
 #include "sweep/search/tpe_sampler.h"
+#include "trainer/backend.h"
 
 namespace sweep::cli {
 
@@ -25,6 +28,32 @@ struct RunOptions {
   std::string out_dir;
   std::string name;
 };
+
+// The fused arrays the run would make on this machine's devices (resources.fuse), one line each.
+void print_arrays(const config::SweepConfig& config, std::uint64_t known) {
+  run::DevicePlan devices;
+  try {
+    devices = run::plan_devices(config.resources, trainer::cuda_device_count(),
+                                trainer::cuda_backend_built());
+  } catch (const std::exception&) {
+    return;  // `run` says what is wrong with the devices
+  }
+  const run::FuseContext context = run::fusion_context(devices, false);
+  std::vector<config::TrialPoint> points;
+  for (std::uint64_t i = 0; i < known; ++i) points.push_back(config::trial_point(config, i));
+  const auto arrays = run::fuse_trials(config, points, context);
+  std::cout << run::describe_fusion(config, arrays, context) << "\n";
+  std::size_t shown = 0;
+  for (const auto& array : arrays) {
+    if (array.size() < 2) continue;
+    if (++shown > 20) {
+      std::cout << "  ...\n";
+      break;
+    }
+    std::cout << "  array of " << array.size() << ": trials " << run::trial_numbers(points, array)
+              << "\n";
+  }
+}
 
 // One line per trial, at once whatever the sweep's size: the first kShown trials are listed (an
 // external command's line with its placeholders filled), the rest counted.
@@ -53,6 +82,7 @@ void print_plan(const config::SweepConfig& config) {
     std::cout << "\n";
   }
   if (known > kShown) std::cout << "  ... and " << known - kShown << " more\n";
+  print_arrays(config, known);
   if (known < total)
     std::cout << "  ... and " << total - known << " more, each suggested by " << config.sweep.method
               << " from the results of the trials before it\n";

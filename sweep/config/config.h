@@ -71,6 +71,12 @@ struct ResourcesSpec {
   bool gpus_per_trial_all = false;  // gpus_per_trial: all (every selected GPU)
   int cpu_threads = 0;              // oneTBB threads per CPU trial; 0 = share all
   double trial_timeout = 0;         // seconds; 0 = none
+  // fuse: auto | off | K. Trials of one shape (trainer/array/fusion.h) train as one array on a
+  // GPU slot. auto: on GPUs, arrays of up to kAutoFuseMembers; off (0): never; K: at most K
+  // members per array, on the CPU too.
+  int fuse = kFuseAuto;
+  static constexpr int kFuseAuto = -1;
+  static constexpr int kAutoFuseMembers = 64;
 };
 
 struct ExternalTrainerSpec {

@@ -450,6 +450,19 @@ void read_resources(MapReader r, ResourcesSpec& out) {
   }
   r.integer("cpu_threads", out.cpu_threads, Range::at_least(0));
   r.number("trial_timeout", out.trial_timeout, Range::at_least(0));
+  if (const YAML::Node n = r.node("fuse"); n.IsDefined()) {
+    if (n.IsScalar() && n.Scalar() == "auto")
+      out.fuse = ResourcesSpec::kFuseAuto;
+    else if (n.IsScalar() && (n.Scalar() == "off" || n.Scalar() == "false"))
+      out.fuse = 0;
+    else if (std::int64_t k = 0; read_integer(n, k) || k < 1 || k > 100000)
+      r.error("fuse",
+              "expected auto, off, or the most trials per fused array (an integer >= 1), "
+              "got " +
+                  describe_node(n));
+    else
+      out.fuse = static_cast<int>(k);
+  }
   r.finish();
 }
 

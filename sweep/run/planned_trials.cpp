@@ -95,6 +95,7 @@ void plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool res
       input.trial_dir = p.trial_dir;
       input.cpu_threads = config.resources.cpu_threads;
       input.resume = resume;
+      if (!cluster) planned.trainer_inputs[row.id] = input;
       scheduler::TrialFn local = make_trainer_trial(std::move(input));
       if (cluster)
         local = cluster->place(std::move(local), [=, threads = config.resources.cpu_threads,
@@ -109,6 +110,7 @@ void plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool res
       planned.fns.push_back(std::move(local));
     }
     planned.specs.push_back(std::move(spec));
+    planned.points.push_back(point);
   }
 }
 

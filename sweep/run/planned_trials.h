@@ -17,9 +17,11 @@
 #include "scheduler/trial.h"
 #include "store/store.h"
 #include "sweep/config/config.h"
+#include "sweep/config/expand.h"
 #include "sweep/run/devices.h"
 #include "sweep/run/run_sweep.h"
 #include "sweep/run/store_sink.h"
+#include "sweep/run/trainer_trial.h"
 
 namespace sweep::run {
 
@@ -38,7 +40,11 @@ struct PlannedTrials {
   std::vector<scheduler::TrialSpec> specs;
   std::vector<scheduler::TrialFn> fns;
   std::map<std::int64_t, TrialPaths> paths;
-  std::map<std::int64_t, Json> params;  // by trial id: the swept values, for the live table
+  std::map<std::int64_t, Json> params;     // by trial id: the swept values, for the live table
+  std::vector<config::TrialPoint> points;  // parallel to specs: what fused_arrays groups
+  // By trial id, the built-in trainer's trials that run here (not on another rank): what a fused
+  // array (trainer_array.h) trains.
+  std::map<std::int64_t, TrainerTrialInput> trainer_inputs;
 };
 
 // Appends the trials of `rows` to `planned`. `resume`: a built-in trainer trial continues from its

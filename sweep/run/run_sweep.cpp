@@ -9,10 +9,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -28,6 +30,7 @@
 #include "sweep/run/cluster_devices.h"
 #include "sweep/run/console_progress.h"
 #include "sweep/run/devices.h"
+#include "sweep/run/fused_arrays.h"
 #include "sweep/run/planned_trials.h"
 #include "sweep/run/progress_table.h"
 #include "sweep/run/search_feed.h"
@@ -35,6 +38,7 @@
 #include "sweep/run/store_sink.h"
 #include "sweep/run/sweep_layout.h"
 #include "sweep/run/sweep_lock.h"
+#include "sweep/run/trainer_array.h"
 #include "trainer/backend.h"
 
 namespace sweep::run {
@@ -131,7 +135,12 @@ scheduler::TrialCallbacks with_feed(scheduler::TrialCallbacks callbacks, SearchF
 // cancelled when the target was reached. The loop asks: the next planned trial of a grid or a
 // random search, or, for a search that learns (`feed`), a new trial made from its suggestion when
 // the planned ones have run out; every ended trial is told to the feed.
-void run_loop(const Execution& x, PlannedTrials& planned, SearchFeed* feed,
+//
+// What the loop submits are units: a fused array (several trials trained as one on one slot,
+// fused_arrays.h) or one trial; `units` holds indices into planned.specs, and at most as many
+// units are in flight as the executor has slots.
+void run_loop(const Execution& x, PlannedTrials& planned,
+              std::vector<std::vector<std::size_t>> units, SearchFeed* feed,
               const DevicePlan& devices, scheduler::Executor& executor, ConsoleProgress& console,
               StoreSink& store, RunResult& result) {
   const auto& metric = x.config->sweep.metric;
@@ -141,31 +150,65 @@ void run_loop(const Execution& x, PlannedTrials& planned, SearchFeed* feed,
   std::atomic<std::int64_t> reached_by{-1};
   SubmittedIds submitted;
   std::vector<scheduler::TrialFuture> futures;
+  std::vector<std::size_t> spec_of;  // by future: its index in planned.specs
+  std::vector<std::size_t> unit_of;  // by future: its unit
+  std::vector<std::size_t> left;     // by unit: members not ended yet
+  std::vector<bool> was_submitted(planned.specs.size(), false);
   const std::size_t capacity = executor.slots().size();
-  std::size_t next = 0, done = 0;
+  std::size_t next_unit = 0, in_flight = 0, done = 0;
   bool stop_asking = false, interrupt_sent = false, target_handled = false;
+  auto callbacks_for = [&](const scheduler::TrialSpec& spec) {
+    {
+      std::lock_guard lock(submitted.mutex);
+      submitted.ids.push_back(spec.id);
+    }
+    return with_feed(watch_target(metric, executor, submitted, spec, reached_by), feed,
+                     spec.number);
+  };
+  auto submit = [&](const std::vector<std::size_t>& unit) {
+    const std::size_t u = left.size();
+    left.push_back(unit.size());
+    for (std::size_t i : unit) {
+      spec_of.push_back(i);
+      unit_of.push_back(u);
+      was_submitted.resize(planned.specs.size(), false);
+      was_submitted[i] = true;
+    }
+    if (unit.size() == 1) {
+      const scheduler::TrialSpec& spec = planned.specs[unit.front()];
+      futures.push_back(executor.submit(spec, planned.fns[unit.front()], callbacks_for(spec)));
+      return;
+    }
+    std::vector<scheduler::TrialSpec> specs;
+    std::vector<scheduler::TrialCallbacks> callbacks;
+    std::map<std::int64_t, TrainerTrialInput> inputs;
+    for (std::size_t i : unit) {
+      const scheduler::TrialSpec& spec = planned.specs[i];
+      specs.push_back(spec);
+      callbacks.push_back(callbacks_for(spec));
+      inputs.emplace(spec.id, planned.trainer_inputs.at(spec.id));
+    }
+    for (scheduler::TrialFuture& f : executor.submit_array(
+             std::move(specs), make_trainer_array(std::move(inputs)), std::move(callbacks)))
+      futures.push_back(std::move(f));
+  };
   auto ask = [&] {
-    while (!stop_asking && futures.size() - done < capacity) {
-      if (next == planned.specs.size()) {
+    while (!stop_asking && in_flight < capacity) {
+      if (next_unit == units.size()) {
         const std::optional<TrialRow> row = feed ? feed->next() : std::nullopt;
         if (!row) break;
         plan_trials(x, {*row}, false, devices, planned);
         store.add_paths(row->id, planned.paths.at(row->id));
+        units.push_back({planned.specs.size() - 1});
       }
-      const scheduler::TrialSpec& spec = planned.specs[next];
-      {
-        std::lock_guard lock(submitted.mutex);
-        submitted.ids.push_back(spec.id);
-      }
-      futures.push_back(
-          executor.submit(spec, planned.fns[next],
-                          with_feed(watch_target(metric, executor, submitted, spec, reached_by),
-                                    feed, spec.number)));
-      ++next;
+      submit(units[next_unit]);
+      ++next_unit;
+      ++in_flight;
     }
   };
   auto tell = [&](std::size_t index) {
-    if (feed) feed->finished(planned.specs[index].number, futures[index].outcome().state);
+    if (--left[unit_of[index]] == 0) --in_flight;
+    if (feed) feed->finished(planned.specs[spec_of[index]].number, futures[index].outcome().state);
   };
   auto interrupt = [&](const std::string& note, const std::string& reason) {
     stop_asking = true;
@@ -209,7 +252,8 @@ void run_loop(const Execution& x, PlannedTrials& planned, SearchFeed* feed,
   result.store_failure = store.failure();
   if (target_handled) {
     const std::string reason = "target " + metric.name + " reached by " + result.target_reached_by;
-    for (std::size_t i = next; i < planned.specs.size(); ++i) {
+    for (std::size_t i = 0; i < planned.specs.size(); ++i) {
+      if (i < was_submitted.size() && was_submitted[i]) continue;
       TrialUpdate update;
       update.stop_reason = reason;
       x.store.set_trial_state(planned.specs[i].id, TrialState::cancelled, update);
@@ -239,6 +283,34 @@ ConsoleSetup console_setup(const Execution& x, const PlannedTrials& planned,
   return setup;
 }
 
+// An array's members must be local trainer trials of one GPU each (a swept gpus_per_trial may
+// make some trials multi-GPU): any other member runs alone.
+std::vector<std::vector<std::size_t>> only_fusible(std::vector<std::vector<std::size_t>> units,
+                                                   const PlannedTrials& planned) {
+  std::vector<std::vector<std::size_t>> out;
+  for (auto& unit : units) {
+    if (unit.size() == 1) {
+      out.push_back(std::move(unit));
+      continue;
+    }
+    std::vector<std::size_t> kept;
+    for (std::size_t i : unit) {
+      const scheduler::TrialSpec& spec = planned.specs[i];
+      if (spec.gpus == 1 && planned.trainer_inputs.count(spec.id))
+        kept.push_back(i);
+      else
+        out.push_back({i});
+    }
+    if (kept.size() == 1)
+      out.push_back(kept);
+    else if (!kept.empty())
+      out.push_back(std::move(kept));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  return out;
+}
+
 RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool resume) {
   std::ostream& out = x.options.out ? *x.options.out : std::cout;
   const bool live = x.options.live.value_or(::isatty(STDOUT_FILENO) == 1 && !x.options.out);
@@ -251,6 +323,11 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
                                               trainer::cuda_backend_built());
   PlannedTrials planned;
   plan_trials(x, to_run, resume, devices, planned);
+  const FuseContext fuse_context = fusion_context(devices, cluster != nullptr);
+  std::vector<std::vector<std::size_t>> units = fuse_trials(config, planned.points, fuse_context);
+  units = only_fusible(std::move(units), planned);
+  const bool fused =
+      std::any_of(units.begin(), units.end(), [](const auto& u) { return u.size() > 1; });
   // A search that learns makes its trials as slots free, after the stored ones left to run.
   std::optional<SearchFeed> feed;
   if (trials_made_as_asked(config)) feed.emplace(x.store, x.sweep.id, config);
@@ -270,6 +347,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
                 std::to_string(trial_total) + (trial_total == 1 ? " trial" : " trials") +
                 (feed ? " (" + config.sweep.method + ": each made when a slot frees)" : "") +
                 " on " + devices.description +
+                (fused ? ", " + describe_fusion(config, units, fuse_context) : std::string()) +
                 (policy ? ", early stopping: " + policy->describe() : std::string()));
 
   x.store.set_sweep_state(x.sweep.id, SweepState::running);
@@ -279,7 +357,8 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
       cluster->open(devices.executor.devices, devices.executor.cpu_slots,
                     devices.executor.trials_per_gpu);
     scheduler::Executor executor(devices.executor, {store_sink, console}, policy);
-    run_loop(x, planned, feed ? &*feed : nullptr, devices, executor, *console, *store_sink, result);
+    run_loop(x, planned, std::move(units), feed ? &*feed : nullptr, devices, executor, *console,
+             *store_sink, result);
     executor.shutdown();
     if (cluster) cluster->close();
   }

@@ -1,12 +1,6 @@
 /*
- * trainer_trial.cpp — TrainCallback → TrialContext, TrainResult → TrialOutcome.
- *
- * Every log_every iterations the running training loss is reported as `loss` with epoch 0 ("not
- * at an epoch boundary") and a fractional epoch position for charts; each validation reports
- * train_loss / train_accuracy (means since the previous validation), val_loss, val_accuracy,
- * learning_rate and images_per_sec, and only validations at the end of an epoch carry their
- * epoch: the stopping rules compare trials at equal epochs and must never judge one on a
- * mid-epoch value. Two names, because one (trial, name, step) key holds one value.
+ * trainer_trial.cpp — a trial's TrainConfig placed on its slot, its reports
+ * (reporting_callback.h), TrainResult → TrialOutcome.
  */
 #include "sweep/run/trainer_trial.h"
 
@@ -17,79 +11,10 @@
 #include "common/check.h"
 #include "common/format.h"
 #include "common/json.h"
+#include "sweep/run/reporting_callback.h"
 #include "sweep/run/sweep_layout.h"
 
 namespace sweep::run {
-
-namespace {
-
-class ReportingCallback : public trainer::TrainCallback {
- public:
-  ReportingCallback(scheduler::TrialContext& context, int epochs)
-      : context_(context), epochs_(epochs) {}
-
-  bool on_iteration(const trainer::IterationInfo& info) override {
-    iterations_per_epoch_ = info.iterations_per_epoch;
-    if (info.has_loss) {
-      scheduler::MetricPoint point;
-      point.name = "loss";  // running mean since the last log point; train_loss is per validation
-      point.value = info.train_loss;
-      point.step = info.iteration;
-      point.epoch_position =
-          info.iterations_per_epoch > 0
-              ? static_cast<double>(info.iteration) / static_cast<double>(info.iterations_per_epoch)
-              : 0.0;
-      context_.report(point);
-    }
-    if (info.total_iterations > 0)
-      context_.set_progress(
-          static_cast<double>(info.iteration) / static_cast<double>(info.total_iterations),
-          "epoch " + std::to_string(info.epoch) + "/" + std::to_string(epochs_));
-    return keep_going();
-  }
-
-  bool on_validation(const trainer::ValidationInfo& v) override {
-    const std::int64_t epoch = v.epoch_end ? v.epoch : 0;
-    const double position =
-        iterations_per_epoch_ > 0
-            ? static_cast<double>(v.iteration) / static_cast<double>(iterations_per_epoch_)
-            : static_cast<double>(epoch);
-    const auto report = [&](const char* name, double value) {
-      scheduler::MetricPoint point;
-      point.name = name;
-      point.value = value;
-      point.step = v.iteration;
-      point.epoch = epoch;
-      point.epoch_position = position;
-      context_.report(point);
-    };
-    report("train_loss", v.train_loss);
-    report("train_accuracy", v.train_accuracy);
-    report("learning_rate", v.learning_rate);
-    report("images_per_sec", v.images_per_second);
-    report("val_loss", v.val_loss);
-    report("val_accuracy", v.val_accuracy);
-    context_.log("epoch " + std::to_string(v.epoch) + (v.epoch_end ? "" : " (mid-epoch)") +
-                 " iteration " + std::to_string(v.iteration) + ": train_loss " +
-                 fixed(v.train_loss, 4) + " val_loss " + fixed(v.val_loss, 4) + " val_accuracy " +
-                 fixed(v.val_accuracy, 4) + " lr " + fixed(v.learning_rate, 6) + " " +
-                 fixed(v.images_per_second, 0) + " images/s");
-    return keep_going();
-  }
-
- private:
-  // An interrupt is the trainer's own business (RunControl::interrupt: checkpoint, then end);
-  // every other stop ends the run through the callback.
-  bool keep_going() const {
-    return !(context_.should_stop() && context_.stop_kind() != scheduler::StopKind::interrupt);
-  }
-
-  scheduler::TrialContext& context_;
-  int epochs_;
-  std::int64_t iterations_per_epoch_ = 0;
-};
-
-}  // namespace
 
 std::string checkpoint_path(const std::string& trial_dir) {
   return checkpoint_in(trial_dir).string();
@@ -161,43 +86,55 @@ scheduler::TrialOutcome outcome_of(const trainer::TrainResult& r,
   return outcome;
 }
 
+trainer::TrainConfig place_trial(const TrainerTrialInput& in, scheduler::TrialContext& context) {
+  trainer::TrainConfig config = in.config();
+  context.set_epochs(config.training.epochs);  // no stopping rule ends its last epoch
+  const scheduler::Device& device = context.device();
+  config.device.kind = device.kind == scheduler::DeviceKind::cuda ? trainer::DeviceKind::cuda
+                                                                  : trainer::DeviceKind::cpu;
+  config.device.index = device.index;
+  config.device.threads = in.cpu_threads;
+  // A multi-GPU trial: one replica per GPU the executor gave it (data parallel).
+  if (context.devices().size() > 1)
+    for (const scheduler::Device& d : context.devices()) {
+      trainer::DeviceSpec replica = config.device;
+      replica.index = d.index;
+      config.replicas.push_back(replica);
+    }
+  if (config.device.kind == trainer::DeviceKind::cpu &&
+      config.training.precision != trainer::Precision::fp32)
+    context.log("training.precision " + std::string(trainer::name_of(config.training.precision)) +
+                " applies on a GPU; the CPU backend computes in fp32");
+  return config;
+}
+
+trainer::RunControl trial_control(const TrainerTrialInput& in, scheduler::TrialContext& context) {
+  std::filesystem::create_directories(in.trial_dir);
+  trainer::RunControl control;
+  control.checkpoint_path = checkpoint_path(in.trial_dir);
+  control.resume = in.resume;
+  control.interrupt = &context.interrupt_flag();
+  control.checkpoint_written = in.checkpoint_written;
+  if (in.resume && std::filesystem::exists(control.checkpoint_path))
+    context.log("resuming from " + control.checkpoint_path);
+  return control;
+}
+
+void log_end(scheduler::TrialContext& context, const trainer::TrainResult& result) {
+  context.log(std::string("ended ") + trainer::to_string(result.state) +
+              (result.message.empty() ? "" : ": " + result.message));
+}
+
 scheduler::TrialFn make_trainer_trial(TrainerTrialInput input) {
   if (!input.config) throw Error("trainer trial: no config function given");
   auto shared = std::make_shared<const TrainerTrialInput>(std::move(input));
   return [shared](scheduler::TrialContext& context) -> scheduler::TrialOutcome {
     const TrainerTrialInput& in = *shared;
-    trainer::TrainConfig config = in.config();
-    context.set_epochs(config.training.epochs);  // no stopping rule ends its last epoch
-    const scheduler::Device& device = context.device();
-    config.device.kind = device.kind == scheduler::DeviceKind::cuda ? trainer::DeviceKind::cuda
-                                                                    : trainer::DeviceKind::cpu;
-    config.device.index = device.index;
-    config.device.threads = in.cpu_threads;
-    // A multi-GPU trial: one replica per GPU the executor gave it (data parallel).
-    if (context.devices().size() > 1)
-      for (const scheduler::Device& d : context.devices()) {
-        trainer::DeviceSpec replica = config.device;
-        replica.index = d.index;
-        config.replicas.push_back(replica);
-      }
-    if (config.device.kind == trainer::DeviceKind::cpu &&
-        config.training.precision != trainer::Precision::fp32)
-      context.log("training.precision " + std::string(trainer::name_of(config.training.precision)) +
-                  " applies on a GPU; the CPU backend computes in fp32");
-
-    std::filesystem::create_directories(in.trial_dir);
-    trainer::RunControl control;
-    control.checkpoint_path = checkpoint_path(in.trial_dir);
-    control.resume = in.resume;
-    control.interrupt = &context.interrupt_flag();
-    control.checkpoint_written = in.checkpoint_written;
-    if (in.resume && std::filesystem::exists(control.checkpoint_path))
-      context.log("resuming from " + control.checkpoint_path);
-
+    const trainer::TrainConfig config = place_trial(in, context);
+    const trainer::RunControl control = trial_control(in, context);
     ReportingCallback callback(context, config.training.epochs);
     const trainer::TrainResult result = trainer::train(config, callback, control);
-    context.log(std::string("ended ") + trainer::to_string(result.state) +
-                (result.message.empty() ? "" : ": " + result.message));
+    log_end(context, result);
     return outcome_of(result, config);
   };
 }

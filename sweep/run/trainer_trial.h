@@ -37,6 +37,13 @@ std::string checkpoint_path(const std::string& trial_dir);
 
 scheduler::TrialFn make_trainer_trial(TrainerTrialInput input);
 
+// The pieces of a trainer trial, shared with the fused arrays (trainer_array.h): the resolved
+// config placed on the context's slot(s), the run control (checkpoint, resume, interrupt flag),
+// the log line of the end.
+trainer::TrainConfig place_trial(const TrainerTrialInput& in, scheduler::TrialContext& context);
+trainer::RunControl trial_control(const TrainerTrialInput& in, scheduler::TrialContext& context);
+void log_end(scheduler::TrialContext& context, const trainer::TrainResult& result);
+
 // The trial's final outcome for a TrainResult (exposed for tests).
 scheduler::TrialOutcome outcome_of(const trainer::TrainResult& result,
                                    const trainer::TrainConfig& config);

@@ -19,6 +19,7 @@
 
 #include "common/check.h"
 #include "tests/trainer/layer_spec_util.h"
+#include "tests/trainer/recorder.h"
 #include "trainer/checkpoint.h"
 
 namespace sweep::trainer {
@@ -62,19 +63,7 @@ std::string temp_path(const std::string& name) {
       .string();
 }
 
-struct Recorder : TrainCallback {
-  std::vector<IterationInfo> iterations;
-  std::vector<ValidationInfo> validations;
-  std::function<bool(const IterationInfo&)> on_iter = [](const IterationInfo&) { return true; };
-  bool on_iteration(const IterationInfo& i) override {
-    iterations.push_back(i);
-    return on_iter(i);
-  }
-  bool on_validation(const ValidationInfo& v) override {
-    validations.push_back(v);
-    return true;
-  }
-};
+using test::Recorder;
 
 TEST(Train, CallbackSeesEveryIterationAndEveryValidation) {
   TrainConfig c = small_config();

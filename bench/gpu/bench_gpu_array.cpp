@@ -1,0 +1,110 @@
+/*
+ * bench_gpu_array.cpp — fused arrays on one GPU: summed training images/s of K LeNets trained
+ * as one array (trainer/array/train_array.h) against K, and the lone trial for reference.
+ *
+ * Members differ as a sweep's would (learning rate, momentum, seed), each with its own batches.
+ * Timed as bench_gpu_train times one trial: between two points where the loop itself waits for
+ * the GPU, here the last member's epoch-end read (by then every member's epoch-end read is done:
+ * members are read in order each round), from the end of epoch 1 to the end of the last epoch.
+ * Data loading, building the members, the first epoch's one-time costs (the eager first steps,
+ * the graph recordings) and the final evaluations are outside the figure; no validation runs.
+ *
+ *   bench_gpu_array --data DIR [--k 1 2 4 8 16 32 64] [--batch 64] [--epochs 3]
+ * Prints `RESULT peer=sweep-array k=.. batch=.. images_per_second=.. per_member=..` lines.
+ */
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/check.h"
+#include "trainer/array/train_array.h"
+
+namespace {
+
+using namespace sweep::trainer;
+using Clock = std::chrono::steady_clock;
+
+TrainConfig member_config(const std::string& data, int batch, int epochs, int i) {
+  TrainConfig c;
+  c.data.dataset = DatasetKind::fashion_mnist;
+  c.data.path = data;
+  c.data.validation = Validation::none;
+  c.model.preset = Preset::lenet;
+  c.training.optimizer = OptimizerKind::sgdm;
+  c.training.learning_rate = 0.001 * (1 + i % 8);
+  c.training.momentum = i % 2 ? 0.9 : 0.8;
+  c.training.weight_decay = 5e-4;
+  c.training.batch_size = batch;
+  c.training.epochs = epochs;
+  c.training.seed = 1 + i;
+  c.training.output_network = OutputNetwork::last;
+  c.device = DeviceSpec{DeviceKind::cuda, 0, 0};
+  return c;
+}
+
+// Notes the time of the epoch ends it sees (the last member's are the timing points).
+struct EpochClock : TrainCallback {
+  std::vector<Clock::time_point> epoch_ends;
+  bool on_iteration(const IterationInfo& i) override {
+    if (i.iteration % i.iterations_per_epoch == 0) epoch_ends.push_back(Clock::now());
+    return true;
+  }
+};
+
+double run_array(const std::string& data, int k, int batch, int epochs) {
+  std::vector<EpochClock> clocks(k);
+  std::vector<ArrayMember> members(k);
+  for (int i = 0; i < k; ++i) {
+    members[i].config = member_config(data, batch, epochs, i);
+    members[i].callback = &clocks[i];
+  }
+  std::int64_t images_per_epoch = 0;
+  int failed = 0;
+  train_array(members, [&](std::size_t, MemberEnd end) {
+    if (end.error) {
+      ++failed;
+      try {
+        std::rethrow_exception(end.error);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "member failed: %s\n", e.what());
+      }
+    } else {
+      images_per_epoch = end.result.iterations > 0 ? 60000 : 0;
+    }
+  });
+  if (failed) throw sweep::Error(std::to_string(failed) + " members failed");
+  const std::vector<Clock::time_point>& ends = clocks.back().epoch_ends;
+  if (ends.size() < 2) throw sweep::Error("too few epochs to time");
+  const double seconds = std::chrono::duration<double>(ends.back() - ends.front()).count();
+  return double(k) * double(images_per_epoch) * double(ends.size() - 1) / seconds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Summed training throughput of fused arrays of K LeNets on one GPU"};
+  std::string data;
+  std::vector<int> ks = {1, 2, 4, 8, 16, 32, 64};
+  int batch = 64, epochs = 3;
+  app.add_option("--data", data, "Fashion-MNIST directory")->required();
+  app.add_option("--k", ks, "array sizes");
+  app.add_option("--batch", batch, "batch size");
+  app.add_option("--epochs", epochs, "epochs (timed: 2..N)")->check(CLI::Range(2, 100));
+  CLI11_PARSE(app, argc, argv);
+  try {
+    run_array(data, 1, batch, 2);  // load the libraries' kernels once, as a sweep process does
+    for (int k : ks) {
+      const double ips = run_array(data, k, batch, epochs);
+      std::printf("RESULT peer=sweep-array k=%d batch=%d images_per_second=%.0f per_member=%.0f\n",
+                  k, batch, ips, ips / k);
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_gpu_array: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

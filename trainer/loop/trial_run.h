@@ -1,0 +1,57 @@
+/*
+ * trial_run.h — one trial's training loop as an object that is stepped: what train() runs for a
+ * trial alone, and what train_array() (trainer/array/train_array.h) runs for each member of a
+ * fused array.
+ *
+ * A step is split in two so that an array can launch every member's device work before any member
+ * reads anything back: launch_step() (the epoch's order when an epoch begins, the interrupt check,
+ * the step's device work, asynchronous on a GPU) and complete_step() (reports, validation, early
+ * stopping, checkpoints; it waits for the device only at report points). A member of an array
+ * makes exactly the calls it makes alone, in the same order, on its own backend: its numbers are
+ * its lone run's, bit for bit.
+ *
+ *   TrialRun run(config, data, callback, control);
+ *   run.start();
+ *   std::optional<RunState> ended;
+ *   while (!ended && !run.epochs_done()) {
+ *     ended = run.launch_step();
+ *     if (!ended) ended = run.complete_step();
+ *   }
+ *   TrainResult result = run.finish(ended.value_or(RunState::completed));
+ */
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "trainer/data/load_data.h"
+#include "trainer/train.h"
+
+namespace sweep::trainer {
+
+// Throws sweep::Error for impossible training options (batch size, epochs, log_every < 1, ...).
+void check_training_spec(const TrainingSpec& t);
+
+class TrialRun {
+ public:
+  // Builds the network, the optimizer and the device copies of `data` (which must be what
+  // load_data(cfg.data, cfg.training.seed) gives; an array shares one copy among its members).
+  // Throws sweep::Error for bad input, sweep::OutOfMemory when the device is full.
+  TrialRun(const TrainConfig& cfg, std::shared_ptr<const LoadedData> data, TrainCallback& cb,
+           const RunControl& control);
+  ~TrialRun();
+  TrialRun(const TrialRun&) = delete;
+  TrialRun& operator=(const TrialRun&) = delete;
+
+  void start();                           // restores the checkpoint when resuming; starts the clock
+  bool epochs_done() const;               // every epoch trained: the run ends `completed`
+  std::optional<RunState> launch_step();  // a state: the run ends before this step
+  std::optional<RunState> complete_step();  // a state: the run ends after this step
+  TrainResult finish(RunState state);       // the final evaluation; call once
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sweep::trainer
