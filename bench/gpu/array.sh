@@ -5,7 +5,8 @@
 #     and CUDA-graph;
 #  3. the 64-trial grid (sweep64.yaml) timed whole with `sweep run`: fuse auto, fuse off, and
 #     fuse off with trials_per_gpu 4; then PyTorch one after another (the first 8, extrapolated)
-#     and as 8 processes at once.
+#     and as 8 processes at once (SKIP_TORCH_SWEEP=1 skips these two);
+#  4. 16 trials of MATLAB's conv-block net (convnet16.yaml): fuse auto and fuse off.
 #   bench/gpu/array.sh [OUT_DIR]        (from the repository root; source .gpu/env.sh first)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -32,5 +33,17 @@ for variant in "fuse=auto" "fuse=off" "fuse=off trials_per_gpu=4"; do
   best=$(grep '^best:' "$out/$name.log")
   echo "RESULT peer=sweep sweep64 mode=$name rc=$rc seconds=$(elapsed "$t0" "$t1") $best"
 done
-(cd "$root/bench/gpu" && "$python" torch_sweep64.py --data "$data" --first 8)
-(cd "$root/bench/gpu" && "$python" torch_sweep64.py --data "$data" --processes 8)
+[ "${SKIP_TORCH_SWEEP:-0}" = 1 ] || {
+  (cd "$root/bench/gpu" && "$python" torch_sweep64.py --data "$data" --first 8)
+  (cd "$root/bench/gpu" && "$python" torch_sweep64.py --data "$data" --processes 8)
+}
+echo "== 4. 16 conv-block nets (width 32, depth 4, batch 128) with sweep run"
+for variant in "fuse=auto" "fuse=off"; do
+  name="c16-${variant//=/}"
+  t0=$(stamp)
+  sweep run "$root/bench/gpu/convnet16.yaml" --set "resources.$variant" --out "$out/runs" \
+    --name "$name" > "$out/$name.log" 2>&1
+  rc=$?
+  t1=$(stamp)
+  echo "RESULT peer=sweep convnet16 mode=$name rc=$rc seconds=$(elapsed "$t0" "$t1")"
+done

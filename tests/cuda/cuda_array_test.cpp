@@ -124,5 +124,68 @@ TEST(CudaArray, ADivergingMemberLeavesTheOthersAsTheyWereAlone) {
   }
 }
 
+// The GPU made small by holding all but a few members' worth of its free memory: the array trains
+// in waves (members that do not fit wait for others to end) and every member still ends with its
+// lone run's numbers.
+TEST(CudaArray, AnArrayLargerThanTheFreeMemoryTrainsInWaves) {
+  SWEEP_SKIP_WITHOUT_CUDA();
+  const std::vector<TrainConfig> configs = members(false, 12);
+  // One member's footprint: the device's free memory during a two-member array, halved.
+  std::size_t free_before = 0, free_during = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  {
+    struct Probe : Recorder {
+      std::size_t* during = nullptr;
+      bool on_iteration(const IterationInfo& i) override {
+        std::size_t device_total = 0;
+        if (i.iteration == 5 && cudaMemGetInfo(during, &device_total) != cudaSuccess) *during = 0;
+        return Recorder::on_iteration(i);
+      }
+    };
+    std::vector<Probe> probes(2);
+    std::vector<ArrayMember> two(2);
+    for (int i = 0; i < 2; ++i) {
+      probes[i].during = &free_during;
+      two[i].config = configs[i];
+      two[i].callback = &probes[i];
+    }
+    train_array(two, [](std::size_t, MemberEnd end) { ASSERT_FALSE(end.error); });
+  }
+  ASSERT_GT(free_during, 0u);
+  ASSERT_LT(free_during, free_before);
+  const std::size_t footprint = (free_before - free_during) / 2;
+  // Hold all but 3.5 members' worth.
+  std::size_t free_now = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_now, &total), cudaSuccess);
+  const std::size_t keep = footprint * 7 / 2;
+  ASSERT_GT(free_now, keep);
+  void* hog = nullptr;
+  ASSERT_EQ(cudaMalloc(&hog, free_now - keep), cudaSuccess);
+  std::vector<Recorder> recs(configs.size());
+  std::vector<ArrayMember> array(configs.size());
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    array[i].config = configs[i];
+    array[i].callback = &recs[i];
+  }
+  std::vector<std::string> errors(configs.size());
+  const ArrayReport report = train_array(array, [&](std::size_t i, MemberEnd end) {
+    if (!end.error) return;
+    try {
+      std::rethrow_exception(end.error);
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+  });
+  cudaFree(hog);
+  for (std::size_t i = 0; i < configs.size(); ++i) EXPECT_EQ(errors[i], "") << "member " << i;
+  EXPECT_GE(report.most_active, 1u);
+  EXPECT_LT(report.most_active, configs.size()) << "footprint " << footprint;
+  for (std::size_t i : {0u, 6u, 11u}) {
+    Recorder lone;
+    train(configs[i], lone);
+    expect_close(recs[i].losses, lone.losses, "member " + std::to_string(i));
+  }
+}
+
 }  // namespace
 }  // namespace sweep::trainer

@@ -100,6 +100,7 @@ Trace alone(const TrainConfig& c, const std::string& tag) {
 }
 
 struct ArrayTraces {
+  ArrayReport report;
   std::vector<Trace> traces;
   std::vector<std::size_t> finish_order;
   std::vector<std::exception_ptr> errors;
@@ -123,7 +124,7 @@ ArrayTraces fused(const std::vector<TrainConfig>& configs, const std::string& ta
   ArrayTraces out;
   out.traces.resize(configs.size());
   out.errors.resize(configs.size());
-  train_array(
+  out.report = train_array(
       members,
       [&](std::size_t i, MemberEnd end) {
         out.finish_order.push_back(i);
@@ -165,6 +166,7 @@ void expect_same(const Trace& a, const Trace& lone, const std::string& who) {
 void expect_each_member_as_alone(bool batch_norm, const std::string& tag) {
   const std::vector<TrainConfig> configs = four_members(batch_norm);
   const ArrayTraces array = fused(configs, tag);
+  EXPECT_EQ(array.report.most_active, 4u);
   for (std::size_t i = 0; i < configs.size(); ++i) {
     ASSERT_FALSE(array.errors[i]) << "member " << i;
     const Trace lone = alone(configs[i], tag + "_lone" + std::to_string(i));
@@ -214,6 +216,7 @@ TEST(TrainArray, InWavesWhenFewerFitTheNumbersAreTheSame) {
     expect_same(waves.traces[i], alone(configs[i], "waves_lone" + std::to_string(i)),
                 "member " + std::to_string(i));
   // Two at a time: the first two end before the last two start.
+  EXPECT_EQ(waves.report.most_active, 2u);
   ASSERT_EQ(waves.finish_order.size(), 4u);
   EXPECT_LT(std::max(waves.finish_order[0], waves.finish_order[1]), 2u);
 }

@@ -4,6 +4,8 @@
  */
 #include "trainer/array/train_array.h"
 
+#include <algorithm>
+#include <cctype>
 #include <deque>
 #include <memory>
 #include <new>
@@ -49,6 +51,15 @@ bool is_out_of_memory(const std::exception_ptr& e) {
     return true;
   } catch (const std::bad_alloc&) {
     return true;
+  } catch (const CallError& c) {
+    // A library that allocates for itself (a cuDNN or cuBLAS handle, a stream) says so in words:
+    // cuDNN's CUDNN_STATUS_ALLOC_FAILED, cuBLAS's "the resource allocation failed" (seen on an
+    // H100 when cublasCreate found the device full), CUDA's "out of memory".
+    std::string detail = c.detail();
+    for (char& ch : detail) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (const char* words : {"alloc_failed", "allocation failed", "out of memory"})
+      if (detail.find(words) != std::string::npos) return true;
+    return false;
   } catch (...) {
     return false;
   }
@@ -62,7 +73,7 @@ class ArrayRun {
     for (std::size_t i = 0; i < members.size(); ++i) pending_.push_back(i);
   }
 
-  void run() {
+  ArrayReport run() {
     admit();
     while (!active_.empty()) {
       // Every member's device work first, then every member's reads: the steps overlap.
@@ -91,6 +102,7 @@ class ArrayRun {
       std::erase_if(active_, [](const Active& a) { return !a.run; });
       if (room) admit();
     }
+    return report_;
   }
 
  private:
@@ -141,6 +153,7 @@ class ArrayRun {
         run->start();
         pending_.pop_front();
         active_.push_back(Active{i, std::move(run), false, std::nullopt});
+        report_.most_active = std::max(report_.most_active, active_count());
       } catch (...) {
         const std::exception_ptr error = std::current_exception();
         if (is_out_of_memory(error) && active_count() > 0) {
@@ -169,16 +182,17 @@ class ArrayRun {
   std::vector<std::shared_ptr<const LoadedData>> data_;
   std::deque<std::size_t> pending_;
   std::vector<Active> active_;
+  ArrayReport report_;
 };
 
 }  // namespace
 
-void train_array(const std::vector<ArrayMember>& members, const MemberFinished& finished,
-                 const ArrayOptions& options) {
+ArrayReport train_array(const std::vector<ArrayMember>& members, const MemberFinished& finished,
+                        const ArrayOptions& options) {
   check_members(members);
   for (const ArrayMember& m : members) check_training_spec(m.config.training);
   if (options.max_active < 0) throw Error("a fused array's max_active must be >= 0");
-  ArrayRun(members, finished, options).run();
+  return ArrayRun(members, finished, options).run();
 }
 
 }  // namespace sweep::trainer

@@ -48,11 +48,17 @@ struct ArrayOptions {
   int max_active = 0;  // members training at once; 0 = as many as the device holds
 };
 
+// What the array did: how many members trained at once at most (fewer than the members when the
+// device held no more, or max_active capped them).
+struct ArrayReport {
+  std::size_t most_active = 0;
+};
+
 // Trains every member; calls `finished` once per member, on this thread, as each ends; returns
 // when all have ended. Throws sweep::Error before training anything when there are no members, a
 // callback is missing, a member trains on several devices, or two members' shapes differ
 // (fusion_split). An exception thrown by `finished` ends the array and propagates.
-void train_array(const std::vector<ArrayMember>& members, const MemberFinished& finished,
-                 const ArrayOptions& options = {});
+ArrayReport train_array(const std::vector<ArrayMember>& members, const MemberFinished& finished,
+                        const ArrayOptions& options = {});
 
 }  // namespace sweep::trainer
