@@ -52,6 +52,10 @@ void apply_override(ConfigTree& tree, const std::string& assignment, Diagnostics
   }
   const std::string key = assignment.substr(0, equals);
   const std::string text = assignment.substr(equals + 1);
+  if (invalid_utf8_at(key) != std::string::npos) {
+    diagnostics.error(where, "", "the key is not UTF-8 text");
+    return;
+  }
   YAML::Node value;
   if (text.empty()) {
     value = YAML::Node(std::string());

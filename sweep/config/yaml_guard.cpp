@@ -12,6 +12,8 @@
 #include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -166,6 +168,20 @@ bool check_yaml_text(const std::string& file, const std::string& text, Diagnosti
                           "): it is not a text file, so not a YAML config");
     return false;
   }
+  if (const std::size_t bad = invalid_utf8_at(text); bad != std::string::npos) {
+    Location where = whole;
+    const std::size_t line_start = text.rfind('\n', bad == 0 ? 0 : bad - 1);
+    where.line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + bad, '\n'));
+    where.column =
+        static_cast<int>(bad - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+    diagnostics.error(where, "",
+                      std::string("byte ") + hex +
+                          " is not UTF-8 text: a YAML config is UTF-8 (was the file saved in "
+                          "another encoding?)");
+    return false;
+  }
   std::istringstream in(text);
   Guard guard(file, diagnostics);
   try {
@@ -193,6 +209,41 @@ bool check_yaml_text(const std::string& file, const std::string& text, Diagnosti
     return false;
   }
   return guard.ok();
+}
+
+std::size_t invalid_utf8_at(std::string_view text) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = byte(i);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // The sequence's length and the range its second byte must fall in (RFC 3629's table, which
+    // rules out overlong forms, surrogates and code points past U+10FFFF).
+    std::size_t length = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    if (byte(i + 1) < lo || byte(i + 1) > hi) return i;
+    for (std::size_t k = 2; k < length; ++k)
+      if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return i;
+    i += length;
+  }
+  return std::string::npos;
 }
 
 }  // namespace sweep::config

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "config_test_util.h"
+#include "sweep/config/yaml_guard.h"
 
 namespace sweep::config::testing {
 namespace {
@@ -180,6 +181,30 @@ TEST(HostileConfigs, FilesThatAreNotConfigs) {
                  "/dev/zero: the file is larger than 1 MiB; a sweep config is a few KiB of YAML "
                  "(is this the right file?)");
   fs::remove_all(dir);
+}
+
+// Found by the config fuzzer: a parameter name with a byte that is not UTF-8 reached the JSON
+// writer, which threw an exception nobody caught. The file is refused at that byte instead, and
+// so is such a --set.
+TEST(HostileConfigs, BytesThatAreNotUtf8AreRefusedWhereTheyAre) {
+  const std::string latin1 = "sweep:\n  parameters:\n    caf\xe9: {values: [1, 2]}\n";
+  const std::vector<std::string> lines = problems(latin1);
+  ASSERT_EQ(lines.size(), 1u) << joined(lines);
+  EXPECT_EQ(lines[0],
+            "t.yaml:3:8: byte 0xE9 is not UTF-8 text: a YAML config is UTF-8 (was the file saved "
+            "in another encoding?)");
+  // Valid UTF-8 passes (a two-, three- and four-byte letter), overlong and surrogate forms do not.
+  EXPECT_EQ(invalid_utf8_at("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string::npos);
+  EXPECT_EQ(invalid_utf8_at("a\xc0\xaf"
+                            "b"),
+            1u);
+  EXPECT_EQ(invalid_utf8_at("ab\xed\xa0\x80"), 2u);
+  EXPECT_EQ(invalid_utf8_at("\xf4\x90\x80\x80"), 0u);
+  EXPECT_EQ(invalid_utf8_at("x\xe2\x82"), 1u);
+  const std::vector<std::string> set = problems(kSyntheticBase, {"training.epochs=\xff"});
+  ASSERT_EQ(set.size(), 1u) << joined(set);
+  EXPECT_NE(set[0].find("is not UTF-8 text"), std::string::npos) << set[0];
+  EXPECT_EQ(problems(kSyntheticBase, {"sweep.parameters.\xff=1"}).size(), 1u);
 }
 
 // Placeholders reach the command as the file spells the value (`010` stays 010, `.nan` stays
