@@ -222,10 +222,15 @@ struct DeviceSpec {
   // CUDA: tf32 / bf16 tensor-core math for conv and dense (bf16 keeps fp32 parameters and
   // activations and runs the products on bf16 operands). The CPU backend computes in fp32 always.
   Precision precision = Precision::fp32;
+  // CUDA: only deterministic cuDNN algorithms, chosen by cuDNN's heuristics rather than timed, so
+  // a seeded trial gives the same numbers in any process on the same GPU and cuDNN (slower: the
+  // fastest weight-gradient algorithms accumulate with atomics). The CPU backend always is.
+  bool deterministic = false;
 
   // Written out: nvcc compiles this header as C++17, which has no defaulted comparisons.
   bool operator==(const DeviceSpec& o) const {
-    return kind == o.kind && index == o.index && threads == o.threads && precision == o.precision;
+    return kind == o.kind && index == o.index && threads == o.threads && precision == o.precision &&
+           deterministic == o.deterministic;
   }
 };
 

@@ -115,6 +115,8 @@ struct TrainingSpec {
   OutputNetwork output_network = OutputNetwork::best;
   std::uint64_t seed = 1;
   Precision precision = Precision::fp32;  // tf32 / bf16 on a GPU
+  // GPU: the same seed gives the same numbers in any process (DeviceSpec::deterministic).
+  bool deterministic = false;
   CheckpointSpec checkpoint;
   bool operator==(const TrainingSpec&) const = default;
 };

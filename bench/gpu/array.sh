@@ -47,3 +47,23 @@ for variant in "fuse=auto" "fuse=off"; do
   t1=$(stamp)
   echo "RESULT peer=sweep convnet16 mode=$name rc=$rc seconds=$(elapsed "$t0" "$t1")"
 done
+echo "== 5. the 64-trial grid with training.deterministic: fused vs fuse: off, trial by trial"
+for variant in auto off; do
+  name="s64-det-$variant"
+  t0=$(stamp)
+  sweep run "$root/bench/gpu/sweep64.yaml" --set "resources.fuse=$variant" \
+    --set training.deterministic=true --set data.path="$data" --out "$out/runs" \
+    --name "$name" > "$out/$name.log" 2>&1
+  t1=$(stamp)
+  echo "RESULT peer=sweep sweep64-deterministic mode=fuse-$variant seconds=$(elapsed "$t0" "$t1")"
+done
+"$python" - "$out/runs/s64-det-auto/sweep.db" "$out/runs/s64-det-off/sweep.db" <<'PY'
+import json, sqlite3, sys
+def finals(db):
+    rows = sqlite3.connect(db).execute("select number, state, summary_json from trials")
+    return {n: (s, json.loads(j or "{}").get("final_val_accuracy")) for n, s, j in rows}
+a, b = finals(sys.argv[1]), finals(sys.argv[2])
+same = sum(1 for n in a if a[n] == b.get(n))
+worst = max(abs((a[n][1] or 0) - (b[n][1] or 0)) for n in a)
+print(f"RESULT deterministic fused-vs-off trials_equal={same}/{len(a)} max_abs_diff={worst:.4f}")
+PY

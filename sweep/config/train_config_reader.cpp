@@ -152,6 +152,7 @@ void read_training(MapReader r, trainer::TrainingSpec& t) {
   r.word("output_network", t.output_network, "output network");
   r.unsigned64("seed", t.seed);
   r.word("precision", t.precision, "precision");
+  r.boolean("deterministic", t.deterministic);
   MapReader checkpoint = r.section("checkpoint");
   checkpoint.integer("every_epochs", t.checkpoint.every_epochs, Range::at_least(0));
   checkpoint.finish();

@@ -138,6 +138,7 @@ YAML::Node to_yaml(const trainer::TrainConfig& config) {
   training["output_network"] = word(t.output_network);
   training["seed"] = whole_u(t.seed);
   training["precision"] = word(t.precision);
+  training["deterministic"] = flag(t.deterministic);
   YAML::Node checkpoint(YAML::NodeType::Map);
   checkpoint["every_epochs"] = whole(t.checkpoint.every_epochs);
   training["checkpoint"] = checkpoint;

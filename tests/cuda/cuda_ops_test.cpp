@@ -165,8 +165,10 @@ TEST_F(CudaOps, ConvForwardBackward) {
 TEST_F(CudaOps, ConvPlanTimesAlgorithmsOnlyWhenAsked) {
   const ConvGeom g = conv_geom(16, 20, 12, 12, 50, 5, 5, 1, 0);
   cuda::CudnnHandle h = cuda::make_cudnn();
-  const cuda::ConvPlan timed(h.get(), g, cuda::MathMode::fp32, std::size_t{256} << 20, true);
-  const cuda::ConvPlan untimed(h.get(), g, cuda::MathMode::fp32, std::size_t{256} << 20, false);
+  const cuda::ConvPlan timed(h.get(), g, cuda::MathMode::fp32, std::size_t{256} << 20,
+                             cuda::ConvPlan::Choose::timed);
+  const cuda::ConvPlan untimed(h.get(), g, cuda::MathMode::fp32, std::size_t{256} << 20,
+                               cuda::ConvPlan::Choose::untimed);
   EXPECT_TRUE(std::isfinite(timed.measured_ms()));
   EXPECT_GT(timed.measured_ms(), 0.f);
   EXPECT_TRUE(std::isinf(untimed.measured_ms()));

@@ -20,7 +20,7 @@ static_assert(sizeof(ModelSpec) == 80, "a field was added to ModelSpec: set it b
 static_assert(sizeof(LayerSpec) == 128, "a field was added to LayerSpec: set it in every_layer()");
 static_assert(sizeof(ScheduleSpec) == 88, "a field was added to ScheduleSpec: set it below");
 static_assert(sizeof(EarlyStoppingSpec) == 16, "a field was added: set it below");
-static_assert(sizeof(TrainingSpec) == 224, "a field was added to TrainingSpec: set it below");
+static_assert(sizeof(TrainingSpec) == 232, "a field was added to TrainingSpec: set it below");
 static_assert(sizeof(DataSpec) == 128, "a field was added to DataSpec: set it below");
 
 TrainConfig full_config() {
@@ -70,6 +70,7 @@ TrainConfig full_config() {
   t.output_network = OutputNetwork::last;
   t.seed = 42;
   t.precision = Precision::bf16;
+  t.deterministic = true;
   t.checkpoint.every_epochs = 2;
   return c;
 }

@@ -37,8 +37,11 @@ std::string device_label(int device) {
 
 }  // namespace
 
-CudaBackend::CudaBackend(int device, MathMode math)
-    : device_(device), math_(math), workspace_limit_(kWorkspaceLimit) {
+CudaBackend::CudaBackend(int device, MathMode math, bool deterministic)
+    : device_(device),
+      math_(math),
+      deterministic_(deterministic),
+      workspace_limit_(kWorkspaceLimit) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     cudaGetLastError();
@@ -48,9 +51,11 @@ CudaBackend::CudaBackend(int device, MathMode math)
     throw Error("cuda device " + std::to_string(device) + " does not exist (" +
                 std::to_string(count) + " visible)");
   enter();
-  name_ = device_label(device) + (math == MathMode::tf32   ? " tf32"
-                                  : math == MathMode::bf16 ? " bf16"
-                                                           : "");
+  name_ = device_label(device) +
+          (math == MathMode::tf32   ? " tf32"
+           : math == MathMode::bf16 ? " bf16"
+                                    : "") +
+          (deterministic ? " deterministic" : "");
   stream_ = make_stream();
   cublas_ = make_cublas();
   cudnn_ = make_cudnn();

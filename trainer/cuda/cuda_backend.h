@@ -32,7 +32,8 @@ class CudaBackend final : public Backend {
   // Throws sweep::Error when `device` does not exist. tf32: convolutions and dense products may
   // use TF32 tensor cores (about 1e-3 relative error); fp32 forbids it in cuDNN and cuBLAS. bf16:
   // their operands are rounded to bfloat16 (about 4e-3 relative), products accumulate in fp32.
-  explicit CudaBackend(int device, MathMode math = MathMode::fp32);
+  // deterministic: DeviceSpec::deterministic (untimed, deterministic convolution algorithms).
+  explicit CudaBackend(int device, MathMode math = MathMode::fp32, bool deterministic = false);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
@@ -147,6 +148,7 @@ class CudaBackend final : public Backend {
 
   int device_;
   MathMode math_;
+  bool deterministic_ = false;
   ConvChoice conv_choice_ = ConvChoice::fastest;
   int tuned_batch_ = 0;  // tune_for_batch
   std::string name_;

@@ -29,7 +29,7 @@ std::unique_ptr<Backend> make_cuda_backend(const DeviceSpec& spec) {
       math = cuda::MathMode::bf16;
       break;
   }
-  return std::make_unique<cuda::CudaBackend>(device, math);
+  return std::make_unique<cuda::CudaBackend>(device, math, spec.deterministic);
 }
 
 int cuda_device_count_impl() {

@@ -151,19 +151,23 @@ const ConvPlan& CudaBackend::conv_plan(const ConvGeom& g) {
 // both timed by cudnnFind, and the faster one; a shape with no deterministic bf16 algorithm runs
 // tf32. tf32 (not fp32) because a bf16 user has already accepted reduced-precision products.
 std::unique_ptr<ConvPlan> CudaBackend::make_conv_plan(const ConvGeom& g) {
-  // Time the algorithms only for the batch size that runs every step (tune_for_batch).
-  const bool find = tuned_batch_ == 0 || g.n == tuned_batch_;
+  // Time the algorithms only for the batch size that runs every step (tune_for_batch); never when
+  // deterministic: a timing differs run to run, and so would the algorithm it picks.
+  const bool find = !deterministic_ && (tuned_batch_ == 0 || g.n == tuned_batch_);
+  const ConvPlan::Choose how = deterministic_ ? ConvPlan::Choose::deterministic_untimed
+                               : find         ? ConvPlan::Choose::timed
+                                              : ConvPlan::Choose::untimed;
   if (math_ != MathMode::bf16)
-    return std::make_unique<ConvPlan>(dnn(), g, math_, workspace_limit_, find);
+    return std::make_unique<ConvPlan>(dnn(), g, math_, workspace_limit_, how);
   // Untimed bf16 could land on a slow bf16 kernel (narrow layers); tf32 is a safe choice there.
-  if (!find) return std::make_unique<ConvPlan>(dnn(), g, MathMode::tf32, workspace_limit_, false);
+  if (!find) return std::make_unique<ConvPlan>(dnn(), g, MathMode::tf32, workspace_limit_, how);
   std::unique_ptr<ConvPlan> bf16;
   try {
-    bf16 = std::make_unique<ConvPlan>(dnn(), g, MathMode::bf16, workspace_limit_);
+    bf16 = std::make_unique<ConvPlan>(dnn(), g, MathMode::bf16, workspace_limit_, how);
   } catch (const Error&) {  // no deterministic bf16 algorithm for this shape
   }
   if (bf16 && conv_choice_ == ConvChoice::bf16_first) return bf16;
-  auto tf32 = std::make_unique<ConvPlan>(dnn(), g, MathMode::tf32, workspace_limit_);
+  auto tf32 = std::make_unique<ConvPlan>(dnn(), g, MathMode::tf32, workspace_limit_, how);
   if (bf16 && bf16->measured_ms() <= tf32->measured_ms()) return bf16;
   return tf32;
 }

@@ -103,7 +103,8 @@ bool lossy(cudnnConvolutionBwdFilterAlgo_t a) {
 // its time (deterministic algorithms make a seeded trial reproducible run to run; on Hopper the
 // only deterministic weight-gradient algorithm is often several times slower, so speed wins).
 template <class Perf>
-const Perf* pick(const std::vector<Perf>& perf, int returned, MathMode mode, std::size_t limit) {
+const Perf* pick(const std::vector<Perf>& perf, int returned, MathMode mode, std::size_t limit,
+                 bool deterministic) {
   const Perf* fastest = nullptr;
   for (int i = 0; i < returned; ++i) {
     const Perf& p = perf[i];
@@ -112,7 +113,7 @@ const Perf* pick(const std::vector<Perf>& perf, int returned, MathMode mode, std
     if (mode != MathMode::tf32 && lossy(p.algo)) continue;
     // bf16 outputs: an algorithm that accumulates with atomics adds in bf16 (3-4% errors in a
     // LeNet weight gradient, measured), so only deterministic ones, which accumulate in fp32.
-    if (mode == MathMode::bf16 && p.determinism != CUDNN_DETERMINISTIC) continue;
+    if ((mode == MathMode::bf16 || deterministic) && p.determinism != CUDNN_DETERMINISTIC) continue;
     if (!fastest) fastest = &p;
     if (p.determinism == CUDNN_DETERMINISTIC && p.time <= 1.1f * fastest->time) return &p;
   }
@@ -122,11 +123,13 @@ const Perf* pick(const std::vector<Perf>& perf, int returned, MathMode mode, std
 template <class Perf>
 const Perf& pick_or_throw(const std::vector<Perf>& found, int found_count,
                           const std::vector<Perf>& predicted, int predicted_count, MathMode mode,
-                          std::size_t limit, const char* what) {
-  if (const Perf* p = pick(found, found_count, mode, limit)) return *p;
-  if (const Perf* p = pick(predicted, predicted_count, mode, limit)) return *p;
-  throw Error(std::string("cuDNN offers no ") + what + " algorithm for this convolution within a " +
-              std::to_string(limit >> 20) + " MiB workspace");
+                          std::size_t limit, bool deterministic, const char* what) {
+  if (const Perf* p = pick(found, found_count, mode, limit, deterministic)) return *p;
+  if (const Perf* p = pick(predicted, predicted_count, mode, limit, deterministic)) return *p;
+  throw Error(std::string("cuDNN offers no ") + (deterministic ? "deterministic " : "") + what +
+              " algorithm for this convolution within a " + std::to_string(limit >> 20) +
+              " MiB workspace" +
+              (deterministic ? " (training.deterministic: false allows the others)" : ""));
 }
 
 const float kOne = 1.f, kZero = 0.f;
@@ -169,9 +172,12 @@ struct ConvDescs {
   cudnnConvolutionDescriptor_t fwd, bwd_data, bwd_filter;
 };
 
-// find = false: cuDNN's heuristics alone (no device time; for a shape that runs once an epoch).
+// untimed: cuDNN's heuristics alone (no device time; for a shape that runs once an epoch);
+// deterministic_untimed: the same, deterministic algorithms only.
 Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode math,
-              std::size_t limit, bool find) {
+              std::size_t limit, ConvPlan::Choose how) {
+  const bool find = how == ConvPlan::Choose::timed;
+  const bool deterministic = how == ConvPlan::Choose::deterministic_untimed;
   static std::mutex mutex;
   static std::map<ChoiceKey, Choice> cache;
   int device = 0;
@@ -180,7 +186,7 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
                       g.w,        g.k,        g.r,       g.s,
                       g.stride_h, g.stride_w, g.pad_h,   g.pad_w,
                       g.out_h,    g.out_w,    int(math), static_cast<long long>(limit),
-                      find};
+                      int(how)};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -195,7 +201,7 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
         cudnnFindConvolutionForwardAlgorithm(h, p.x, wd, p.fwd, p.y, count, &found, ff.data()));
   SWEEP_CHECK_CUDNN(
       cudnnGetConvolutionForwardAlgorithm_v7(h, p.x, wd, p.fwd, p.y, count, &predicted, fh.data()));
-  const auto& f = pick_or_throw(ff, found, fh, predicted, math, limit, "forward");
+  const auto& f = pick_or_throw(ff, found, fh, predicted, math, limit, deterministic, "forward");
 
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &count));
   std::vector<cudnnConvolutionBwdDataAlgoPerf_t> df(count), dh(count);
@@ -204,7 +210,8 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
                                                                 &found, df.data()));
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, p.y, p.bwd_data, p.x, count,
                                                                 &predicted, dh.data()));
-  const auto& d = pick_or_throw(df, found, dh, predicted, math, limit, "backward-data");
+  const auto& d =
+      pick_or_throw(df, found, dh, predicted, math, limit, deterministic, "backward-data");
 
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &count));
   std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> wf(count), wh(count);
@@ -213,7 +220,8 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
                                                                   count, &found, wf.data()));
   SWEEP_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p.x, p.y, p.bwd_filter, wd,
                                                                   count, &predicted, wh.data()));
-  const auto& w = pick_or_throw(wf, found, wh, predicted, math, limit, "backward-filter");
+  const auto& w =
+      pick_or_throw(wf, found, wh, predicted, math, limit, deterministic, "backward-filter");
 
   // Chosen from Find's list (measured), not the heuristics' fallback list (predicted)?
   const auto measured = [](const auto& chosen, const auto& list) {
@@ -246,7 +254,7 @@ void set_conv(const ConvDesc& d, const ConvGeom& g, MathMode mode) {
 
 }  // namespace
 
-ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_t limit, bool find)
+ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_t limit, Choose how)
     : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
   const cudnnDataType_t type = conv_data_type(math);
@@ -270,7 +278,7 @@ ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_
 
   const ConvDescs descs{
       p.x.get(), p.y.get(), wd, p.conv_fwd.get(), p.conv_bwd_data.get(), p.conv_bwd_filter.get()};
-  const Choice c = choose(h, descs, g, math, limit, find);
+  const Choice c = choose(h, descs, g, math, limit, how);
   p.fwd = c.fwd;
   p.bwd_data = c.bwd_data;
   p.bwd_filter = c.bwd_filter;

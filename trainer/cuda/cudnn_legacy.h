@@ -34,10 +34,13 @@ enum class MathMode { fp32, tf32, bf16 };
 // when cuDNN has none for a shape the constructor throws sweep::Error.
 class ConvPlan {
  public:
-  // find: time every algorithm with cudnnFind (a few ms per shape, once per process) and take
-  // the fastest; false: cuDNN's heuristics alone, for shapes that run rarely (a partial batch).
+  // timed: time every algorithm with cudnnFind (a few ms per shape, once per process) and take
+  // the fastest; untimed: cuDNN's heuristics alone, for shapes that run rarely (a partial batch);
+  // deterministic_untimed: the heuristics' best deterministic algorithms (the same choice in
+  // every process, and the same numbers run to run).
+  enum class Choose { timed, untimed, deterministic_untimed };
   ConvPlan(cudnnHandle_t handle, const ConvGeom& g, MathMode math, std::size_t workspace_limit,
-           bool find = true);
+           Choose how = Choose::timed);
   ~ConvPlan();
   ConvPlan(const ConvPlan&) = delete;
   ConvPlan& operator=(const ConvPlan&) = delete;

@@ -28,8 +28,10 @@ Dataset validation_part(const Dataset& data, int n, int r) {
   return take_rows(data, rows);
 }
 
-DeviceSpec with_precision(DeviceSpec spec, Precision precision) {
-  spec.precision = precision;
+// The training options that are the backend's business: its precision and determinism.
+DeviceSpec for_training(DeviceSpec spec, const TrainingSpec& training) {
+  spec.precision = training.precision;
+  spec.deterministic = training.deterministic;
   return spec;
 }
 
@@ -37,7 +39,7 @@ DeviceSpec with_precision(DeviceSpec spec, Precision precision) {
 
 Replica::Replica(const DeviceSpec& device, const TrainConfig& cfg, const LoadedData& data,
                  const Dataset* validation_part, int max_batch, std::uint64_t dropout_seed)
-    : backend(make_backend(with_precision(device, cfg.training.precision))),
+    : backend(make_backend(for_training(device, cfg.training))),
       net(*backend, cfg.model, Shape{data.train.c, data.train.h, data.train.w}, data.train.classes,
           max_batch, cfg.training.seed),
       opt(*backend, cfg.training, net.param_count()),
