@@ -6,6 +6,7 @@
  */
 #include "scheduler/process_tree.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -13,11 +14,12 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <sstream>
 #include <thread>
+
+#include "scheduler/child_process.h"
 
 namespace sweep::scheduler::detail {
 
@@ -29,9 +31,25 @@ struct ProcInfo {
   bool zombie;
 };
 
+// The file's bytes, or "" when it cannot be read whole. A process that exits while its /proc
+// files are read makes read() fail (ESRCH), which std::ifstream turned into an exception
+// (libstdc++'s "basic_filebuf::underflow error reading the file"): under load that failed an
+// external trial at its end. Plain read() reports it, and a vanished process reads as gone.
 std::string read_all(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return {};
+  std::string bytes;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n > 0) {
+      bytes.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      return bytes;
+    } else if (errno != EINTR) {
+      return {};
+    }
+  }
 }
 
 std::vector<ProcInfo> list_processes() {
