@@ -19,6 +19,7 @@
 #include "reports/report.h"
 #include "reports/report_live.h"
 #include "reports/report_model.h"
+#include "tests/browser/headless_chromium.h"
 #include "tests/reports/synthetic_sweep.h"
 
 namespace sweep::reports {
@@ -30,13 +31,6 @@ const char* const kAllCharts[] = {"heatmap",    "vs-param",      "history",
                                   "importance", "curves-metric", "curves-loss",
                                   "parallel",   "confusion",     "time"};
 
-std::string find_chromium() {
-  if (const char* env = std::getenv("SWEEP_CHROMIUM"); env && ::access(env, X_OK) == 0) return env;
-  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
-    if (::access(path, X_OK) == 0) return path;
-  return "";
-}
-
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -44,26 +38,11 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
-std::string unescape_html_text(std::string text) {
-  const std::pair<const char*, const char*> entities[] = {{"&lt;", "<"},          {"&gt;", ">"},
-                                                          {"&quot;", "\""},       {"&#39;", "'"},
-                                                          {"&nbsp;", "\xC2\xA0"}, {"&amp;", "&"}};
-  for (const auto& [from, to] : entities) {
-    const std::string f = from, t = to;
-    for (auto pos = text.find(f); pos != std::string::npos; pos = text.find(f, pos + t.size()))
-      text.replace(pos, f.size(), t);
-  }
-  return text;
-}
-
 class ReportBrowser : public ::testing::Test {
  protected:
   void SetUp() override {
-    chromium_ = find_chromium();
-    if (chromium_.empty())
-      GTEST_SKIP()
-          << "Chromium is not installed (looked for $SWEEP_CHROMIUM, /usr/bin/chromium, "
-             "/usr/bin/chromium-browser): `apt-get install chromium` to run the browser test";
+    chromium_ = test::find_chromium();
+    if (chromium_.empty()) GTEST_SKIP() << test::chromium_missing();
     std::string pattern = (fs::temp_directory_path() / "sweep-report-browser-XXXXXX").string();
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     temp_ = pattern;
@@ -78,17 +57,13 @@ class ReportBrowser : public ::testing::Test {
   // status.
   int chromium(const fs::path& page, const std::string& mode_args, const fs::path& stdout_path,
                const std::string& fragment = "") {
-    const fs::path profile = temp_ / ("profile-" + std::to_string(runs_++));
-    fs::create_directories(profile);
-    const std::string command =
-        "timeout 120 '" + chromium_ +
-        "' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-        " --disable-background-networking --disable-component-update --disable-sync"
-        " --user-data-dir='" +
-        profile.string() + "' --virtual-time-budget=5000 " + mode_args + " 'file://" +
-        page.string() + fragment + "' > '" + stdout_path.string() + "' 2> '" +
-        (temp_ / "chromium.log").string() + "'";
-    return std::system(command.c_str());
+    test::PageLoad load;
+    load.url = "file://" + page.string() + fragment;
+    load.profile = temp_ / ("profile-" + std::to_string(runs_++));
+    load.mode = mode_args;
+    load.stdout_path = stdout_path;
+    load.log_path = temp_ / "chromium.log";
+    return test::run_headless(chromium_, load);
   }
 
   // Loads `page`, returns the page's own record of errors and drawn charts.
@@ -100,21 +75,13 @@ class ReportBrowser : public ::testing::Test {
                      << read_file(temp_ / "chromium.log");
     const std::string dom = read_file(dom_path);
     if (dom_out) *dom_out = dom;
-    const std::string open = "<pre id=\"report-status\" hidden=\"\">";
-    const auto begin = dom.find(open);
-    if (begin == std::string::npos) {
-      ADD_FAILURE() << "no #report-status in the DOM Chromium returned (" << dom.size()
-                    << " bytes)";
+    std::string problem;
+    const sweep::Json status = test::report_status(dom, problem);
+    if (status.is_null()) {
+      ADD_FAILURE() << problem;
       return sweep::Json::object();
     }
-    const auto start = begin + open.size();
-    const auto end = dom.find("</pre>", start);
-    const std::string text = unescape_html_text(dom.substr(start, end - start));
-    if (text.empty()) {
-      ADD_FAILURE() << "#report-status is empty: the page's scripts did not run";
-      return sweep::Json::object();
-    }
-    return sweep::Json::parse(text);
+    return status;
   }
 
   static void expect_clean(const sweep::Json& status, const std::vector<std::string>& expected) {
@@ -306,13 +273,9 @@ TEST_F(ReportBrowser, ALiveUpdateKeepsTheReadersZoomLegendFilterAndSort) {
   std::string dom;
   expect_clean(load_and_read_status(path, "live-update", &dom),
                {std::begin(kAllCharts), std::end(kAllCharts)});
-  const std::string open = "<pre id=\"live-check\">";
-  const auto at = dom.find(open);
-  ASSERT_NE(at, std::string::npos);
-  const auto start = at + open.size();
-  const std::string text = unescape_html_text(dom.substr(start, dom.find("</pre>", start) - start));
-  ASSERT_FALSE(text.empty()) << "the reader's script did not finish";
-  const auto check = sweep::Json::parse(text);
+  std::string problem;
+  const sweep::Json check = test::element_json(dom, "<pre id=\"live-check\">", problem);
+  ASSERT_FALSE(check.is_null()) << "the reader's script: " << problem;
   EXPECT_EQ(check["start"], 20) << check.dump();
   EXPECT_EQ(check["end"], 60) << check.dump();
   EXPECT_EQ(check["legendHidden"], true) << check.dump();
@@ -393,13 +356,9 @@ TEST_F(ReportBrowser, HistoryAndImportanceDrawEveryFinishedTrialAndSurviveALiveU
   std::string dom;
   expect_clean(load_and_read_status(path, "history-live", &dom),
                {std::begin(kAllCharts), std::end(kAllCharts)});
-  const std::string open = "<pre id=\"live-check\">";
-  const auto at = dom.find(open);
-  ASSERT_NE(at, std::string::npos);
-  const auto start = at + open.size();
-  const std::string text = unescape_html_text(dom.substr(start, dom.find("</pre>", start) - start));
-  ASSERT_FALSE(text.empty()) << "the reader's script did not finish";
-  const auto check = sweep::Json::parse(text);
+  std::string problem;
+  const sweep::Json check = test::element_json(dom, "<pre id=\"live-check\">", problem);
+  ASSERT_FALSE(check.is_null()) << "the reader's script: " << problem;
   const char* const kCompleted = "#5302a3";  // report.js: PLASMA[1] (light)
   const char *const kDiverged = "#dc2626", *const kStopped = "#d97706", *const kFailed = "#9f1239";
   const sweep::Json& was = check["before"]["history"];

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/json.h"
+#include "tests/browser/headless_chromium.h"
 #include "tests/serve/serve_test_util.h"
 
 namespace sweep::serve {
@@ -42,61 +43,35 @@ const char* const kConfig =
     "resources: {execution: cpu, cpu_slots: 1, cpu_threads: 1}\n";
 constexpr int kTrials = 12;
 
-std::string find_chromium() {
-  if (const char* env = std::getenv("SWEEP_CHROMIUM"); env && ::access(env, X_OK) == 0) return env;
-  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
-    if (::access(path, X_OK) == 0) return path;
-  return "";
-}
-
-std::string unescape_html_text(std::string text) {
-  const std::pair<const char*, const char*> entities[] = {
-      {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}};
-  for (const auto& [from, to] : entities) {
-    const std::string f = from, t = to;
-    for (auto pos = text.find(f); pos != std::string::npos; pos = text.find(f, pos + t.size()))
-      text.replace(pos, f.size(), t);
-  }
-  return text;
-}
-
 class ServeBrowser : public ::testing::Test {
  protected:
   void SetUp() override {
-    chromium_ = find_chromium();
-    if (chromium_.empty())
-      GTEST_SKIP()
-          << "Chromium is not installed (looked for $SWEEP_CHROMIUM, /usr/bin/chromium, "
-             "/usr/bin/chromium-browser): `apt-get install chromium` to run the browser test";
+    chromium_ = sweep::test::find_chromium();
+    if (chromium_.empty()) GTEST_SKIP() << sweep::test::chromium_missing();
     out_ = fs::path(SWEEP_SERVE_TEST_OUTPUT_DIR) / "browser";
     fs::create_directories(out_);
   }
 
   // Loads `url` in headless Chromium; returns the page's record (report-status), DOM in `dom`.
   sweep::Json load(const std::string& url, const std::string& name, std::string& dom) {
-    const fs::path profile = temp_.path() / ("profile-" + name);
-    const fs::path dom_path = out_ / (name + ".dom.html");
-    fs::create_directories(profile);
+    sweep::test::PageLoad load;
+    load.url = url;
+    load.profile = temp_.path() / ("profile-" + name);
+    load.stdout_path = out_ / (name + ".dom.html");
+    load.log_path = temp_.path() / "chromium.log";
     // The budget is virtual time: it runs while no request is pending, so it covers a few
     // polls of 2 s; a held poll's real wait is not counted.
-    const std::string command =
-        "timeout 90 '" + chromium_ +
-        "' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-        " --disable-background-networking --disable-component-update --disable-sync"
-        " --user-data-dir='" +
-        profile.string() + "' --virtual-time-budget=8000 --dump-dom '" + url + "' > '" +
-        dom_path.string() + "' 2> '" + (temp_.path() / "chromium.log").string() + "'";
-    EXPECT_EQ(std::system(command.c_str()), 0) << read_file(temp_.path() / "chromium.log");
-    dom = read_file(dom_path);
-    const std::string open = "<pre id=\"report-status\" hidden=\"\">";
-    const auto begin = dom.find(open);
-    if (begin == std::string::npos) {
-      ADD_FAILURE() << "no #report-status in the DOM (" << dom.size() << " bytes)";
+    load.virtual_time_budget_ms = 8000;
+    load.timeout_s = 90;
+    EXPECT_EQ(sweep::test::run_headless(chromium_, load), 0) << read_file(load.log_path);
+    dom = read_file(load.stdout_path);
+    std::string problem;
+    const sweep::Json status = sweep::test::report_status(dom, problem);
+    if (status.is_null()) {
+      ADD_FAILURE() << problem;
       return sweep::Json::object();
     }
-    const auto start = begin + open.size();
-    return sweep::Json::parse(
-        unescape_html_text(dom.substr(start, dom.find("</pre>", start) - start)));
+    return status;
   }
 
   static void expect_clean(const sweep::Json& status, const std::string& which) {
