@@ -53,6 +53,8 @@ for lr in 0.003 0.010 0.030; do
   grep -qE "^learning_rate $lr: val_accuracy (0|1)\.[0-9]{4}$" run.txt ||
     { cat run.txt; fail "no result line for learning_rate $lr"; }
 done
+timeout 300 consumer/fused_array > fused.txt 2>&1 || { cat fused.txt; fail "fused_array exited with $?"; }
+grep -q "^4 members trained at once$" fused.txt || { cat fused.txt; fail "fused_array: no array of 4"; }
 
 # The installed binary, its version, and the helper it puts on PYTHONPATH: its own, not the
 # source tree's.
@@ -72,5 +74,8 @@ env -u PYTHONPATH "$PREFIX/bin/sweep" run where.yaml > where.txt 2>&1 ||
   { cat where.txt; fail "a command trial under the installed binary"; }
 grep -q "^helper: $PREFIX/share/sweep/python/sweep_trial.py$" runs/where/trials/000/log.txt ||
   { cat runs/where/trials/000/log.txt; fail "the installed binary's trial did not import $PREFIX/share/sweep/python/sweep_trial.py"; }
-echo "PASS: installed into $PREFIX; examples/ built with find_package(sweep) and ran 3 trials;" \
-     "the installed sweep found its Python helper"
+# sweep::serve from outside: the sweep just run, as `sweep serve` would list it.
+consumer/list_sweeps runs > list.txt 2>&1 || { cat list.txt; fail "list_sweeps exited with $?"; }
+grep -q "^where: best 1 (trial 0)$" list.txt || { cat list.txt; fail "list_sweeps did not list 'where'"; }
+echo "PASS: installed into $PREFIX; examples/ built with find_package(sweep), ran 3 trials, a" \
+     "fused array of 4 and listed a sweep; the installed sweep found its Python helper"
