@@ -4,6 +4,8 @@
 #include "sweep/run/fused_arrays.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <optional>
 
 #include "trainer/array/fusion.h"
@@ -100,18 +102,27 @@ std::string describe_fusion(const config::SweepConfig& config,
     return "fuse: multi-GPU trials run one by one";
   if (fuse == config::ResourcesSpec::kFuseAuto && !context.on_gpu)
     return "fuse: auto fuses on GPUs; this machine trains on the CPU";
-  std::string sizes;
+  std::map<std::size_t, std::size_t, std::greater<>> arrays_of_size;  // size -> arrays
   std::size_t fused = 0, count = 0, total = 0;
   for (const auto& a : arrays) {
     total += a.size();
     if (a.size() > 1) {
-      sizes += (count++ ? " + " : "") + std::to_string(a.size());
+      ++arrays_of_size[a.size()];
       fused += a.size();
+      ++count;
     }
   }
   if (count == 0) return "fuse: no two trials have one shape";
-  return "fused: " + std::to_string(count) + (count == 1 ? " array (" : " arrays (") + sizes +
-         " trials)" + (fused < total ? ", the other trials alone" : "");
+  std::string text = "fused: " + std::to_string(count) + (count == 1 ? " array" : " arrays");
+  if (arrays_of_size.size() == 1) {
+    text += " of " + std::to_string(arrays_of_size.begin()->first) + " trials";
+  } else {  // "5 arrays (4 x 8 + 1 x 3 trials)"
+    std::string sizes;
+    for (const auto& [size, n] : arrays_of_size)
+      sizes += (sizes.empty() ? "" : " + ") + std::to_string(n) + " x " + std::to_string(size);
+    text += " (" + sizes + " trials)";
+  }
+  return text + (fused < total ? ", the other trials alone" : "");
 }
 
 std::string trial_numbers(const std::vector<config::TrialPoint>& points,

