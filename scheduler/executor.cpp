@@ -252,7 +252,7 @@ void Executor::Core::run_trial(const std::shared_ptr<TrialRecord>& record) {
     outcome = record->with_requested_stop(record->fn(context));
   } catch (...) {
     error = std::current_exception();
-    outcome = detail::failure_outcome(error);  // whatever stop was requested
+    outcome = failure_outcome(error);  // whatever stop was requested
   }
   record->fn = nullptr;  // free what it captured before this slot takes the next trial
   record->end_run(std::move(outcome), error);
@@ -323,7 +323,7 @@ void Executor::Core::run_array(ArrayFn fn,
       if (!results->finished[i]) unfinished.push_back(i);
   }
   const TrialOutcome ended =
-      error ? detail::failure_outcome(error)  // whatever stop was requested, as for one trial
+      error ? failure_outcome(error)  // whatever stop was requested, as for one trial
             : TrialOutcome{TrialState::failed,
                            "the fused array ended without a result for this trial",
                            sweep::Json::object()};

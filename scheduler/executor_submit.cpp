@@ -81,7 +81,7 @@ void withdraw(Executor::Core& core, const std::vector<std::shared_ptr<TrialRecor
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (!records[i]->begin_finish()) continue;  // a concurrent cancel(id) completes it
     if (i < sent) {
-      records[i]->complete(detail::failure_outcome(error), nullptr);
+      records[i]->complete(failure_outcome(error), nullptr);
       continue;
     }
     std::lock_guard lock(core.mutex);

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <stop_token>
@@ -120,6 +121,11 @@ class TrialContext {
 };
 
 using TrialFn = std::function<TrialOutcome(TrialContext&)>;
+
+// How a trial that threw is recorded: failed, message = what() ("out of memory" for
+// std::bad_alloc). The executor uses it for a TrialFn's exception; an ArrayFn that catches one
+// member's exception passes it to that member's finish() the same way.
+TrialOutcome failure_outcome(const std::exception_ptr& error);
 
 // A fused array's function: runs every member given, on one slot, in one call. It calls
 // finish(i, outcome) once per member i as that member ends (members may end at different times;

@@ -38,19 +38,6 @@ void call_and_report(const char* what, std::int64_t trial_id, Call&& call) noexc
 
 }  // namespace
 
-TrialOutcome failure_outcome(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::bad_alloc&) {
-    return {TrialState::failed, "out of memory", sweep::Json::object()};
-  } catch (const std::exception& e) {
-    return {TrialState::failed, e.what(), sweep::Json::object()};
-  } catch (...) {
-    return {TrialState::failed, "unknown exception (not derived from std::exception)",
-            sweep::Json::object()};
-  }
-}
-
 bool TrialRecord::request_stop(StopKind kind, const std::string& reason) {
   {
     std::lock_guard lock(mutex);
@@ -173,3 +160,20 @@ void TrialRecord::update_wait_reason(const std::string& reason) {
 }
 
 }  // namespace sweep::scheduler::detail
+
+namespace sweep::scheduler {
+
+TrialOutcome failure_outcome(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::bad_alloc&) {
+    return {TrialState::failed, "out of memory", sweep::Json::object()};
+  } catch (const std::exception& e) {
+    return {TrialState::failed, e.what(), sweep::Json::object()};
+  } catch (...) {
+    return {TrialState::failed, "unknown exception (not derived from std::exception)",
+            sweep::Json::object()};
+  }
+}
+
+}  // namespace sweep::scheduler

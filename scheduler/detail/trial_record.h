@@ -111,7 +111,4 @@ struct CompletionSignal {
 };
 CompletionSignal& completion_signal();
 
-// A function that threw: failed with what() ("out of memory" for std::bad_alloc).
-TrialOutcome failure_outcome(const std::exception_ptr& error);
-
 }  // namespace sweep::scheduler::detail

@@ -15,22 +15,6 @@
 
 namespace sweep::run {
 
-namespace {
-
-scheduler::TrialOutcome failed(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::bad_alloc&) {
-    return {TrialState::failed, "out of memory", Json::object()};
-  } catch (const std::exception& e) {
-    return {TrialState::failed, e.what(), Json::object()};
-  } catch (...) {
-    return {TrialState::failed, "unknown exception", Json::object()};
-  }
-}
-
-}  // namespace
-
 scheduler::ArrayFn make_trainer_array(std::map<std::int64_t, TrainerTrialInput> inputs) {
   auto shared =
       std::make_shared<const std::map<std::int64_t, TrainerTrialInput>>(std::move(inputs));
@@ -56,7 +40,7 @@ scheduler::ArrayFn make_trainer_array(std::map<std::int64_t, TrainerTrialInput> 
         members.push_back(std::move(m));
         context_of.push_back(i);
       } catch (...) {
-        finish(i, failed(std::current_exception()));
+        finish(i, scheduler::failure_outcome(std::current_exception()));
       }
     }
     if (members.empty()) return;
@@ -66,7 +50,7 @@ scheduler::ArrayFn make_trainer_array(std::map<std::int64_t, TrainerTrialInput> 
     trainer::train_array(members, [&](std::size_t member, trainer::MemberEnd end) {
       const std::size_t i = context_of[member];
       if (end.error) {
-        const scheduler::TrialOutcome outcome = failed(end.error);
+        const scheduler::TrialOutcome outcome = scheduler::failure_outcome(end.error);
         contexts[i]->log("failed: " + outcome.message);
         finish(i, outcome);
         return;
