@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <optional>
 
 #include "trainer/array/fusion.h"
 
@@ -61,8 +60,8 @@ std::vector<std::vector<std::size_t>> fuse_trials(const config::SweepConfig& con
   }
   // Groups of one shape, in the order of their first trial; a trial whose config does not
   // resolve runs alone (and fails with its message when it starts).
-  std::vector<trainer::TrainConfig>
-      shapes;  // of each group; a group of an unresolved trial has none
+  // Per group: its shape, and whether it is an unresolved trial's group of one (no shape).
+  std::vector<trainer::TrainConfig> shapes;
   std::vector<bool> alone;
   std::vector<std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < points.size(); ++i) {
