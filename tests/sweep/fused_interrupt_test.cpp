@@ -22,12 +22,6 @@ using sweep::testing::slurp;
 using sweep::testing::spawn_sweep;
 using sweep::testing::wait_exit;
 
-sweep::Store open_read_only(const fs::path& db) {
-  sweep::StoreOptions options;
-  options.read_only = true;
-  return sweep::Store(db, options);
-}
-
 // True once every one of `count` trials of `name` is running and has reported a metric.
 bool all_training(const fs::path& db, const std::string& name, std::size_t count) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -35,7 +29,7 @@ bool all_training(const fs::path& db, const std::string& name, std::size_t count
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (!fs::exists(db)) continue;
     try {
-      const sweep::Store store = open_read_only(db);
+      const sweep::Store store(db, {.read_only = true});
       const auto sweep = store.find_sweep(name);
       if (!sweep) continue;
       std::size_t training = 0;
@@ -69,7 +63,7 @@ TEST(FusedInterrupt, CtrlCCheckpointsEveryMemberAndResumeFusesThemAgain) {
   ASSERT_EQ(::kill(run, SIGINT), 0);
   ASSERT_EQ(wait_exit(run), 130) << slurp(dir / "run.log");
   {
-    const sweep::Store store = open_read_only(db);
+    const sweep::Store store(db, {.read_only = true});
     for (const auto& t : store.trials(store.find_sweep("fused")->id)) {
       EXPECT_EQ(t.state, sweep::TrialState::interrupted) << "trial " << t.number;
       EXPECT_TRUE(fs::exists(dir / "fused" / t.checkpoint_path)) << "trial " << t.number;
@@ -77,7 +71,7 @@ TEST(FusedInterrupt, CtrlCCheckpointsEveryMemberAndResumeFusesThemAgain) {
   }
   const pid_t resumed = spawn_sweep({"resume", "fused", "--out", dir.string()}, dir / "resume.log");
   ASSERT_EQ(wait_exit(resumed), 0) << slurp(dir / "resume.log");
-  const sweep::Store store = open_read_only(db);
+  const sweep::Store store(db, {.read_only = true});
   for (const auto& t : store.trials(store.find_sweep("fused")->id)) {
     EXPECT_EQ(t.state, sweep::TrialState::completed) << "trial " << t.number;
     const std::string log = slurp(dir / "fused" / t.log_path);
