@@ -33,12 +33,16 @@ class Error : public std::runtime_error {
 // when SWEEP_DEBUG=1).
 class CallError : public Error {
  public:
-  CallError(std::string call, std::string file, int line, std::string detail)
+  // `out_of_memory`: the library said it could not allocate (cudaErrorMemoryAllocation,
+  // CUDNN_STATUS_ALLOC_FAILED, CUBLAS_STATUS_ALLOC_FAILED), which a caller may wait out.
+  CallError(std::string call, std::string file, int line, std::string detail,
+            bool out_of_memory = false)
       : Error(function_of(call) + " failed: " + detail),
         call_(std::move(call)),
         file_(std::move(file)),
         line_(line),
-        detail_(std::move(detail)) {}
+        detail_(std::move(detail)),
+        out_of_memory_(out_of_memory) {}
   // The same failure told in the caller's words ("cannot write runs/x/sweep.db: the disk is
   // full"), keeping the call and the source line of `cause` for the debug text.
   CallError(std::string what, const CallError& cause)
@@ -46,9 +50,11 @@ class CallError : public Error {
         call_(cause.call_),
         file_(cause.file_),
         line_(cause.line_),
-        detail_(cause.detail_) {}
+        detail_(cause.detail_),
+        out_of_memory_(cause.out_of_memory_) {}
   const std::string& call() const noexcept { return call_; }
   const std::string& detail() const noexcept { return detail_; }
+  bool out_of_memory() const noexcept { return out_of_memory_; }
   // "sqlite3_prepare_v3(db_, sql.data(), ...) failed at sqlite_connection.cpp:41: ..."
   std::string debug_text() const {
     return call_ + " failed at " + file_ + ":" + std::to_string(line_) + ": " + detail_;
@@ -78,6 +84,7 @@ class CallError : public Error {
   std::string file_;
   int line_;
   std::string detail_;
+  bool out_of_memory_ = false;
 };
 
 // The device (or host) could not give the memory a trial asked for. The scheduler records the
@@ -97,8 +104,8 @@ class OutOfMemory : public Error {
 };
 
 [[noreturn]] inline void throw_call_error(const char* call, const char* file, int line,
-                                          const std::string& detail) {
-  throw CallError(call, file, line, detail);
+                                          const std::string& detail, bool out_of_memory = false) {
+  throw CallError(call, file, line, detail, out_of_memory);
 }
 
 // Strip the directory so messages stay short and stable across build trees.
@@ -111,13 +118,14 @@ constexpr const char* short_file(const char* path) {
 
 }  // namespace sweep
 
-#define SWEEP_CHECK_CUDA(call)                                                            \
-  do {                                                                                    \
-    cudaError_t sweep_e_ = (call);                                                        \
-    if (sweep_e_ != cudaSuccess)                                                          \
-      ::sweep::throw_call_error(                                                          \
-          #call, ::sweep::short_file(__FILE__), __LINE__,                                 \
-          std::string(cudaGetErrorName(sweep_e_)) + ": " + cudaGetErrorString(sweep_e_)); \
+#define SWEEP_CHECK_CUDA(call)                                                           \
+  do {                                                                                   \
+    cudaError_t sweep_e_ = (call);                                                       \
+    if (sweep_e_ != cudaSuccess)                                                         \
+      ::sweep::throw_call_error(                                                         \
+          #call, ::sweep::short_file(__FILE__), __LINE__,                                \
+          std::string(cudaGetErrorName(sweep_e_)) + ": " + cudaGetErrorString(sweep_e_), \
+          sweep_e_ == cudaErrorMemoryAllocation);                                        \
   } while (0)
 
 // After a kernel launch: launch-configuration errors surface here, not at the next sync.
@@ -128,7 +136,8 @@ constexpr const char* short_file(const char* path) {
     cudnnStatus_t sweep_s_ = (call);                                            \
     if (sweep_s_ != CUDNN_STATUS_SUCCESS)                                       \
       ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__, \
-                                cudnnGetErrorString(sweep_s_));                 \
+                                cudnnGetErrorString(sweep_s_),                  \
+                                sweep_s_ == CUDNN_STATUS_ALLOC_FAILED);         \
   } while (0)
 
 #define SWEEP_CHECK_CUBLAS(call)                                                \
@@ -136,7 +145,8 @@ constexpr const char* short_file(const char* path) {
     cublasStatus_t sweep_s_ = (call);                                           \
     if (sweep_s_ != CUBLAS_STATUS_SUCCESS)                                      \
       ::sweep::throw_call_error(#call, ::sweep::short_file(__FILE__), __LINE__, \
-                                cublasGetStatusString(sweep_s_));               \
+                                cublasGetStatusString(sweep_s_),                \
+                                sweep_s_ == CUBLAS_STATUS_ALLOC_FAILED);        \
   } while (0)
 
 #define SWEEP_CHECK_NCCL(call)                                                  \
