@@ -5,11 +5,9 @@
 
 #include <exception>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "common/check.h"
 #include "sweep/run/reporting_callback.h"
 #include "trainer/array/train_array.h"
 

@@ -55,6 +55,13 @@ Stored stored(const fs::path& db, const std::string& name) {
   return out;
 }
 
+// Every trial of `config` as the run plans it.
+std::vector<TrialPoint> points_of(const SweepConfig& config) {
+  std::vector<TrialPoint> points;
+  for (std::uint64_t i = 0; i < config.trial_count(); ++i) points.push_back(trial_point(config, i));
+  return points;
+}
+
 run::RunResult run_quietly(const SweepConfig& config, const std::atomic<bool>* stop = nullptr) {
   std::ostringstream out;
   run::RunOptions options;
@@ -96,8 +103,7 @@ TEST(FusedSweep, ShapesSplitArraysAndSlotsGetAnArrayEach) {
       kFusible, {"resources.fuse=8",
                  "sweep.parameters={training.learning_rate: {values: [0.01, 0.1]}, "
                  "training.batch_size: {values: [16, 32]}, training.seed: {values: [1, 2]}}"});
-  std::vector<TrialPoint> points;
-  for (std::uint64_t i = 0; i < config.trial_count(); ++i) points.push_back(trial_point(config, i));
+  const std::vector<TrialPoint> points = points_of(config);
   // Grid order: lr slowest, seed fastest; batch 16 is trials 0, 1, 4, 5.
   run::FuseContext one{false, 1, false};
   auto arrays = run::fuse_trials(config, points, one);
@@ -115,17 +121,14 @@ TEST(FusedSweep, ShapesSplitArraysAndSlotsGetAnArrayEach) {
       kFusible, {"resources.fuse=4",
                  "sweep.parameters={training.learning_rate: {values: [0.01, 0.02, 0.03, 0.04, "
                  "0.05]}, training.seed: {values: [1, 2]}}"});
-  std::vector<TrialPoint> ten_points;
-  for (std::uint64_t i = 0; i < ten.trial_count(); ++i) ten_points.push_back(trial_point(ten, i));
+  const std::vector<TrialPoint> ten_points = points_of(ten);
   const auto cut = run::fuse_trials(ten, ten_points, one);
   ASSERT_EQ(cut.size(), 3u);
   EXPECT_EQ(run::trial_numbers(ten_points, cut[0]), "0-3");
   EXPECT_EQ(run::describe_fusion(ten, cut, one), "fused: 3 arrays (1 x 4 + 2 x 3 trials)");
   // auto fuses on GPUs only; off and MPI never.
   const SweepConfig automatic = load_text(kFusible);
-  std::vector<TrialPoint> eight;
-  for (std::uint64_t i = 0; i < automatic.trial_count(); ++i)
-    eight.push_back(trial_point(automatic, i));
+  const std::vector<TrialPoint> eight = points_of(automatic);
   EXPECT_EQ(run::fuse_trials(automatic, eight, one).size(), eight.size());
   EXPECT_EQ(run::describe_fusion(automatic, {}, one),
             "fuse: auto fuses on GPUs; this machine trains on the CPU");
