@@ -10,6 +10,7 @@
  * the graph recordings) and the final evaluations are outside the figure; no validation runs.
  *
  *   bench_gpu_array --data DIR [--k 1 2 4 8 16 32 64] [--batch 64] [--epochs 3]
+ *                   [--precision fp32|tf32|bf16]
  * Prints `RESULT peer=sweep-array k=.. batch=.. images_per_second=.. per_member=..` lines.
  */
 #include <CLI/CLI.hpp>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/words.h"
 #include "trainer/array/train_array.h"
 
 namespace {
@@ -27,7 +29,8 @@ namespace {
 using namespace sweep::trainer;
 using Clock = std::chrono::steady_clock;
 
-TrainConfig member_config(const std::string& data, int batch, int epochs, int i) {
+TrainConfig member_config(const std::string& data, int batch, int epochs, Precision precision,
+                          int i) {
   TrainConfig c;
   c.data.dataset = DatasetKind::fashion_mnist;
   c.data.path = data;
@@ -41,6 +44,7 @@ TrainConfig member_config(const std::string& data, int batch, int epochs, int i)
   c.training.epochs = epochs;
   c.training.seed = 1 + i;
   c.training.output_network = OutputNetwork::last;
+  c.training.precision = precision;
   c.device = DeviceSpec{DeviceKind::cuda, 0, 0};
   return c;
 }
@@ -54,11 +58,11 @@ struct EpochClock : TrainCallback {
   }
 };
 
-double run_array(const std::string& data, int k, int batch, int epochs) {
+double run_array(const std::string& data, int k, int batch, int epochs, Precision precision) {
   std::vector<EpochClock> clocks(k);
   std::vector<ArrayMember> members(k);
   for (int i = 0; i < k; ++i) {
-    members[i].config = member_config(data, batch, epochs, i);
+    members[i].config = member_config(data, batch, epochs, precision, i);
     members[i].callback = &clocks[i];
   }
   std::int64_t images_per_epoch = 0;
@@ -93,13 +97,24 @@ int main(int argc, char** argv) {
   app.add_option("--k", ks, "array sizes");
   app.add_option("--batch", batch, "batch size");
   app.add_option("--epochs", epochs, "epochs (timed: 2..N)")->check(CLI::Range(2, 100));
+  std::string precision_word = "fp32";
+  app.add_option("--precision", precision_word, "fp32, tf32 or bf16");
   CLI11_PARSE(app, argc, argv);
+  const std::optional<Precision> precision = sweep::parse_word<Precision>(precision_word);
+  if (!precision) {
+    std::fprintf(stderr, "bench_gpu_array: --precision %s: expected %s\n", precision_word.c_str(),
+                 sweep::words_text<Precision>().c_str());
+    return 2;
+  }
   try {
-    run_array(data, 1, batch, 2);  // load the libraries' kernels once, as a sweep process does
+    run_array(data, 1, batch, 2,
+              *precision);  // load the libraries' kernels once, as a sweep process does
     for (int k : ks) {
-      const double ips = run_array(data, k, batch, epochs);
-      std::printf("RESULT peer=sweep-array k=%d batch=%d images_per_second=%.0f per_member=%.0f\n",
-                  k, batch, ips, ips / k);
+      const double ips = run_array(data, k, batch, epochs, *precision);
+      std::printf(
+          "RESULT peer=sweep-array k=%d batch=%d precision=%s images_per_second=%.0f "
+          "per_member=%.0f\n",
+          k, batch, precision_word.c_str(), ips, ips / k);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {
