@@ -239,7 +239,8 @@ void CudaBackend::drop_graph() {
   }
 }
 
-void CudaBackend::replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta) {
+cudaEvent_t CudaBackend::stage_replay(const OptimizerStep& opt, std::uint64_t step,
+                                      std::int64_t index_delta) {
   enter();
   if (!graph_exec_) throw Error("cuda: replay without a captured step");
   const int slot = static_cast<int>(host_replays_ % kRing);
@@ -251,9 +252,14 @@ void CudaBackend::replay(const OptimizerStep& opt, std::uint64_t step, std::int6
   s.pad_ = 0.f;
   s.step = step;
   s.index_delta = index_delta;
-  SWEEP_CHECK_CUDA(cudaGraphLaunch(graph_exec_.get(), stream_.get()));
-  SWEEP_CHECK_CUDA(cudaEventRecord(ring_done_[slot].get(), stream_.get()));
   ++host_replays_;
+  return ring_done_[slot].get();
+}
+
+void CudaBackend::replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta) {
+  cudaEvent_t slot_done = stage_replay(opt, step, index_delta);
+  SWEEP_CHECK_CUDA(cudaGraphLaunch(graph_exec_.get(), stream_.get()));
+  SWEEP_CHECK_CUDA(cudaEventRecord(slot_done, stream_.get()));
 }
 
 }  // namespace sweep::trainer::cuda
