@@ -11,6 +11,7 @@
  * Summed images/s over timed rounds after a warm-up, median of repeats.
  *
  *   bench_gpu_multigraph [--k 1 8 16 64] [--batch 64] [--rounds 200] [--repeats 3] [--threads 4]
+ *                        [--math fp32|tf32] [--deterministic] [--modes streams one-graph threads]
  * Prints the nodes of one member's recorded step, then
  * `RESULT peer=sweep-multigraph mode=.. k=.. batch=.. images_per_second=..` lines.
  */
@@ -66,8 +67,8 @@ struct Member {
     return m;
   }
 
-  Member(int i, int batch_size)
-      : gpu(0, MathMode::fp32),
+  Member(int i, int batch_size, MathMode math, bool deterministic)
+      : gpu(0, math, deterministic),
         net(gpu, lenet(), kInput, 10, batch_size, 1 + i),
         opt(gpu, spec(i), net.param_count()),
         batch(batch_size),
@@ -205,25 +206,37 @@ int main(int argc, char** argv) {
   CLI::App app{"K LeNet steps on one GPU: own streams vs one graph vs several host threads"};
   std::vector<int> ks = {1, 8, 16, 64};
   int batch = 64, rounds = 200, repeats = 3, threads = 4;
+  std::string math_word = "fp32";
+  bool deterministic = false;
+  std::vector<std::string> modes = {"streams", "one-graph", "threads"};
   app.add_option("--k", ks, "member counts");
   app.add_option("--batch", batch, "batch size");
   app.add_option("--rounds", rounds, "timed rounds per repeat");
   app.add_option("--repeats", repeats, "repeats; the median is reported");
   app.add_option("--threads", threads, "host threads for mode threads");
+  app.add_option("--math", math_word, "fp32 or tf32")->check(CLI::IsMember({"fp32", "tf32"}));
+  app.add_flag("--deterministic", deterministic, "deterministic, untimed convolution algorithms");
+  app.add_option("--modes", modes, "streams, one-graph, threads")
+      ->check(CLI::IsMember({"streams", "one-graph", "threads"}));
   CLI11_PARSE(app, argc, argv);
+  const MathMode math = math_word == "tf32" ? MathMode::tf32 : MathMode::fp32;
   try {
     for (int k : ks) {
       std::vector<std::unique_ptr<Member>> members;
-      for (int i = 0; i < k; ++i) members.push_back(std::make_unique<Member>(i, batch));
+      for (int i = 0; i < k; ++i)
+        members.push_back(std::make_unique<Member>(i, batch, math, deterministic));
       std::size_t nodes = 0;
       SWEEP_CHECK_CUDA(cudaGraphGetNodes(members[0]->gpu.captured_graph(), nullptr, &nodes));
       std::printf("graph nodes per member step: %zu\n", nodes);
       for (auto [mode, name] :
            {std::pair{Mode::streams, "streams"}, std::pair{Mode::one_graph, "one-graph"},
             std::pair{Mode::threads, "threads"}}) {
+        if (std::find(modes.begin(), modes.end(), name) == modes.end()) continue;
         const double ips = run(members, mode, rounds, repeats, threads);
-        std::printf("RESULT peer=sweep-multigraph mode=%s k=%d batch=%d images_per_second=%.0f\n",
-                    name, k, batch, ips);
+        std::printf(
+            "RESULT peer=sweep-multigraph mode=%s k=%d batch=%d math=%s deterministic=%d "
+            "images_per_second=%.0f\n",
+            name, k, batch, math_word.c_str(), int(deterministic), ips);
         std::fflush(stdout);
       }
     }
