@@ -8,7 +8,8 @@ and prints Markdown: per objective × budget × mode (one at a time, eight at a 
 best value of sweep-tpe, optuna-tpe and sweep-random over the seeds; the one-sided Mann-Whitney
 p-value that sweep-tpe is worse (its best values larger) than Optuna's, and that it is better
 (smaller) than random search's; runs whose pending suggestions of one batch had two equal; then
-the noisy objective's noise-free values and the ask-time figures, and a line per goal of issue 15.
+the noisy objective's noise-free values and the ask-time figures, and a line per goal of issue 15
+(the no-worse goal also Holm-corrected over all cases, the family they form).
 
 --ours / --peer compare other variants (sweep-tpe-multivariate, optuna-tpe-scaled-logpdf, a relabelled
 fresh-seed run) the same way.
