@@ -14,12 +14,12 @@ in a CUDA graph by hand. TF32 off (fp32, as bench_gpu_array); cudnn.benchmark on
     python3 torch_hfta.py [--k 1 8 16 64] [--batch 64] [--iters 300] [--warmup 30]
 Prints `RESULT peer=torch-hfta k=.. batch=.. mode=eager|graph images_per_second=..` lines.
 """
-import argparse
 import math
-import time
 
 import torch
 import torch.nn.functional as F
+
+from torch_vmap import images_per_second, main
 
 ROWS = 16384
 
@@ -74,52 +74,8 @@ def run(k, batch, iters, warmup, graph):
     def new_indices():
         idx.copy_(torch.randint(0, ROWS, (k, batch), device=dev))
 
-    for _ in range(warmup):
-        new_indices()
-        step()
-    torch.cuda.synchronize()
-    replay = step
-    if graph:
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                step()
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            step()
-        replay = g.replay
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(iters):
-        new_indices()
-        replay()
-    torch.cuda.synchronize()
-    return k * batch * iters / (time.perf_counter() - t)
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--k", type=int, nargs="+", default=[1, 8, 16, 64])
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--iters", type=int, default=300)
-    ap.add_argument("--warmup", type=int, default=30)
-    ap.add_argument("--modes", nargs="+", default=["eager", "graph"])
-    a = ap.parse_args()
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.benchmark = True
-    for mode in a.modes:
-        for k in a.k:
-            try:
-                ips = run(k, a.batch, a.iters, a.warmup, mode == "graph")
-                print(f"RESULT peer=torch-hfta k={k} batch={a.batch} mode={mode} "
-                      f"images_per_second={ips:.0f}", flush=True)
-            except Exception as e:  # a mode PyTorch cannot do at this K: say so, go on
-                print(f"RESULT peer=torch-hfta k={k} batch={a.batch} mode={mode} "
-                      f"error={type(e).__name__}: {str(e)[:120]}", flush=True)
+    return images_per_second(step, new_indices, k * batch, iters, warmup, graph)
 
 
 if __name__ == "__main__":
-    main()
+    main("torch-hfta", run, default_k=(1, 8, 16, 64))

@@ -59,6 +59,12 @@ def run(k, batch, iters, warmup, graph):
     def new_indices():
         idx.copy_(torch.randint(0, ROWS, (k, batch), device=dev))
 
+    return images_per_second(step, new_indices, k * batch, iters, warmup, graph)
+
+
+def images_per_second(step, new_indices, images, iters, warmup, graph):
+    """Times `iters` steps of `images` images after `warmup` eager ones, each after new_indices();
+    graph: the step captured in a CUDA graph by hand (warmed on a side stream) and replayed."""
     for _ in range(warmup):
         new_indices()
         step()
@@ -81,12 +87,15 @@ def run(k, batch, iters, warmup, graph):
         new_indices()
         replay()
     torch.cuda.synchronize()
-    return k * batch * iters / (time.perf_counter() - t)
+    return images * iters / (time.perf_counter() - t)
 
 
-def main():
+def main(peer="torch-vmap", run_k=None, default_k=(1, 2, 4, 8, 16, 32, 64)):
+    """The command line of this script and of torch_hfta.py: run_k(k, batch, iters, warmup,
+    graph) for each mode and K, one RESULT line each (fp32: TF32 off; cudnn.benchmark on)."""
+    run_k = run_k or run
     ap = argparse.ArgumentParser()
-    ap.add_argument("--k", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32, 64])
+    ap.add_argument("--k", type=int, nargs="+", default=list(default_k))
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--iters", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=30)
@@ -98,11 +107,11 @@ def main():
     for mode in a.modes:
         for k in a.k:
             try:
-                ips = run(k, a.batch, a.iters, a.warmup, mode == "graph")
-                print(f"RESULT peer=torch-vmap k={k} batch={a.batch} mode={mode} "
+                ips = run_k(k, a.batch, a.iters, a.warmup, mode == "graph")
+                print(f"RESULT peer={peer} k={k} batch={a.batch} mode={mode} "
                       f"images_per_second={ips:.0f}", flush=True)
             except Exception as e:  # a mode PyTorch cannot do at this K: say so, go on
-                print(f"RESULT peer=torch-vmap k={k} batch={a.batch} mode={mode} "
+                print(f"RESULT peer={peer} k={k} batch={a.batch} mode={mode} "
                       f"error={type(e).__name__}: {str(e)[:120]}", flush=True)
 
 
