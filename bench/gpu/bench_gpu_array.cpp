@@ -98,17 +98,13 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "batch size");
   app.add_option("--epochs", epochs, "epochs (timed: 2..N)")->check(CLI::Range(2, 100));
   std::string precision_word = "fp32";
-  app.add_option("--precision", precision_word, "fp32, tf32 or bf16");
+  app.add_option("--precision", precision_word, "fp32, tf32 or bf16")
+      ->check(CLI::IsMember(sweep::word_list<Precision>()));
   CLI11_PARSE(app, argc, argv);
   const std::optional<Precision> precision = sweep::parse_word<Precision>(precision_word);
-  if (!precision) {
-    std::fprintf(stderr, "bench_gpu_array: --precision %s: expected %s\n", precision_word.c_str(),
-                 sweep::words_text<Precision>().c_str());
-    return 2;
-  }
   try {
-    run_array(data, 1, batch, 2,
-              *precision);  // load the libraries' kernels once, as a sweep process does
+    // Load the libraries' kernels once, as a sweep process does.
+    run_array(data, 1, batch, 2, *precision);
     for (int k : ks) {
       const double ips = run_array(data, k, batch, epochs, *precision);
       std::printf(

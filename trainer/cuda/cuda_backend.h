@@ -120,11 +120,13 @@ class CudaBackend final : public Backend {
   // and discards what was recorded, so the stream runs eager work again. Never throws.
   void drop_graph() override;
 
-  // ---- Several backends' steps in one graph launch (a fused array's round on one device):
-  // replay() split in two. captured_graph() is the recorded step, for cudaGraphAddChildGraphNode
-  // (which copies it); stage_replay() is replay()'s host half: it writes this replay's values to
-  // the next ring slot without launching anything and returns the event the caller must record on
-  // its stream right after launching the graph that holds this step (once per stage_replay).
+  // ---- Several backends' steps in one graph launch: replay() split in two. captured_graph() is
+  // the recorded step, for cudaGraphAddChildGraphNode (which copies it); stage_replay() is
+  // replay()'s host half: it writes this replay's values to the next ring slot without launching
+  // anything and returns the event the caller must record on its stream right after launching the
+  // graph that holds this step (once per stage_replay). bench_gpu_multigraph measures a fused
+  // array's round this way: slower than each member's own stream for LeNet (bench/RESULTS.md),
+  // so train_array keeps replay().
   cudaGraph_t captured_graph() const { return graph_.get(); }
   cudaEvent_t stage_replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta);
 
