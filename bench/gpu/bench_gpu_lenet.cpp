@@ -12,7 +12,7 @@
  * full batches the same way; bench_gpu_train times that, which is what a user gets.
  *
  *   bench_gpu_lenet [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet|resnet18]
- *                   [--batch 64|256] [--mode eager|graph]
+ *                   [--batch 64|256] [--mode eager|graph] [--direct-conv timed|never|always]
  * Prints a table and `RESULT peer=sweep model=.. batch=.. mode=.. precision=..
  * images_per_second=..`
  */
@@ -47,8 +47,9 @@ struct Case {
 
 constexpr int kRows = 16384;  // images in the synthetic device data set
 
-double run_case(const Case& c, int warmup, int iters, int repeats) {
+double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::DirectConv direct) {
   CudaBackend gpu(0, c.math);
+  gpu.set_direct_conv(direct);
   const bool lenet = c.model == "lenet";
   const Shape in = lenet ? Shape{1, 28, 28} : Shape{3, 32, 32};
   ModelSpec model;
@@ -163,7 +164,14 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch_only, "only this LeNet batch size");
   app.add_option("--mode", mode_only, "eager or graph only");
   app.add_option("--precision", prec_only, "fp32, tf32 or bf16 only");
+  std::string direct_word = "timed";
+  app.add_option("--direct-conv", direct_word,
+                 "timed (ours where faster than cuDNN), never (cuDNN only) or always")
+      ->check(CLI::IsMember({"timed", "never", "always"}));
   CLI11_PARSE(app, argc, argv);
+  const CudaBackend::DirectConv direct = direct_word == "never"    ? CudaBackend::DirectConv::never
+                                         : direct_word == "always" ? CudaBackend::DirectConv::always
+                                                                   : CudaBackend::DirectConv::timed;
 
   std::vector<Case> cases;
   if (only.empty() || only == "lenet")
@@ -189,13 +197,14 @@ int main(int argc, char** argv) {
     std::printf("%-8s %-6s %-6s %-6s %12s\n", "model", "batch", "mode", "prec", "images/s");
     for (const Case& c : cases) {
       const int n = c.model == "lenet" ? iters : std::max(50, iters / 5);
-      const double rate = run_case(c, warmup, n, repeats);
+      const double rate = run_case(c, warmup, n, repeats, direct);
       const char* mode = c.graph ? "graph" : "eager";
       const char* prec = prec_name(c.math);
       std::printf("%-8s %-6d %-6s %-6s %12.0f\n", c.model.c_str(), c.batch, mode, prec, rate);
       std::printf(
-          "RESULT peer=sweep model=%s batch=%d mode=%s precision=%s images_per_second=%.0f\n",
-          c.model.c_str(), c.batch, mode, prec, rate);
+          "RESULT peer=sweep model=%s batch=%d mode=%s precision=%s direct_conv=%s "
+          "images_per_second=%.0f\n",
+          c.model.c_str(), c.batch, mode, prec, direct_word.c_str(), rate);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

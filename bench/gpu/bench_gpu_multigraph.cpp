@@ -11,7 +11,8 @@
  * Summed images/s over timed rounds after a warm-up, median of repeats.
  *
  *   bench_gpu_multigraph [--k 1 8 16 64] [--batch 64] [--rounds 200] [--repeats 3] [--threads 4]
- *                        [--math fp32|tf32] [--deterministic] [--modes streams one-graph threads]
+ *                        [--math fp32|tf32] [--deterministic] [--cudnn-only]
+ *                        [--modes streams one-graph threads]
  * Prints the nodes of one member's recorded step, then
  * `RESULT peer=sweep-multigraph mode=.. k=.. batch=.. images_per_second=..` lines.
  */
@@ -67,12 +68,13 @@ struct Member {
     return m;
   }
 
-  Member(int i, int batch_size, MathMode math, bool deterministic)
+  Member(int i, int batch_size, MathMode math, bool deterministic, CudaBackend::DirectConv direct)
       : gpu(0, math, deterministic),
         net(gpu, lenet(), kInput, 10, batch_size, 1 + i),
         opt(gpu, spec(i), net.param_count()),
         batch(batch_size),
         batches(kRows / batch_size) {
+    gpu.set_direct_conv(direct);
     std::mt19937 rng(3 + i);
     const std::size_t sample = std::size_t(kInput.numel());
     std::vector<std::uint8_t> images(sample * kRows), labels(kRows);
@@ -216,6 +218,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "host threads for mode threads");
   app.add_option("--math", math_word, "fp32 or tf32")->check(CLI::IsMember({"fp32", "tf32"}));
   app.add_flag("--deterministic", deterministic, "deterministic, untimed convolution algorithms");
+  bool cudnn_only = false;
+  app.add_flag("--cudnn-only", cudnn_only, "no direct convolution kernels of ours");
   app.add_option("--modes", modes, "streams, one-graph, threads")
       ->check(CLI::IsMember({"streams", "one-graph", "threads"}));
   CLI11_PARSE(app, argc, argv);
@@ -224,7 +228,9 @@ int main(int argc, char** argv) {
     for (int k : ks) {
       std::vector<std::unique_ptr<Member>> members;
       for (int i = 0; i < k; ++i)
-        members.push_back(std::make_unique<Member>(i, batch, math, deterministic));
+        members.push_back(std::make_unique<Member>(
+            i, batch, math, deterministic,
+            cudnn_only ? CudaBackend::DirectConv::never : CudaBackend::DirectConv::timed));
       std::size_t nodes = 0;
       SWEEP_CHECK_CUDA(cudaGraphGetNodes(members[0]->gpu.captured_graph(), nullptr, &nodes));
       std::printf("graph nodes per member step: %zu\n", nodes);
@@ -235,8 +241,8 @@ int main(int argc, char** argv) {
         const double ips = run(members, mode, rounds, repeats, threads);
         std::printf(
             "RESULT peer=sweep-multigraph mode=%s k=%d batch=%d math=%s deterministic=%d "
-            "images_per_second=%.0f\n",
-            name, k, batch, math_word.c_str(), int(deterministic), ips);
+            "cudnn_only=%d images_per_second=%.0f\n",
+            name, k, batch, math_word.c_str(), int(deterministic), int(cudnn_only), ips);
         std::fflush(stdout);
       }
     }

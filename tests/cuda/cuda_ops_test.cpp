@@ -7,9 +7,11 @@
  * the contract says bit for bit (gather, dropout), which is checked with memcmp.
  */
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "tests/cuda/cuda_test_util.h"
+#include "trainer/cuda/direct_conv.h"
 
 namespace sweep::trainer::test {
 namespace {
@@ -30,7 +32,41 @@ PoolGeom pool_geom(int n, int c, int h, int w, int k, int stride, int pad) {
   return g;
 }
 
-using CudaOps = CudaVsCpu;
+class CudaOps : public CudaVsCpu {
+ protected:
+  // Forward (with and without bias) and backward (with and without dx and db) of `g` on both
+  // backends.
+  void check_conv(const ConvGeom& g);
+};
+
+void CudaOps::check_conv(const ConvGeom& g) {
+  const std::string tag =
+      "conv n" + std::to_string(g.n) + " c" + std::to_string(g.c) + " " + std::to_string(g.h) +
+      "x" + std::to_string(g.w) + " k" + std::to_string(g.k) + " " + std::to_string(g.r) + "x" +
+      std::to_string(g.s) + " s" + std::to_string(g.stride_h) + " p" + std::to_string(g.pad_h);
+  const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
+  const std::size_t ws = std::size_t(g.k) * g.c * g.r * g.s;
+  const std::size_t ys = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+  auto x = twin_random(xs), w = twin_random(ws), b = twin_random(g.k), y = twin_out(ys);
+  cpu->conv2d_forward(g, x.cf(), w.cf(), b.cf(), y.cf());
+  gpu->conv2d_forward(g, x.gf(), w.gf(), b.gf(), y.gf());
+  expect_close(y, 1e-3, kEps, tag + " y");
+  auto y2 = twin_out(ys);  // without bias
+  cpu->conv2d_forward(g, x.cf(), w.cf(), nullptr, y2.cf());
+  gpu->conv2d_forward(g, x.gf(), w.gf(), nullptr, y2.gf());
+  expect_close(y2, 1e-3, kEps, tag + " y (no bias)");
+  auto dy = twin_random(ys), dx = twin_out(xs), dw = twin_out(ws), db = twin_out(g.k);
+  cpu->conv2d_backward(g, x.cf(), w.cf(), dy.cf(), dx.cf(), dw.cf(), db.cf());
+  gpu->conv2d_backward(g, x.gf(), w.gf(), dy.gf(), dx.gf(), dw.gf(), db.gf());
+  expect_close(dx, 1e-3, kEps, tag + " dx");
+  expect_close(dw, 2e-3, kEps, tag + " dw");
+  expect_close(db, 2e-3, kEps, tag + " db");
+  // dx may be skipped (first layer); dw overwritten, not accumulated.
+  auto dw2 = twin_random(ws);
+  gpu->conv2d_backward(g, x.gf(), w.gf(), dy.gf(), nullptr, dw2.gf(), nullptr);
+  cpu->conv2d_backward(g, x.cf(), w.cf(), dy.cf(), nullptr, dw2.cf(), nullptr);
+  expect_close(dw2, 2e-3, kEps, tag + " dw (overwrite)");
+}
 
 TEST_F(CudaOps, FillReluMul) {
   for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{100003}}) {
@@ -122,42 +158,56 @@ TEST_F(CudaOps, DenseForwardBackward) {
 }
 
 TEST_F(CudaOps, ConvForwardBackward) {
-  const ConvGeom geoms[] = {
-      conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0),   // LeNet conv1
-      conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0),  // LeNet conv2
-      conv_geom(3, 3, 32, 32, 16, 3, 3, 1, 1),    // same padding
-      conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1),     // stride 2, odd sizes
-      conv_geom(1, 4, 9, 9, 6, 1, 1, 1, 0),       // batch 1, pointwise
-      conv_geom(5, 3, 17, 15, 8, 4, 2, 2, 0),     // non-square kernel, stride 2
-  };
-  for (const ConvGeom& g : geoms) {
-    const std::string tag =
-        "conv n" + std::to_string(g.n) + " c" + std::to_string(g.c) + " " + std::to_string(g.h) +
-        "x" + std::to_string(g.w) + " k" + std::to_string(g.k) + " " + std::to_string(g.r) + "x" +
-        std::to_string(g.s) + " s" + std::to_string(g.stride_h) + " p" + std::to_string(g.pad_h);
-    const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
-    const std::size_t ws = std::size_t(g.k) * g.c * g.r * g.s;
-    const std::size_t ys = std::size_t(g.n) * g.k * g.out_h * g.out_w;
-    auto x = twin_random(xs), w = twin_random(ws), b = twin_random(g.k), y = twin_out(ys);
-    cpu->conv2d_forward(g, x.cf(), w.cf(), b.cf(), y.cf());
-    gpu->conv2d_forward(g, x.gf(), w.gf(), b.gf(), y.gf());
-    expect_close(y, 1e-3, kEps, tag + " y");
-    auto y2 = twin_out(ys);  // without bias
-    cpu->conv2d_forward(g, x.cf(), w.cf(), nullptr, y2.cf());
-    gpu->conv2d_forward(g, x.gf(), w.gf(), nullptr, y2.gf());
-    expect_close(y2, 1e-3, kEps, tag + " y (no bias)");
-    auto dy = twin_random(ys), dx = twin_out(xs), dw = twin_out(ws), db = twin_out(g.k);
-    cpu->conv2d_backward(g, x.cf(), w.cf(), dy.cf(), dx.cf(), dw.cf(), db.cf());
-    gpu->conv2d_backward(g, x.gf(), w.gf(), dy.gf(), dx.gf(), dw.gf(), db.gf());
-    expect_close(dx, 1e-3, kEps, tag + " dx");
-    expect_close(dw, 2e-3, kEps, tag + " dw");
-    expect_close(db, 2e-3, kEps, tag + " db");
-    // dx may be skipped (first layer); dw overwritten, not accumulated.
-    auto dw2 = twin_random(ws);
-    gpu->conv2d_backward(g, x.gf(), w.gf(), dy.gf(), nullptr, dw2.gf(), nullptr);
-    cpu->conv2d_backward(g, x.cf(), w.cf(), dy.cf(), nullptr, dw2.cf(), nullptr);
-    expect_close(dw2, 2e-3, kEps, tag + " dw (overwrite)");
+  for (const ConvGeom& g : {
+           conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0),   // LeNet conv1
+           conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0),  // LeNet conv2
+           conv_geom(3, 3, 32, 32, 16, 3, 3, 1, 1),    // same padding
+           conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1),     // stride 2, odd sizes
+           conv_geom(1, 4, 9, 9, 6, 1, 1, 1, 0),       // batch 1, pointwise
+           conv_geom(5, 3, 17, 15, 8, 4, 2, 2, 0),     // non-square kernel, stride 2
+       })
+    check_conv(g);
+}
+
+// Our direct kernels (trainer/cuda/direct_conv.h) on every shape they take, forced on (the timed
+// choice takes them only where they win): forward with its bias, both gradients, the weight
+// gradient in one part and in several (its part sums then summed in order), and a shape they do
+// not take, which must still run on cuDNN.
+TEST_F(CudaOps, DirectConvolutionsMatchCpu) {
+  gpu->set_direct_conv(cuda::CudaBackend::DirectConv::always);
+  for (const ConvGeom& g : {
+           conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0),   // LeNet conv1: many weight-gradient parts
+           conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0),  // LeNet conv2: one part
+           conv_geom(3, 3, 32, 32, 16, 3, 3, 1, 1),    // 3x3 same padding
+           conv_geom(2, 5, 13, 11, 7, 5, 5, 1, 2),     // 5x5 same padding, odd sizes
+           conv_geom(1, 9, 6, 7, 3, 3, 3, 1, 2),    // padding 2 on a 3x3 filter: the output grows
+           conv_geom(4, 64, 8, 8, 13, 3, 3, 1, 0),  // many channels, a partial filter tile
+           conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1),  // stride 2: not taken, cuDNN runs it
+       }) {
+    EXPECT_EQ(cuda::direct_conv_fits(g), g.stride_h == 1) << "stride " << g.stride_h;
+    check_conv(g);
   }
+}
+
+// The same inputs give the same bits every time (no atomics in the direct kernels).
+TEST_F(CudaOps, DirectConvolutionsAreDeterministic) {
+  gpu->set_direct_conv(cuda::CudaBackend::DirectConv::always);
+  const ConvGeom g = conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0);
+  const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w, ws = std::size_t(g.k) * 25;
+  const std::size_t ys = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+  auto x = twin_random(xs), dy = twin_random(ys), w = twin_random(ws);
+  std::vector<std::vector<float>> runs;
+  for (int run = 0; run < 3; ++run) {
+    auto dw = twin_out(ws), db = twin_out(g.k);
+    gpu->conv2d_backward(g, x.gf(), w.gf(), dy.gf(), nullptr, dw.gf(), db.gf());
+    std::vector<float> bits = host(*gpu, dw.g.as<void>(), ws);
+    const std::vector<float> bias = host(*gpu, db.g.as<void>(), g.k);
+    bits.insert(bits.end(), bias.begin(), bias.end());
+    runs.push_back(std::move(bits));
+  }
+  for (int run = 1; run < 3; ++run)
+    EXPECT_EQ(0, std::memcmp(runs[0].data(), runs[run].data(), runs[0].size() * sizeof(float)))
+        << "run " << run << " differs from run 0";
 }
 
 // A plan times its algorithms (cudnnFind) only when asked: the shapes of partial batches take

@@ -49,6 +49,13 @@ class CudaBackend final : public Backend {
   // the first convolution: plans already built keep their choice.
   enum class ConvChoice { fastest, bf16_first };
   void set_conv_choice(ConvChoice c) { conv_choice_ = c; }
+  // fp32 and tf32: whether a convolution op runs on our direct kernels (direct_conv.cuh) or on
+  // cuDNN's plan. timed (default): per shape and op, whichever a CUDA-graph timing finds faster,
+  // for the batch size cudnnFind times (never when deterministic: cuDNN's heuristics then choose,
+  // the same in every process); always: ours wherever they take the shape (the op tests);
+  // never: cuDNN only. Set it before the first convolution.
+  enum class DirectConv { timed, always, never };
+  void set_direct_conv(DirectConv d) { direct_conv_ = d; }
   void tune_for_batch(int n) override { tuned_batch_ = n; }
 
   void* allocate(std::size_t bytes) override;
@@ -133,8 +140,16 @@ class CudaBackend final : public Backend {
  private:
   void enter() const;  // cudaSetDevice(device_)
   cudnnHandle_t dnn() const { return cudnn_.get(); }
-  const ConvPlan& conv_plan(const ConvGeom& g);
-  std::unique_ptr<ConvPlan> make_conv_plan(const ConvGeom& g);
+  // A convolution shape's cuDNN plan, and which of its ops run on our direct kernels instead.
+  struct ConvEntry {
+    std::unique_ptr<ConvPlan> plan;
+    bool direct_forward = false, direct_data = false, direct_filter = false;
+    int filter_parts = 1;  // direct_conv_filter_parts
+  };
+  const ConvEntry& conv_entry(const ConvGeom& g);
+  std::unique_ptr<ConvPlan> make_conv_plan(const ConvGeom& g, bool timed);
+  // Fills e's direct_* choices (cuda_direct_conv.cu). `timed`: the shape's batch is the tuned one.
+  void choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e);
   const PoolPlan& pool_plan(const PoolGeom& g, PoolMode mode);
   const BatchNormPlan& bn_plan(const BatchNormGeom& g);
   void* conv_workspace(std::size_t bytes);
@@ -160,6 +175,8 @@ class CudaBackend final : public Backend {
   MathMode math_;
   bool deterministic_ = false;
   ConvChoice conv_choice_ = ConvChoice::fastest;
+  DirectConv direct_conv_ = DirectConv::timed;
+  int sm_count_ = 0;
   int tuned_batch_ = 0;  // tune_for_batch
   std::string name_;
   std::size_t workspace_limit_;
@@ -177,7 +194,7 @@ class CudaBackend final : public Backend {
   // Workspaces replaced while a graph exists: the graph still points at them, so they live until
   // drop_graph (an eager step of a new shape, e.g. a last partial batch, may grow a workspace).
   std::vector<DeviceMemory> graph_owned_;
-  std::map<std::array<int, 15>, std::unique_ptr<ConvPlan>> conv_plans_;
+  std::map<std::array<int, 15>, ConvEntry> conv_plans_;
   std::map<std::array<int, 13>, std::unique_ptr<PoolPlan>> pool_plans_;
   std::map<std::array<int, 5>, std::unique_ptr<BatchNormPlan>> bn_plans_;
   std::unordered_set<void*> live_;  // allocate()d and not yet freed: released by the destructor

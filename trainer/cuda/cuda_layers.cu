@@ -15,6 +15,7 @@
 #include "common/check.h"
 #include "trainer/cuda/bf16.cuh"
 #include "trainer/cuda/cuda_backend.h"
+#include "trainer/cuda/direct_conv.h"
 #include "trainer/cuda/elementwise.cuh"
 #include "trainer/cuda/maxpool2x2.cuh"
 #include "trainer/cuda/skinny_dense.cuh"
@@ -133,16 +134,22 @@ void CudaBackend::gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, i
 
 // ------------------------------------------------------------------------------ convolution
 
-const ConvPlan& CudaBackend::conv_plan(const ConvGeom& g) {
+const CudaBackend::ConvEntry& CudaBackend::conv_entry(const ConvGeom& g) {
   const std::array<int, 15> key{g.n,     g.c,     g.h,        g.w,        g.k,
                                 g.r,     g.s,     g.stride_h, g.stride_w, g.pad_h,
                                 g.pad_w, g.out_h, g.out_w,    0,          0};
   auto it = conv_plans_.find(key);
   if (it == conv_plans_.end()) {
     require_not_capturing("building a convolution plan");
-    it = conv_plans_.emplace(key, make_conv_plan(g)).first;
+    // Time the algorithms only for the batch size that runs every step (tune_for_batch); never
+    // when deterministic: a timing differs run to run, and so would the algorithm it picks.
+    const bool timed = !deterministic_ && (tuned_batch_ == 0 || g.n == tuned_batch_);
+    ConvEntry e;
+    e.plan = make_conv_plan(g, timed);
+    choose_direct_conv(g, timed, e);
+    it = conv_plans_.emplace(key, std::move(e)).first;
   }
-  return *it->second;
+  return it->second;
 }
 
 // bf16 where it pays: cuDNN's bf16 kernels are fast for wide layers (tensor cores want channels
@@ -150,10 +157,7 @@ const ConvPlan& CudaBackend::conv_plan(const ConvGeom& g) {
 // 14-27x slower than fp32, measured). So in bf16 mode each shape gets a bf16 plan and a tf32 plan,
 // both timed by cudnnFind, and the faster one; a shape with no deterministic bf16 algorithm runs
 // tf32. tf32 (not fp32) because a bf16 user has already accepted reduced-precision products.
-std::unique_ptr<ConvPlan> CudaBackend::make_conv_plan(const ConvGeom& g) {
-  // Time the algorithms only for the batch size that runs every step (tune_for_batch); never when
-  // deterministic: a timing differs run to run, and so would the algorithm it picks.
-  const bool find = !deterministic_ && (tuned_batch_ == 0 || g.n == tuned_batch_);
+std::unique_ptr<ConvPlan> CudaBackend::make_conv_plan(const ConvGeom& g, bool find) {
   const ConvPlan::Choose how = deterministic_ ? ConvPlan::Choose::deterministic_untimed
                                : find         ? ConvPlan::Choose::timed
                                               : ConvPlan::Choose::untimed;
@@ -175,8 +179,10 @@ std::unique_ptr<ConvPlan> CudaBackend::make_conv_plan(const ConvGeom& g) {
 void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
                                  float* y) {
   enter();
-  const ConvPlan& plan = conv_plan(g);
+  const ConvEntry& e = conv_entry(g);
+  const ConvPlan& plan = *e.plan;
   if (plan.math() == MathMode::bf16) return conv2d_forward_bf16(g, plan, x, w, b, y);
+  if (e.direct_forward) return direct_conv_forward(g, x, w, b, y, stream());  // bias included
   plan.forward(dnn(), x, w, y, conv_workspace(plan.workspace_bytes()));
   if (b) add_channel_bias(y, b, g.n, g.k, g.out_h * g.out_w, stream());
 }
@@ -199,13 +205,23 @@ void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const ConvPlan& plan, c
 void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float* w,
                                   const float* dy, float* dx, float* dw, float* db) {
   enter();
-  const ConvPlan& plan = conv_plan(g);
+  const ConvEntry& e = conv_entry(g);
+  const ConvPlan& plan = *e.plan;
   if (plan.math() == MathMode::bf16) {
     conv2d_backward_bf16(g, plan, x, w, dy, dx, dw);
   } else {
-    void* ws = conv_workspace(plan.workspace_bytes());
-    plan.backward_filter(dnn(), x, dy, dw, ws);
-    if (dx) plan.backward_data(dnn(), w, dy, dx, ws);
+    if (e.direct_filter) {
+      direct_conv_backward_filter(g, x, dy, dw, db, e.filter_parts,
+                                  scratch_floats(direct_conv_filter_scratch(g, e.filter_parts)),
+                                  stream());
+      db = nullptr;  // done: the direct kernel sums the bias gradient in the same pass
+    } else {
+      plan.backward_filter(dnn(), x, dy, dw, conv_workspace(plan.workspace_bytes()));
+    }
+    if (dx && e.direct_data)
+      direct_conv_backward_data(g, w, dy, dx, stream());
+    else if (dx)
+      plan.backward_data(dnn(), w, dy, dx, conv_workspace(plan.workspace_bytes()));
   }
   if (db) {  // from the fp32 dy in every mode
     const std::size_t partials = std::size_t(g.k) * channel_sum_chunks(g.n, g.k);

@@ -1,0 +1,117 @@
+/*
+ * cuda_direct_conv.cu — which convolution ops of a shape run on our direct kernels
+ * (direct_conv.cuh) rather than on cuDNN's plan. Timed once per shape, both sides as a training
+ * step runs them: calls back to back in a CUDA graph, so that cuDNN's host-side work per call
+ * (about 30 us on an H100's host, more than LeNet's kernels take) is not counted against it.
+ */
+#include <array>
+#include <map>
+#include <mutex>
+
+#include "common/check.h"
+#include "trainer/cuda/cuda_backend.h"
+#include "trainer/cuda/direct_conv.h"
+
+namespace sweep::trainer::cuda {
+
+namespace {
+
+constexpr int kCallsPerGraph = 10;
+constexpr int kTimedReplays = 3;
+
+// GPU microseconds per call of `op` on `stream`, which must not be capturing.
+template <class Op>
+float graph_us(cudaStream_t stream, Op&& op) {
+  SWEEP_CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    for (int i = 0; i < kCallsPerGraph; ++i) op();
+  } catch (...) {
+    cudaGraph_t dropped = nullptr;
+    if (cudaStreamEndCapture(stream, &dropped) == cudaSuccess && dropped)
+      SWEEP_LOG_ON_ERROR(cudaGraphDestroy(dropped) == cudaSuccess, "cudaGraphDestroy");
+    cudaGetLastError();  // an invalidated capture's error, expected here
+    throw;
+  }
+  cudaGraph_t raw_graph = nullptr;
+  SWEEP_CHECK_CUDA(cudaStreamEndCapture(stream, &raw_graph));
+  Graph graph(raw_graph);
+  cudaGraphExec_t raw_exec = nullptr;
+  SWEEP_CHECK_CUDA(cudaGraphInstantiate(&raw_exec, graph.get(), 0));
+  GraphExec exec(raw_exec);
+  SWEEP_CHECK_CUDA(cudaGraphLaunch(exec.get(), stream));  // the first replay uploads the graph
+  Event start = make_event(), stop = make_event();
+  SWEEP_CHECK_CUDA(cudaEventRecord(start.get(), stream));
+  for (int r = 0; r < kTimedReplays; ++r) SWEEP_CHECK_CUDA(cudaGraphLaunch(exec.get(), stream));
+  SWEEP_CHECK_CUDA(cudaEventRecord(stop.get(), stream));
+  SWEEP_CHECK_CUDA(cudaEventSynchronize(stop.get()));
+  float ms = 0.f;
+  SWEEP_CHECK_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return ms * 1000.f / float(kCallsPerGraph * kTimedReplays);
+}
+
+// A timed choice holds for the process (as cudnnFind's, cudnn_legacy.cpp): every later backend
+// with the same device, math and shape, a fused array's members included, reuses it.
+struct TimedChoice {
+  bool forward, data, filter;
+};
+using ChoiceKey = std::array<int, 15>;
+
+}  // namespace
+
+void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e) {
+  // bf16 plans convert their operands around cuDNN's bf16 kernels; ours are fp32 only.
+  if (e.plan->math() == MathMode::bf16 || direct_conv_ == DirectConv::never || !direct_conv_fits(g))
+    return;
+  if (sm_count_ == 0)
+    SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
+  e.filter_parts = direct_conv_filter_parts(g, sm_count_);
+  if (direct_conv_ == DirectConv::always) {
+    e.direct_forward = e.direct_data = e.direct_filter = true;
+    return;
+  }
+  // Shapes that run rarely (a partial batch) and deterministic mode keep cuDNN's plan: timing
+  // them costs more than it saves, and a timed choice could differ between processes.
+  if (!timed) return;
+  static std::mutex mutex;
+  static std::map<ChoiceKey, TimedChoice> cache;
+  const ChoiceKey key{
+      device_, int(e.plan->math()), g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.pad_h, g.pad_w, g.out_h,
+      g.out_w, sm_count_,           0};
+  std::lock_guard<std::mutex> lock(mutex);  // one timing per shape, even from many threads
+  if (auto it = cache.find(key); it != cache.end()) {
+    e.direct_forward = it->second.forward;
+    e.direct_data = it->second.data;
+    e.direct_filter = it->second.filter;
+    return;
+  }
+  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w;
+  const std::size_t ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+  const std::size_t nw = std::size_t(g.k) * g.c * g.r * g.s;
+  // Zeros: neither side's speed depends on the values.
+  DeviceBuffer x(*this, nx * sizeof(float)), y(*this, ny * sizeof(float)),
+      w(*this, nw * sizeof(float)), dx(*this, nx * sizeof(float)), dw(*this, nw * sizeof(float)),
+      db(*this, std::size_t(g.k) * sizeof(float));
+  for (const DeviceBuffer* b : {&x, &y, &w, &dx, &dw, &db})
+    SWEEP_CHECK_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), stream()));
+  const ConvPlan& plan = *e.plan;
+  void* ws = conv_workspace(plan.workspace_bytes());
+  float* scratch = scratch_floats(direct_conv_filter_scratch(g, e.filter_parts));
+  cudaStream_t s = stream();
+  // Forward: cuDNN's side adds the bias in a launch of its own (not counted: ours is then ahead).
+  e.direct_forward = graph_us(s, [&] { direct_conv_forward(g, x.f(), w.f(), nullptr, y.f(), s); }) <
+                     graph_us(
+                         s, [&] { plan.forward(dnn(), x.f(), w.f(), y.f(), ws); });
+  e.direct_data = graph_us(s, [&] { direct_conv_backward_data(g, w.f(), y.f(), dx.f(), s); }) <
+                  graph_us(
+                      s, [&] { plan.backward_data(dnn(), w.f(), y.f(), dx.f(), ws); });
+  e.direct_filter = graph_us(s,
+                             [&] {
+                               direct_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr,
+                                                           e.filter_parts, scratch, s);
+                             }) <
+                    graph_us(
+                        s, [&] { plan.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws); });
+  cache.emplace(key, TimedChoice{e.direct_forward, e.direct_data, e.direct_filter});
+}
+
+}  // namespace sweep::trainer::cuda
