@@ -121,6 +121,25 @@ TEST(Train, OutputLastWithHoldoutEvaluatesTheLastNetwork) {
   EXPECT_EQ(std::accumulate(r.confusion.begin(), r.confusion.end(), std::int64_t(0)), 60);
 }
 
+// The last step's validation doubles as the final evaluation only when it evaluated the output
+// network: with output_network best and the best epoch an earlier one, the final numbers are the
+// best epoch's, evaluated again on its restored weights.
+TEST(Train, OutputBestFromAnEarlierEpochEvaluatesThatNetwork) {
+  TrainConfig c = small_config();
+  c.training.output_network = sweep::trainer::OutputNetwork::best;
+  // Only the first validation counts as an improvement (accuracy never gains 2), without stopping.
+  c.training.early_stopping.monitor = sweep::trainer::MonitorMetric::val_accuracy;
+  c.training.early_stopping.min_delta = 2.0;
+  Recorder rec;
+  const TrainResult r = train(c, rec);
+  ASSERT_EQ(rec.validations.size(), 3u);
+  EXPECT_EQ(r.best_epoch, 1);
+  EXPECT_NEAR(r.final_val_loss, rec.validations.front().val_loss, 1e-6);
+  EXPECT_EQ(r.final_val_accuracy, rec.validations.front().val_accuracy);
+  EXPECT_NE(r.final_val_loss, rec.validations.back().val_loss);  // the weights moved after epoch 1
+  EXPECT_EQ(std::accumulate(r.confusion.begin(), r.confusion.end(), std::int64_t(0)), 100);
+}
+
 TEST(Train, ValidationFrequencyInIterations) {
   TrainConfig c = small_config();
   c.training.validation_frequency = 7;

@@ -81,9 +81,12 @@ class ArrayRun {
       for (Active& a : active_)
         if (!a.ended && a.run)
           guard(a, [&] {
-            a.ended = a.run->complete_step();
+            a.ended = a.run->complete_step_launching_validation();
             a.stepped = true;
           });
+      // Every member's validation is launched by now (they overlap on the device): read them.
+      for (Active& a : active_)
+        if (!a.ended && a.run) guard(a, [&] { a.ended = a.run->complete_validation(); });
       bool room = false;
       for (Active& a : active_) {
         if (!a.run) {

@@ -70,6 +70,18 @@ bool has_dropout(const Network& net) {
 
 // One training run. Members live as long as the run.
 class TrialRun::Impl {
+  // A validation whose evaluation is launched: what on_validation will be told, and whether it
+  // evaluates the final weights.
+  struct PendingValidation {
+    ValidationInfo info;
+    bool after_last_step = false;
+  };
+  // What a step still owes after after_step(): its validation's results, its epoch-end duties.
+  struct Owed {
+    bool epoch_end = false;
+    std::optional<PendingValidation> validation;
+  };
+
  public:
   Impl(const TrainConfig& cfg, std::shared_ptr<const LoadedData> data, TrainCallback& cb,
        const RunControl& control)
@@ -132,17 +144,36 @@ class TrialRun::Impl {
 
   // The step's second half: whatever falls due after it (reports, validation, early stopping,
   // checkpoints), then the next epoch when this one is done. Returns a state when the run must end.
-  std::optional<RunState> complete_step() {
-    std::optional<RunState> ended = after_step();
-    if (!ended && st_.batch_in_epoch == ipe_) {
+  // defer_validation: a validation that falls due is launched and left for complete_validation().
+  std::optional<RunState> complete_step(bool defer_validation) {
+    if (std::optional<RunState> ended = after_step()) return ended;
+    if (owed_ && owed_->validation && defer_validation) return std::nullopt;
+    return complete_validation();
+  }
+
+  // What after_step() left owed: the launched validation's results, the epoch-end checkpoint, the
+  // next epoch.
+  std::optional<RunState> complete_validation() {
+    if (!owed_) return std::nullopt;
+    Owed owed = std::move(*owed_);
+    owed_.reset();
+    if (owed.validation)
+      if (std::optional<RunState> s = end_validation(*owed.validation)) return s;
+    if (owed.epoch_end && t_.checkpoint.every_epochs > 0 && !control_.checkpoint_path.empty() &&
+        st_.epochs_completed % t_.checkpoint.every_epochs == 0) {
+      save_checkpoint(control_.checkpoint_path);
+      if (control_.checkpoint_written) control_.checkpoint_written(control_.checkpoint_path);
+    }
+    if (st_.batch_in_epoch == ipe_) {
       ++st_.epoch;
       st_.batch_in_epoch = 0;
       epoch_begun_ = false;
     }
-    return ended;
+    return std::nullopt;
   }
 
-  // Bookkeeping after a launched step.
+  // Bookkeeping after a launched step, up to launching a validation that falls due; the rest is
+  // left in owed_ for complete_validation().
   std::optional<RunState> after_step() {
     const double lr = step_lr_;
     const int b = step_batch_;
@@ -184,14 +215,12 @@ class TrialRun::Impl {
     const bool validate_now = t_.validation_frequency > 0
                                   ? (st_.iteration % t_.validation_frequency == 0 || last)
                                   : epoch_end;
+    Owed owed{epoch_end, std::nullopt};
     if (validate_now) {
-      if (auto s = validate(info.epoch, epoch_end, lr)) return s;
+      owed.validation.emplace();
+      if (auto s = begin_validation(info.epoch, epoch_end, lr, *owed.validation)) return s;
     }
-    if (epoch_end && t_.checkpoint.every_epochs > 0 && !control_.checkpoint_path.empty() &&
-        st_.epochs_completed % t_.checkpoint.every_epochs == 0) {
-      save_checkpoint(control_.checkpoint_path);
-      if (control_.checkpoint_written) control_.checkpoint_written(control_.checkpoint_path);
-    }
+    owed_ = std::move(owed);
     return std::nullopt;
   }
 
@@ -223,12 +252,15 @@ class TrialRun::Impl {
                  (st_.batch_in_epoch - graph_.captured_batch()) * t_.batch_size);
   }
 
-  // Validation (when there is a validation set) and the monitor's bookkeeping.
-  std::optional<RunState> validate(int epoch, bool epoch_end, double lr) {
+  // Validation (when there is a validation set) and the monitor's bookkeeping, in two halves: the
+  // evaluation's device work is launched, and its results are read later, so that a fused array
+  // launches every member's validation before waiting for any.
+  std::optional<RunState> begin_validation(int epoch, bool epoch_end, double lr,
+                                           PendingValidation& p) {
     drain_stats();
     if (!std::isfinite(st_.since_validation.loss_sum)) return diverge("training loss");
     if (!weights_finite_) return diverge("a weight");
-    ValidationInfo v;
+    ValidationInfo& v = p.info;
     v.epoch = epoch;
     v.iteration = st_.iteration;
     v.epoch_end = epoch_end;
@@ -236,8 +268,19 @@ class TrialRun::Impl {
     v.train_accuracy = st_.since_validation.accuracy();
     v.learning_rate = lr;
     st_.since_validation.clear();
+    // After the run's last step these weights are the final ones: the pass that validates them
+    // also counts the confusion matrix, and finish() reports it instead of a second pass.
+    p.after_last_step = st_.iteration == total_iters_;
+    if (reps_.has_validation()) reps_.launch_evaluate(p.after_last_step);
+    return std::nullopt;
+  }
+
+  std::optional<RunState> end_validation(PendingValidation& p) {
+    ValidationInfo& v = p.info;
+    const int epoch = v.epoch;
     if (reps_.has_validation()) {
-      const EvalResult r = reps_.evaluate(false);
+      const EvalResult r = reps_.collect_evaluate();
+      if (p.after_last_step) final_eval_ = r;
       v.val_loss = r.loss;
       v.val_accuracy = r.accuracy;
       if (!std::isfinite(r.loss)) return diverge("validation loss");
@@ -409,7 +452,10 @@ class TrialRun::Impl {
       reps_.sync_from_first();
     }
     if (reps_.has_validation()) {
-      const EvalResult e = reps_.evaluate(true);
+      // The last step's validation evaluated these very weights unless the best epoch's were
+      // restored from an earlier one.
+      const bool same_weights = final_eval_ && (!use_best || st_.best_iteration == st_.iteration);
+      const EvalResult e = same_weights ? *final_eval_ : reps_.evaluate(true);
       r.final_val_loss = e.loss;
       r.final_val_accuracy = e.accuracy;
       r.confusion = e.confusion;
@@ -442,6 +488,8 @@ class TrialRun::Impl {
   Clock::time_point start_, last_report_time_;
   std::int64_t last_report_images_ = 0;
   std::string message_;
+  std::optional<EvalResult> final_eval_;  // the validation after the last step, with confusion
+  std::optional<Owed> owed_;              // what the last after_step() left to do
 };
 
 TrialRun::TrialRun(const TrainConfig& cfg, std::shared_ptr<const LoadedData> data,
@@ -451,7 +499,11 @@ TrialRun::~TrialRun() = default;
 void TrialRun::start() { impl_->start(); }
 bool TrialRun::epochs_done() const { return impl_->epochs_done(); }
 std::optional<RunState> TrialRun::launch_step() { return impl_->launch_step(); }
-std::optional<RunState> TrialRun::complete_step() { return impl_->complete_step(); }
+std::optional<RunState> TrialRun::complete_step() { return impl_->complete_step(false); }
+std::optional<RunState> TrialRun::complete_step_launching_validation() {
+  return impl_->complete_step(true);
+}
+std::optional<RunState> TrialRun::complete_validation() { return impl_->complete_validation(); }
 TrainResult TrialRun::finish(RunState state) { return impl_->finish(state); }
 
 }  // namespace sweep::trainer

@@ -10,6 +10,10 @@
  * makes exactly the calls it makes alone, in the same order, on its own backend: its numbers are
  * its lone run's, bit for bit.
  *
+ * A fused array goes one step further: complete_step_launching_validation() launches a
+ * validation that falls due and returns, and complete_validation() waits for it and does the rest,
+ * so every member's validation is on the device before any member waits for its own.
+ *
  *   TrialRun run(config, data, callback, control);
  *   run.start();
  *   std::optional<RunState> ended;
@@ -47,7 +51,11 @@ class TrialRun {
   bool epochs_done() const;               // every epoch trained: the run ends `completed`
   std::optional<RunState> launch_step();  // a state: the run ends before this step
   std::optional<RunState> complete_step();  // a state: the run ends after this step
-  TrainResult finish(RunState state);       // the final evaluation; call once
+  // complete_step() in two halves: the first launches a validation that falls due and returns;
+  // the second (a no-op when nothing is owed) reads it, reports it, and does what follows it.
+  std::optional<RunState> complete_step_launching_validation();
+  std::optional<RunState> complete_validation();
+  TrainResult finish(RunState state);  // the final evaluation; call once
 
  private:
   class Impl;

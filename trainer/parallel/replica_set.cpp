@@ -174,12 +174,20 @@ void ReplicaSet::put_stats(double loss_sum, double correct) {
 }
 
 EvalResult ReplicaSet::evaluate(bool with_confusion) {
-  if (replicas_.size() == 1) return first().eval->run(first().net, first().x.f(), with_confusion);
-  if (comm_ && first().net.state_count() > 0)
+  launch_evaluate(with_confusion);
+  return collect_evaluate();
+}
+
+void ReplicaSet::launch_evaluate(bool with_confusion) {
+  if (replicas_.size() > 1 && comm_ && first().net.state_count() > 0)
     comm_->broadcast(state_of(), first().net.state_count());
-  std::vector<EvalResult> parts;
   for (auto& r : replicas_)
     if (r->eval) r->eval->launch(r->net, r->x.f(), with_confusion);
+}
+
+EvalResult ReplicaSet::collect_evaluate() {
+  if (replicas_.size() == 1) return first().eval->collect();
+  std::vector<EvalResult> parts;
   for (auto& r : replicas_)
     if (r->eval) parts.push_back(r->eval->collect());
   return combine(parts);

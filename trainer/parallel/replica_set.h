@@ -97,6 +97,9 @@ class ReplicaSet {
   // ---- evaluation over the whole validation set, shared out; the first replica's weights and
   // statistics are copied to the others first.
   EvalResult evaluate(bool with_confusion);
+  // The same in two halves: the device work launched, then (later) waited for and read.
+  void launch_evaluate(bool with_confusion);
+  EvalResult collect_evaluate();
   // Copies the first replica's weights and batch-norm statistics to the others.
   void sync_from_first();
   // Sets weights / statistics / optimizer state on every replica (restore from a checkpoint).
