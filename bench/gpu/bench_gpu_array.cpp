@@ -11,7 +11,10 @@
  *
  *   bench_gpu_array --data DIR [--k 1 2 4 8 16 32 64] [--batch 64] [--epochs 3]
  *                   [--precision fp32|tf32|bf16]
- * Prints `RESULT peer=sweep-array k=.. batch=.. images_per_second=.. per_member=..` lines.
+ * Prints `RESULT peer=sweep-array k=.. batch=.. images_per_second=.. per_member=.. setup_seconds=..
+ * end_seconds=..` lines: setup is from the call to the last member's first step (data loading,
+ * building the members, their first steps' one-time costs), end from the last epoch's end to the
+ * return (the final evaluations).
  */
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -49,16 +52,25 @@ TrainConfig member_config(const std::string& data, int batch, int epochs, Precis
   return c;
 }
 
-// Notes the time of the epoch ends it sees (the last member's are the timing points).
+// Notes the time of its member's first step and of the epoch ends it sees (the last member's are
+// the timing points).
 struct EpochClock : TrainCallback {
+  std::optional<Clock::time_point> first_step;
   std::vector<Clock::time_point> epoch_ends;
   bool on_iteration(const IterationInfo& i) override {
+    if (!first_step) first_step = Clock::now();
     if (i.iteration % i.iterations_per_epoch == 0) epoch_ends.push_back(Clock::now());
     return true;
   }
 };
 
-double run_array(const std::string& data, int k, int batch, int epochs, Precision precision) {
+struct ArrayTimes {
+  double images_per_second;  // summed, epochs 2..N
+  double setup_seconds;      // from train_array's call to the last member's first step
+  double end_seconds;        // from the last epoch end to train_array's return
+};
+
+ArrayTimes run_array(const std::string& data, int k, int batch, int epochs, Precision precision) {
   std::vector<EpochClock> clocks(k);
   std::vector<ArrayMember> members(k);
   for (int i = 0; i < k; ++i) {
@@ -67,6 +79,7 @@ double run_array(const std::string& data, int k, int batch, int epochs, Precisio
   }
   std::int64_t images_per_epoch = 0;
   int failed = 0;
+  const Clock::time_point called = Clock::now();
   train_array(members, [&](std::size_t, MemberEnd end) {
     if (end.error) {
       ++failed;
@@ -79,11 +92,19 @@ double run_array(const std::string& data, int k, int batch, int epochs, Precisio
       images_per_epoch = end.result.iterations > 0 ? 60000 : 0;
     }
   });
+  const Clock::time_point returned = Clock::now();
   if (failed) throw sweep::Error(std::to_string(failed) + " members failed");
   const std::vector<Clock::time_point>& ends = clocks.back().epoch_ends;
   if (ends.size() < 2) throw sweep::Error("too few epochs to time");
-  const double seconds = std::chrono::duration<double>(ends.back() - ends.front()).count();
-  return double(k) * double(images_per_epoch) * double(ends.size() - 1) / seconds;
+  Clock::time_point last_first = called;
+  for (const EpochClock& c : clocks)
+    last_first = std::max(last_first, c.first_step.value_or(called));
+  auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  return {double(k) * double(images_per_epoch) * double(ends.size() - 1) /
+              seconds(ends.front(), ends.back()),
+          seconds(called, last_first), seconds(ends.back(), returned)};
 }
 
 }  // namespace
@@ -106,11 +127,12 @@ int main(int argc, char** argv) {
     // Load the libraries' kernels once, as a sweep process does.
     run_array(data, 1, batch, 2, *precision);
     for (int k : ks) {
-      const double ips = run_array(data, k, batch, epochs, *precision);
+      const ArrayTimes t = run_array(data, k, batch, epochs, *precision);
+      const double ips = t.images_per_second;
       std::printf(
           "RESULT peer=sweep-array k=%d batch=%d precision=%s images_per_second=%.0f "
-          "per_member=%.0f\n",
-          k, batch, precision_word.c_str(), ips, ips / k);
+          "per_member=%.0f setup_seconds=%.3f end_seconds=%.3f\n",
+          k, batch, precision_word.c_str(), ips, ips / k, t.setup_seconds, t.end_seconds);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

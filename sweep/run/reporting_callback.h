@@ -41,7 +41,10 @@ class ReportingCallback : public trainer::TrainCallback {
               : 0.0;
       context_.report(point);
     }
-    if (info.total_iterations > 0)
+    // Progress at the loss reports (every log_every steps and at each epoch's end), not every
+    // step: a fused array's thread runs this for each member's every step, and each call takes
+    // the trial's locks and reaches every sink (over MPI, a message to rank 0).
+    if (info.has_loss && info.total_iterations > 0)
       context_.set_progress(
           static_cast<double>(info.iteration) / static_cast<double>(info.total_iterations),
           "epoch " + std::to_string(info.epoch) + "/" + std::to_string(epochs_));
