@@ -182,6 +182,7 @@ TEST_F(CudaOps, DirectConvolutionsMatchCpu) {
            conv_geom(2, 5, 13, 11, 7, 5, 5, 1, 2),     // 5x5 same padding, odd sizes
            conv_geom(1, 9, 6, 7, 3, 3, 3, 1, 2),    // padding 2 on a 3x3 filter: the output grows
            conv_geom(4, 64, 8, 8, 13, 3, 3, 1, 0),  // many channels, a partial filter tile
+           conv_geom(3, 7, 9, 11, 33, 3, 3, 1, 1),  // 297 positions, 33 filters: partial blocks
            conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1),  // stride 2: not taken, cuDNN runs it
        }) {
     EXPECT_EQ(cuda::direct_conv_fits(g), g.stride_h == 1) << "stride " << g.stride_h;
