@@ -66,22 +66,23 @@ bool has_dropout(const Network& net) {
   return false;
 }
 
+// A validation whose evaluation is launched: what on_validation will be told, and whether it
+// evaluates the final weights. (At namespace scope: clang cannot construct a nested class with
+// default member initializers inside its still-incomplete enclosing class, as optional needs.)
+struct PendingValidation {
+  ValidationInfo info;
+  bool after_last_step = false;
+};
+// What a step still owes after after_step(): its validation's results, its epoch-end duties.
+struct Owed {
+  bool epoch_end = false;
+  std::optional<PendingValidation> validation;
+};
+
 }  // namespace
 
 // One training run. Members live as long as the run.
 class TrialRun::Impl {
-  // A validation whose evaluation is launched: what on_validation will be told, and whether it
-  // evaluates the final weights.
-  struct PendingValidation {
-    ValidationInfo info;
-    bool after_last_step = false;
-  };
-  // What a step still owes after after_step(): its validation's results, its epoch-end duties.
-  struct Owed {
-    bool epoch_end = false;
-    std::optional<PendingValidation> validation;
-  };
-
  public:
   Impl(const TrainConfig& cfg, std::shared_ptr<const LoadedData> data, TrainCallback& cb,
        const RunControl& control)
