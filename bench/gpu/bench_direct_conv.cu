@@ -24,6 +24,7 @@
 #include "trainer/cuda/cuda_raii.h"
 #include "trainer/cuda/cudnn_legacy.h"
 #include "trainer/cuda/direct_conv.h"
+#include "trainer/cuda/graph_timing.h"
 
 namespace {
 
@@ -42,30 +43,13 @@ struct DeviceArray {
   }
 };
 
-// GPU time per call: `iters` calls captured in one CUDA graph, replayed 5 times, as a training
-// step runs them (timing eager calls would time cuDNN's host-side work, about 30 us a call).
+// GPU time per call: 5 eager calls first, then `iters` calls in one CUDA graph, replayed 5 times
+// (graph_timing.h).
 template <class F>
 float time_us(cudaStream_t stream, int iters, F&& launch) {
   for (int i = 0; i < 5; ++i) launch();
   SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream));
-  SWEEP_CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < iters; ++i) launch();
-  cudaGraph_t raw_graph = nullptr;
-  SWEEP_CHECK_CUDA(cudaStreamEndCapture(stream, &raw_graph));
-  Graph graph(raw_graph);
-  cudaGraphExec_t raw_exec = nullptr;
-  SWEEP_CHECK_CUDA(cudaGraphInstantiate(&raw_exec, graph.get(), 0));
-  GraphExec exec(raw_exec);
-  SWEEP_CHECK_CUDA(cudaGraphLaunch(exec.get(), stream));
-  constexpr int kReplays = 5;
-  Event start = make_event(), stop = make_event();
-  SWEEP_CHECK_CUDA(cudaEventRecord(start.get(), stream));
-  for (int r = 0; r < kReplays; ++r) SWEEP_CHECK_CUDA(cudaGraphLaunch(exec.get(), stream));
-  SWEEP_CHECK_CUDA(cudaEventRecord(stop.get(), stream));
-  SWEEP_CHECK_CUDA(cudaEventSynchronize(stop.get()));
-  float ms = 0.f;
-  SWEEP_CHECK_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-  return ms * 1000.f / float(iters * kReplays);
+  return graph_time_us(stream, launch, iters, 5);
 }
 
 std::vector<float> host_copy(const DeviceArray& a, std::size_t n) {

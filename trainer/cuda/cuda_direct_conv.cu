@@ -1,8 +1,7 @@
 /*
  * cuda_direct_conv.cu — which convolution ops of a shape run on our direct kernels
- * (direct_conv.cuh) rather than on cuDNN's plan. Timed once per shape, both sides as a training
- * step runs them: calls back to back in a CUDA graph, so that cuDNN's host-side work per call
- * (about 30 us on an H100's host, more than LeNet's kernels take) is not counted against it.
+ * (direct_conv.h) rather than on cuDNN's plan. Timed once per shape, both sides as a training
+ * step runs them (graph_timing.h).
  */
 #include <array>
 #include <map>
@@ -11,6 +10,7 @@
 #include "common/check.h"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/cuda/direct_conv.h"
+#include "trainer/cuda/graph_timing.h"
 
 namespace sweep::trainer::cuda {
 
@@ -19,34 +19,9 @@ namespace {
 constexpr int kCallsPerGraph = 10;
 constexpr int kTimedReplays = 3;
 
-// GPU microseconds per call of `op` on `stream`, which must not be capturing.
 template <class Op>
 float graph_us(cudaStream_t stream, Op&& op) {
-  SWEEP_CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  try {
-    for (int i = 0; i < kCallsPerGraph; ++i) op();
-  } catch (...) {
-    cudaGraph_t dropped = nullptr;
-    if (cudaStreamEndCapture(stream, &dropped) == cudaSuccess && dropped)
-      SWEEP_LOG_ON_ERROR(cudaGraphDestroy(dropped) == cudaSuccess, "cudaGraphDestroy");
-    cudaGetLastError();  // an invalidated capture's error, expected here
-    throw;
-  }
-  cudaGraph_t raw_graph = nullptr;
-  SWEEP_CHECK_CUDA(cudaStreamEndCapture(stream, &raw_graph));
-  Graph graph(raw_graph);
-  cudaGraphExec_t raw_exec = nullptr;
-  SWEEP_CHECK_CUDA(cudaGraphInstantiate(&raw_exec, graph.get(), 0));
-  GraphExec exec(raw_exec);
-  SWEEP_CHECK_CUDA(cudaGraphLaunch(exec.get(), stream));  // the first replay uploads the graph
-  Event start = make_event(), stop = make_event();
-  SWEEP_CHECK_CUDA(cudaEventRecord(start.get(), stream));
-  for (int r = 0; r < kTimedReplays; ++r) SWEEP_CHECK_CUDA(cudaGraphLaunch(exec.get(), stream));
-  SWEEP_CHECK_CUDA(cudaEventRecord(stop.get(), stream));
-  SWEEP_CHECK_CUDA(cudaEventSynchronize(stop.get()));
-  float ms = 0.f;
-  SWEEP_CHECK_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-  return ms * 1000.f / float(kCallsPerGraph * kTimedReplays);
+  return graph_time_us(stream, op, kCallsPerGraph, kTimedReplays);
 }
 
 // A timed choice holds for the process (as cudnnFind's, cudnn_legacy.cpp): every later backend
