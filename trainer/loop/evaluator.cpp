@@ -19,11 +19,6 @@ Evaluator::Evaluator(Backend& backend, const Dataset& data, const ChannelStats& 
       preds_(backend, std::size_t(data.size()) * sizeof(std::int32_t)),
       stats_(backend, 2 * sizeof(double)) {}
 
-EvalResult Evaluator::run(Network& net, float* x, bool with_confusion) {
-  launch(net, x, with_confusion);
-  return collect();
-}
-
 void Evaluator::launch(Network& net, float* x, bool with_confusion) {
   with_confusion_ = with_confusion;
   const double zeros[2] = {0, 0};

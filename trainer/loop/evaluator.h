@@ -26,10 +26,9 @@ class Evaluator {
  public:
   Evaluator(Backend& backend, const Dataset& data, const ChannelStats& norm, int batch);
 
-  // Forward in inference mode over every image. `x` is scratch for one batch of inputs.
-  EvalResult run(Network& net, float* x, bool with_confusion);
-  // run() in two halves, so that several replicas' evaluations run at once: launch queues the
-  // work on the backend and returns; collect waits for it and reads the result.
+  // Forward in inference mode over every image, in two halves, so that several replicas' (or a
+  // fused array's members') evaluations run at once: launch queues the work on the backend and
+  // returns; collect waits for it and reads the result. `x` is scratch for one batch of inputs.
   void launch(Network& net, float* x, bool with_confusion);
   EvalResult collect();
 
