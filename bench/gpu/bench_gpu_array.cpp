@@ -7,10 +7,11 @@
  * the GPU, here the last member's epoch-end read (by then every member's epoch-end read is done:
  * members are read in order each round), from the end of epoch 1 to the end of the last epoch.
  * Data loading, building the members, the first epoch's one-time costs (the eager first steps,
- * the graph recordings) and the final evaluations are outside the figure; no validation runs.
+ * the graph recordings) and the final evaluations are outside the figure; no validation runs
+ * unless --validation test (then the first epoch's, overlapped across members, is inside it).
  *
  *   bench_gpu_array --data DIR [--k 1 2 4 8 16 32 64] [--batch 64] [--epochs 3]
- *                   [--precision fp32|tf32|bf16]
+ *                   [--precision fp32|tf32|bf16] [--validation none|test]
  * Prints `RESULT peer=sweep-array k=.. batch=.. images_per_second=.. per_member=.. setup_seconds=..
  * end_seconds=..` lines: setup is from the call to the last member's first step (data loading,
  * building the members, their first steps' one-time costs), end from the last epoch's end to the
@@ -33,11 +34,11 @@ using namespace sweep::trainer;
 using Clock = std::chrono::steady_clock;
 
 TrainConfig member_config(const std::string& data, int batch, int epochs, Precision precision,
-                          int i) {
+                          Validation validation, int i) {
   TrainConfig c;
   c.data.dataset = DatasetKind::fashion_mnist;
   c.data.path = data;
-  c.data.validation = Validation::none;
+  c.data.validation = validation;
   c.model.preset = Preset::lenet;
   c.training.optimizer = OptimizerKind::sgdm;
   c.training.learning_rate = 0.001 * (1 + i % 8);
@@ -70,11 +71,12 @@ struct ArrayTimes {
   double end_seconds;        // from the last epoch end to train_array's return
 };
 
-ArrayTimes run_array(const std::string& data, int k, int batch, int epochs, Precision precision) {
+ArrayTimes run_array(const std::string& data, int k, int batch, int epochs, Precision precision,
+                     Validation validation) {
   std::vector<EpochClock> clocks(k);
   std::vector<ArrayMember> members(k);
   for (int i = 0; i < k; ++i) {
-    members[i].config = member_config(data, batch, epochs, precision, i);
+    members[i].config = member_config(data, batch, epochs, precision, validation, i);
     members[i].callback = &clocks[i];
   }
   std::int64_t images_per_epoch = 0;
@@ -121,13 +123,18 @@ int main(int argc, char** argv) {
   std::string precision_word = "fp32";
   app.add_option("--precision", precision_word, "fp32, tf32 or bf16")
       ->check(CLI::IsMember(sweep::word_list<Precision>()));
+  std::string validation_word = "none";
+  app.add_option("--validation", validation_word,
+                 "none, or test: the test set validated after each epoch, as a sweep does")
+      ->check(CLI::IsMember({"none", "test"}));
   CLI11_PARSE(app, argc, argv);
   const std::optional<Precision> precision = sweep::parse_word<Precision>(precision_word);
+  const Validation validation = validation_word == "test" ? Validation::test : Validation::none;
   try {
     // Load the libraries' kernels once, as a sweep process does.
-    run_array(data, 1, batch, 2, *precision);
+    run_array(data, 1, batch, 2, *precision, validation);
     for (int k : ks) {
-      const ArrayTimes t = run_array(data, k, batch, epochs, *precision);
+      const ArrayTimes t = run_array(data, k, batch, epochs, *precision, validation);
       const double ips = t.images_per_second;
       std::printf(
           "RESULT peer=sweep-array k=%d batch=%d precision=%s images_per_second=%.0f "
