@@ -22,11 +22,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "bench/gpu/synthetic_set.h"
 #include "common/check.h"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/network.h"
@@ -70,19 +69,8 @@ double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::
   spec.weight_decay = 5e-4;
   Optimizer opt(gpu, spec, net.param_count());
 
-  // The data set: random bytes and labels on the device, one shuffled order of kRows.
-  std::mt19937 rng(3);
+  const bench::SyntheticSet set = bench::make_synthetic_set(gpu, in, kRows, 3);
   const std::size_t sample = std::size_t(in.numel());
-  std::vector<std::uint8_t> images(sample * kRows), labels(kRows);
-  for (auto& v : images) v = static_cast<std::uint8_t>(rng() & 255);
-  for (auto& v : labels) v = static_cast<std::uint8_t>(rng() % 10);
-  std::vector<std::int32_t> order(kRows);
-  std::iota(order.begin(), order.end(), 0);
-  std::shuffle(order.begin(), order.end(), rng);
-  DeviceBuffer img(gpu, images.size()), lab(gpu, labels.size()), idx(gpu, order.size() * 4);
-  gpu.copy_to_device(img.as<void>(), images.data(), images.size());
-  gpu.copy_to_device(lab.as<void>(), labels.data(), labels.size());
-  gpu.copy_to_device(idx.as<void>(), order.data(), order.size() * 4);
   DeviceBuffer x(gpu, sample * c.batch * 4), y(gpu, std::size_t(c.batch) * 4);
   DeviceBuffer dl(gpu, std::size_t(c.batch) * 10 * 4), stats(gpu, 16);
   const int batches = kRows / c.batch;
@@ -92,15 +80,15 @@ double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::
   d.c = in.c;
   d.h = in.h;
   d.w = in.w;
-  d.images = img.as<std::uint8_t>();
-  d.labels = lab.as<std::uint8_t>();
+  d.images = set.images.as<std::uint8_t>();
+  d.labels = set.labels.as<std::uint8_t>();
   for (int k = 0; k < 4; ++k) {
     d.mean[k] = 0.3f;
     d.stdev[k] = 0.35f;
   }
   d.seed = 1;
   auto step = [&](std::int64_t i) {
-    d.indices = idx.as<std::int32_t>() + (i % batches) * c.batch;
+    d.indices = set.order.as<std::int32_t>() + (i % batches) * c.batch;
     d.step = std::uint64_t(i);
     gpu.gather_batch(d, x.f(), y.as<std::int32_t>());
     const float* logits = net.forward(x.f(), c.batch, true);
@@ -118,7 +106,7 @@ double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::
   std::int64_t it = 0;
   for (int w = 0; w < warmup; ++w) step(it++);
   if (c.graph) {
-    d.indices = idx.as<std::int32_t>();  // captured pointer: offsets are relative to row 0
+    d.indices = set.order.as<std::int32_t>();  // captured pointer: offsets are relative to row 0
     gpu.begin_capture();
     d.step = 0;
     gpu.gather_batch(d, x.f(), y.as<std::int32_t>());

@@ -23,12 +23,11 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <numeric>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/gpu/synthetic_set.h"
 #include "common/check.h"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/network.h"
@@ -49,7 +48,8 @@ struct Member {
   CudaBackend gpu;
   Network net;
   Optimizer opt;
-  DeviceBuffer img, lab, idx, x, y, dl, stats;
+  bench::SyntheticSet set;
+  DeviceBuffer x, y, dl, stats;
   int batch, batches;
   std::int64_t step = 0;
   OptimizerStep args;
@@ -75,28 +75,16 @@ struct Member {
         batch(batch_size),
         batches(kRows / batch_size) {
     gpu.set_direct_conv(direct);
-    std::mt19937 rng(3 + i);
+    set = bench::make_synthetic_set(gpu, kInput, kRows, std::uint32_t(3 + i));
     const std::size_t sample = std::size_t(kInput.numel());
-    std::vector<std::uint8_t> images(sample * kRows), labels(kRows);
-    for (auto& v : images) v = static_cast<std::uint8_t>(rng() & 255);
-    for (auto& v : labels) v = static_cast<std::uint8_t>(rng() % 10);
-    std::vector<std::int32_t> order(kRows);
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    img = DeviceBuffer(gpu, images.size());
-    lab = DeviceBuffer(gpu, labels.size());
-    idx = DeviceBuffer(gpu, order.size() * 4);
-    gpu.copy_to_device(img.as<void>(), images.data(), images.size());
-    gpu.copy_to_device(lab.as<void>(), labels.data(), labels.size());
-    gpu.copy_to_device(idx.as<void>(), order.data(), order.size() * 4);
     x = DeviceBuffer(gpu, sample * batch * 4);
     y = DeviceBuffer(gpu, std::size_t(batch) * 4);
     dl = DeviceBuffer(gpu, std::size_t(batch) * 10 * 4);
     stats = DeviceBuffer(gpu, 16);
     args.lr = static_cast<float>(spec(i).learning_rate);
-    for (int w = 0; w < 3; ++w) run_step(idx.as<std::int32_t>() + (step++ % batches) * batch);
+    for (int w = 0; w < 3; ++w) run_step(set.order.as<std::int32_t>() + (step++ % batches) * batch);
     gpu.begin_capture();
-    run_step(idx.as<std::int32_t>());  // captured pointer: replays offset from row 0
+    run_step(set.order.as<std::int32_t>());  // captured pointer: replays offset from row 0
     gpu.end_capture();
     gpu.synchronize();
   }
@@ -107,8 +95,8 @@ struct Member {
     d.c = kInput.c;
     d.h = kInput.h;
     d.w = kInput.w;
-    d.images = img.as<std::uint8_t>();
-    d.labels = lab.as<std::uint8_t>();
+    d.images = set.images.as<std::uint8_t>();
+    d.labels = set.labels.as<std::uint8_t>();
     d.indices = indices;
     for (int k = 0; k < 4; ++k) {
       d.mean[k] = 0.3f;
