@@ -212,6 +212,21 @@ class Backend {
   virtual void replay(const OptimizerStep& /*opt*/, std::uint64_t /*step*/,
                       std::int64_t /*index_delta*/) {}
   virtual void drop_graph() {}
+
+  // ---- optional: a second recorded graph, of one evaluation batch (gather, inference forward,
+  // loss, argmax), replayed for each full batch of an evaluation pass (Evaluator). Eager, each
+  // batch of a small model costs its library calls' host time (cuDNN's legacy calls, ~30 us),
+  // which is what a fused array's many members' validations wait on; a replay is one launch.
+  // Protocol: run one such batch eagerly, begin_evaluation_capture(key); <that batch's ops for
+  // the batch at rows r of the pass>; end_capture(); then replay_evaluation(delta) runs the batch
+  // at rows r + delta: delta is added to the index pointer and to the label arrays' pointers
+  // (gather's labels out, the loss's labels in, argmax's predictions out) seen at capture.
+  // `key` names the recording's owner: has_evaluation_graph(key) is false once another owner has
+  // recorded, or after drop_evaluation_graph(). The step's graph stays valid throughout.
+  virtual void begin_evaluation_capture(std::uint64_t /*key*/) {}
+  virtual bool has_evaluation_graph(std::uint64_t /*key*/) const { return false; }
+  virtual void replay_evaluation(std::int64_t /*delta*/) {}
+  virtual void drop_evaluation_graph() {}
 };
 
 // Which backend to build for a trial. device < 0 on cuda means "the current device".

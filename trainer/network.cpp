@@ -10,6 +10,7 @@
  */
 #include "trainer/network.h"
 
+#include <atomic>
 #include <cstdio>
 
 #include "common/check.h"
@@ -19,9 +20,17 @@
 
 namespace sweep::trainer {
 
+namespace {
+std::atomic<std::uint64_t> next_network_id{1};
+}  // namespace
+
 Network::Network(Backend& backend, const ModelSpec& model, Shape input, int classes, int max_batch,
                  std::uint64_t seed)
-    : backend_(backend), input_(input), classes_(classes), max_batch_(max_batch) {
+    : backend_(backend),
+      id_(next_network_id.fetch_add(1)),
+      input_(input),
+      classes_(classes),
+      max_batch_(max_batch) {
   if (max_batch < 1) throw Error("batch size must be at least 1, got " + std::to_string(max_batch));
   layers_ = build_layers(model, classes);
   shapes_ = setup_layers(layers_, input);

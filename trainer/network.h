@@ -55,6 +55,9 @@ class Network {
   void set_step(std::uint64_t step) { step_ = step; }  // counter for dropout masks
 
   int classes() const { return classes_; }
+  // Unique in the process, never reused: names this network's buffers in a recorded evaluation
+  // graph (an address could be reused by a later network with other buffers).
+  std::uint64_t id() const { return id_; }
   // One line per layer: type, output shape, parameters; a residual block's layers and shortcut
   // indented under it.
   std::string summary() const;
@@ -65,6 +68,7 @@ class Network {
 
  private:
   Backend& backend_;
+  std::uint64_t id_;
   Shape input_;
   int classes_, max_batch_;
   std::vector<std::unique_ptr<Layer>> layers_;

@@ -173,7 +173,7 @@ void* CudaBackend::grow(DeviceMemory& m, std::size_t bytes, const char* what) {
 }
 
 void CudaBackend::retire(DeviceMemory& m) {
-  if (graph_exec_ || graph_)
+  if (step_graph_ || eval_graph_)
     graph_owned_.push_back(std::move(m));
   else
     m.reset();
@@ -181,10 +181,12 @@ void CudaBackend::retire(DeviceMemory& m) {
 
 // ---------------------------------------------------------------------------------- capture
 
-void CudaBackend::begin_capture() {
+// Both graphs start with the same first node and share the ring and its counter: replays of either
+// run in host order on the one stream, so every replay takes the next slot whichever graph it is.
+void CudaBackend::begin_capture_into(Recorded& r) {
   enter();
   require_not_capturing("begin_capture");
-  drop_graph();
+  drop(r);
   if (!step_block_.get()) {
     void* p = nullptr;
     SWEEP_CHECK_CUDA(cudaMalloc(&p, sizeof(StepScalars)));
@@ -195,43 +197,55 @@ void CudaBackend::begin_capture() {
     std::memset(step_ring_.as<StepScalars>(), 0, kRing * sizeof(StepScalars));
     for (int k = 0; k < kRing; ++k) ring_done_.push_back(make_event(cudaEventDisableTiming));
   }
+  // Nothing is in flight after this, so the device counter and the host's count restart together.
   SWEEP_CHECK_CUDA(cudaMemsetAsync(step_counter_.get(), 0, sizeof(std::uint64_t), stream_.get()));
   SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream_.get()));
   host_replays_ = 0;
   SWEEP_CHECK_CUDA(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
   capturing_ = true;
+  capture_into_ = &r;
   load_step_kernel<<<1, 1, 0, stream_.get()>>>(step_ring_.as<StepScalars>(), kRing,
                                                step_counter_.as<std::uint64_t>(),
                                                step_block_.as<StepScalars>());
   SWEEP_CHECK_LAUNCH();
 }
 
+void CudaBackend::begin_capture() { begin_capture_into(step_graph_); }
+
+void CudaBackend::begin_evaluation_capture(std::uint64_t key) {
+  begin_capture_into(eval_graph_);
+  eval_key_ = key;
+}
+
 void CudaBackend::end_capture() {
   enter();
   if (!capturing_) throw Error("cuda: end_capture without begin_capture");
+  Recorded& r = *capture_into_;
   capturing_ = false;
+  capture_into_ = nullptr;
   cudaGraph_t g = nullptr;
   SWEEP_CHECK_CUDA(cudaStreamEndCapture(stream_.get(), &g));
-  graph_ = Graph(g);
+  r.graph = Graph(g);
   cudaGraphExec_t exec = nullptr;
   SWEEP_CHECK_CUDA(cudaGraphInstantiate(&exec, g, 0));
-  graph_exec_ = GraphExec(exec);
+  r.exec = GraphExec(exec);
 }
 
-void CudaBackend::drop_graph() {
+void CudaBackend::drop(Recorded& r) noexcept {
   SWEEP_LOG_ON_ERROR(cudaSetDevice(device_) == cudaSuccess, "cudaSetDevice");
-  if (capturing_) {
+  if (capturing_ && capture_into_ == &r) {
     // An op threw between begin_capture and end_capture. Ending the capture returns the stream to
     // eager mode; an invalidated capture reports an error here, which is expected and cleared.
     capturing_ = false;
+    capture_into_ = nullptr;
     cudaGraph_t g = nullptr;
     if (cudaStreamEndCapture(stream_.get(), &g) != cudaSuccess) g = nullptr;
     if (g) SWEEP_LOG_ON_ERROR(cudaGraphDestroy(g) == cudaSuccess, "cudaGraphDestroy");
     cudaGetLastError();
   }
-  graph_exec_.reset();
-  graph_.reset();
-  if (!graph_owned_.empty()) {
+  r.exec.reset();
+  r.graph.reset();
+  if (!graph_owned_.empty() && !step_graph_ && !eval_graph_) {
     // Queued replays may still use them.
     SWEEP_LOG_ON_ERROR(cudaStreamSynchronize(stream_.get()) == cudaSuccess,
                        "cudaStreamSynchronize");
@@ -239,27 +253,50 @@ void CudaBackend::drop_graph() {
   }
 }
 
+void CudaBackend::drop_graph() { drop(step_graph_); }
+
+void CudaBackend::drop_evaluation_graph() { drop(eval_graph_); }
+
+StepScalars& CudaBackend::next_ring_slot(cudaEvent_t* done) {
+  const int slot = static_cast<int>(host_replays_ % kRing);
+  // The slot was last read by the replay kRing launches ago; wait for that one (normally done).
+  if (host_replays_ >= kRing) SWEEP_CHECK_CUDA(cudaEventSynchronize(ring_done_[slot].get()));
+  ++host_replays_;
+  *done = ring_done_[slot].get();
+  return step_ring_.as<StepScalars>()[slot];
+}
+
 cudaEvent_t CudaBackend::stage_replay(const OptimizerStep& opt, std::uint64_t step,
                                       std::int64_t index_delta) {
   enter();
-  if (!graph_exec_) throw Error("cuda: replay without a captured step");
-  const int slot = static_cast<int>(host_replays_ % kRing);
-  // The slot was last read by the replay kRing steps ago; wait for that one (normally long done).
-  if (host_replays_ >= kRing) SWEEP_CHECK_CUDA(cudaEventSynchronize(ring_done_[slot].get()));
-  StepScalars& s = step_ring_.as<StepScalars>()[slot];
+  if (!step_graph_.exec) throw Error("cuda: replay without a captured step");
+  cudaEvent_t done = nullptr;
+  StepScalars& s = next_ring_slot(&done);
   s.lr = opt.lr;
   adam_factors(opt.lr, opt.beta1, opt.beta2, opt.t, &s.adam_step, &s.adam_inv_sqrt_bc2);
   s.pad_ = 0.f;
   s.step = step;
   s.index_delta = index_delta;
-  ++host_replays_;
-  return ring_done_[slot].get();
+  s.label_delta = 0;
+  return done;
 }
 
 void CudaBackend::replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta) {
   cudaEvent_t slot_done = stage_replay(opt, step, index_delta);
-  SWEEP_CHECK_CUDA(cudaGraphLaunch(graph_exec_.get(), stream_.get()));
+  SWEEP_CHECK_CUDA(cudaGraphLaunch(step_graph_.exec.get(), stream_.get()));
   SWEEP_CHECK_CUDA(cudaEventRecord(slot_done, stream_.get()));
+}
+
+void CudaBackend::replay_evaluation(std::int64_t delta) {
+  enter();
+  if (!eval_graph_.exec) throw Error("cuda: replay_evaluation without a captured batch");
+  cudaEvent_t done = nullptr;
+  StepScalars& s = next_ring_slot(&done);
+  s = StepScalars{};
+  s.index_delta = delta;
+  s.label_delta = delta;
+  SWEEP_CHECK_CUDA(cudaGraphLaunch(eval_graph_.exec.get(), stream_.get()));
+  SWEEP_CHECK_CUDA(cudaEventRecord(done, stream_.get()));
 }
 
 }  // namespace sweep::trainer::cuda

@@ -118,7 +118,7 @@ class CudaBackend final : public Backend {
   // Throws sweep::Error when an op would allocate or build a plan during capture.
   void begin_capture() override;
   void end_capture() override;
-  bool has_graph() const { return static_cast<bool>(graph_exec_); }
+  bool has_graph() const { return static_cast<bool>(step_graph_.exec); }
   // opt: this step's optimizer settings (lr, t); step: GatherDesc::step for this step;
   // index_delta: rows between this step's indices pointer and the one seen at capture.
   bool can_capture() const override { return true; }
@@ -127,6 +127,14 @@ class CudaBackend final : public Backend {
   // and discards what was recorded, so the stream runs eager work again. Never throws.
   void drop_graph() override;
 
+  // ---- The evaluation batch's graph, beside the step's (backend.h).
+  void begin_evaluation_capture(std::uint64_t key) override;
+  bool has_evaluation_graph(std::uint64_t key) const override {
+    return eval_graph_.exec && eval_key_ == key;
+  }
+  void replay_evaluation(std::int64_t delta) override;
+  void drop_evaluation_graph() override;
+
   // ---- Several backends' steps in one graph launch: replay() split in two. captured_graph() is
   // the recorded step, for cudaGraphAddChildGraphNode (which copies it); stage_replay() is
   // replay()'s host half: it writes this replay's values to the next ring slot without launching
@@ -134,7 +142,7 @@ class CudaBackend final : public Backend {
   // graph that holds this step (once per stage_replay). bench_gpu_multigraph measures a fused
   // array's round this way: slower than each member's own stream for LeNet (bench/RESULTS.md),
   // so train_array keeps replay().
-  cudaGraph_t captured_graph() const { return graph_.get(); }
+  cudaGraph_t captured_graph() const { return step_graph_.graph.get(); }
   cudaEvent_t stage_replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta);
 
  private:
@@ -170,6 +178,19 @@ class CudaBackend final : public Backend {
   void require_not_capturing(const char* what) const;
   void retire(DeviceMemory& m);  // frees m, or keeps it for the graph (graph_owned_)
   const StepScalars* dyn() const { return capturing_ ? step_block_.as<StepScalars>() : nullptr; }
+  // A recorded graph: the step's, or the evaluation batch's.
+  struct Recorded {
+    Graph graph;
+    GraphExec exec;
+    explicit operator bool() const { return graph || exec; }
+  };
+  void begin_capture_into(Recorded& r);
+  // Ends a capture in progress, discarding it; forgets r; frees the retired workspaces once no
+  // graph is left that may point at them. Never throws.
+  void drop(Recorded& r) noexcept;
+  // The next ring slot for a replay's values (waiting for the replay that last read it) and the
+  // event to record after the launch that reads it.
+  StepScalars& next_ring_slot(cudaEvent_t* done);
 
   int device_;
   MathMode math_;
@@ -192,7 +213,7 @@ class CudaBackend final : public Backend {
   DeviceMemory scratch_;         // grown only when a new shape needs more
   DeviceMemory bf16_scratch_;    // likewise (MathMode::bf16 only)
   // Workspaces replaced while a graph exists: the graph still points at them, so they live until
-  // drop_graph (an eager step of a new shape, e.g. a last partial batch, may grow a workspace).
+  // no graph is left (an eager step of a new shape, e.g. a last partial batch, may grow one).
   std::vector<DeviceMemory> graph_owned_;
   std::map<std::array<int, 15>, ConvEntry> conv_plans_;
   std::map<std::array<int, 13>, std::unique_ptr<PoolPlan>> pool_plans_;
@@ -208,8 +229,9 @@ class CudaBackend final : public Backend {
   PinnedMemory step_ring_;        // (kRing) StepScalars, mapped
   std::vector<Event> ring_done_;  // ring slot k may be rewritten once its replay has started
   std::uint64_t host_replays_ = 0;
-  Graph graph_;
-  GraphExec graph_exec_;
+  Recorded* capture_into_ = nullptr;  // while capturing_
+  Recorded step_graph_, eval_graph_;
+  std::uint64_t eval_key_ = 0;  // whose evaluation batch eval_graph_ holds
 };
 
 }  // namespace sweep::trainer::cuda

@@ -13,12 +13,13 @@ namespace sweep::trainer::cuda {
 void CudaBackend::softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n,
                                         int classes, float* dlogits, double* stats, int mean_over) {
   enter();
-  cuda::softmax_cross_entropy(logits, labels, n, classes, dlogits, stats, mean_over, stream());
+  cuda::softmax_cross_entropy(logits, labels, n, classes, dlogits, stats, mean_over, dyn(),
+                              stream());
 }
 
 void CudaBackend::argmax(const float* logits, int n, int classes, std::int32_t* pred) {
   enter();
-  cuda::argmax(logits, n, classes, pred, stream());
+  cuda::argmax(logits, n, classes, pred, dyn(), stream());
 }
 
 }  // namespace sweep::trainer::cuda

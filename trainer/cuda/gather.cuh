@@ -38,7 +38,10 @@ __global__ void gather_kernel(GatherArgs a, const std::uint8_t* images /* (N, C,
   const std::size_t plane = std::size_t(a.h) * a.w, sample = plane * a.c;
   const std::size_t total = sample * a.batch;
   const std::uint64_t step = dyn ? dyn->step : a.step;
-  if (dyn) indices += dyn->index_delta;
+  if (dyn) {
+    indices += dyn->index_delta;
+    y += dyn->label_delta;
+  }
   for (std::size_t o = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; o < total;
        o += std::size_t(gridDim.x) * blockDim.x) {
     const int i = static_cast<int>(o / sample);

@@ -35,6 +35,10 @@ struct StepScalars {
   float pad_;
   std::uint64_t step;        // augmentation step counter (GatherDesc::step)
   std::int64_t index_delta;  // rows to add to the captured GatherDesc::indices pointer
+  // Rows to add to the captured label arrays (gather's labels out, the loss's labels in, argmax's
+  // predictions out): 0 for the training step, which reuses one batch's labels; an evaluation
+  // pass's batch b writes its rows of arrays that cover the whole set.
+  std::int64_t label_delta;
 };
 
 // Adam's bias corrections for step t, computed as the CPU backend does (double pow, then float):

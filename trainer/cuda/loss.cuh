@@ -44,7 +44,9 @@ __global__ void softmax_xent_kernel(const float* logits /* (n, classes) */,
                                     const std::int32_t* labels /* (n) */, int n, int classes,
                                     float* dlogits /* (n, classes) or null */,
                                     double* stats /* (2): loss sum, correct */,
-                                    int mean_over /* the batch the mean is over (>= n) */) {
+                                    int mean_over /* the batch the mean is over (>= n) */,
+                                    const StepScalars* dyn /* (1) or null */) {
+  if (dyn) labels += dyn->label_delta;
   __shared__ double warp_loss[32], warp_correct[32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const float inv_n = 1.f / static_cast<float>(mean_over);
@@ -96,7 +98,9 @@ __global__ void softmax_xent_kernel(const float* logits /* (n, classes) */,
 }
 
 __global__ void argmax_kernel(const float* logits /* (n, classes) */, int n, int classes,
-                              std::int32_t* pred /* (n) */) {
+                              std::int32_t* pred /* (n) */,
+                              const StepScalars* dyn /* (1) or null */) {
+  if (dyn) pred += dyn->label_delta;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float* row = logits + std::size_t(i) * classes;
@@ -110,16 +114,18 @@ __global__ void argmax_kernel(const float* logits /* (n, classes) */, int n, int
 
 inline void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n,
                                   int classes, float* dlogits, double* stats, int mean_over,
-                                  cudaStream_t s) {
+                                  const StepScalars* dyn, cudaStream_t s) {
   if (n <= 0) return;
   const int threads = n >= 32 ? 1024 : 32 * n;
-  softmax_xent_kernel<<<1, threads, 0, s>>>(logits, labels, n, classes, dlogits, stats, mean_over);
+  softmax_xent_kernel<<<1, threads, 0, s>>>(logits, labels, n, classes, dlogits, stats, mean_over,
+                                            dyn);
   SWEEP_CHECK_LAUNCH();
 }
 
-inline void argmax(const float* logits, int n, int classes, std::int32_t* pred, cudaStream_t s) {
+inline void argmax(const float* logits, int n, int classes, std::int32_t* pred,
+                   const StepScalars* dyn, cudaStream_t s) {
   if (n <= 0) return;
-  argmax_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(logits, n, classes, pred);
+  argmax_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(logits, n, classes, pred, dyn);
   SWEEP_CHECK_LAUNCH();
 }
 

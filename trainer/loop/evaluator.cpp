@@ -7,6 +7,8 @@
  */
 #include "trainer/loop/evaluator.h"
 
+#include <atomic>
+
 #include "common/check.h"
 
 namespace sweep::trainer {
@@ -24,14 +26,45 @@ void Evaluator::launch(Network& net, float* x, bool with_confusion) {
   const double zeros[2] = {0, 0};
   backend_.copy_to_device(stats_.as<void>(), zeros, sizeof zeros);
   const std::int64_t batches = source_.batches_per_epoch();
-  for (std::int64_t b = 0; b < batches; ++b) {
-    std::int32_t* y = labels_.as<std::int32_t>() + b * source_.batch();
-    const int n = source_.gather(b, 0, false, x, y);
-    const float* logits = net.forward(x, n, false);
-    backend_.softmax_cross_entropy(logits, y, n, classes_, nullptr, stats_.as<double>());
-    if (with_confusion)
-      backend_.argmax(logits, n, classes_, preds_.as<std::int32_t>() + b * source_.batch());
+  const std::int64_t full = source_.size() / source_.batch();
+  std::int64_t b = 0;
+  // Two full batches at least: one eager (every shape seen), one recorded.
+  if (full >= 2 && backend_.can_capture() && !graph_failed_) b = run_recorded(net, x, full);
+  for (; b < batches; ++b) run_batch(net, x, b, with_confusion);
+}
+
+void Evaluator::run_batch(Network& net, float* x, std::int64_t b, bool argmax) {
+  std::int32_t* y = labels_.as<std::int32_t>() + b * source_.batch();
+  const int n = source_.gather(b, 0, false, x, y);
+  const float* logits = net.forward(x, n, false);
+  backend_.softmax_cross_entropy(logits, y, n, classes_, nullptr, stats_.as<double>());
+  if (argmax) backend_.argmax(logits, n, classes_, preds_.as<std::int32_t>() + b * source_.batch());
+}
+
+std::int64_t Evaluator::run_recorded(Network& net, float* x, std::int64_t full) {
+  // Keys are unique in the process, so a backend's graph recorded by another evaluator (or by
+  // this one for another network) is never taken for ours.
+  static std::atomic<std::uint64_t> next_key{1};
+  constexpr std::int64_t kRecorded = 1;  // the batch the graph was recorded at
+  std::int64_t b = 0;
+  if (!(backend_.has_evaluation_graph(graph_key_) && graph_net_ == net.id() && graph_x_ == x)) {
+    run_batch(net, x, 0, true);
+    b = 1;
+    graph_key_ = next_key.fetch_add(1);
+    try {
+      backend_.begin_evaluation_capture(graph_key_);
+      run_batch(net, x, kRecorded, true);  // recorded, not run
+      backend_.end_capture();
+    } catch (const std::exception&) {
+      backend_.drop_evaluation_graph();
+      graph_failed_ = true;
+      return b;
+    }
+    graph_net_ = net.id();
+    graph_x_ = x;
   }
+  for (; b < full; ++b) backend_.replay_evaluation((b - kRecorded) * source_.batch());
+  return full;
 }
 
 EvalResult Evaluator::collect() {

@@ -4,6 +4,11 @@
  * The data set is uploaded once. Each batch is gathered straight into a labels buffer that covers
  * the whole set, and predictions go into a second one, so one evaluation reads back two doubles
  * (plus, for a confusion matrix, the two label arrays) instead of something per batch.
+ *
+ * On a backend that records graphs, one full batch's work (gather, forward, loss, argmax) is
+ * recorded at the first evaluation and every full batch after replays it at its offset
+ * (backend.h, evaluation graph): a small model's batch costs one launch instead of its library
+ * calls' host time. The numbers are those of the eager pass, which the last partial batch keeps.
  */
 #pragma once
 
@@ -35,11 +40,22 @@ class Evaluator {
   std::int64_t size() const { return source_.size(); }
 
  private:
+  // Batch b's work, eagerly (argmax only for a confusion matrix).
+  void run_batch(Network& net, float* x, std::int64_t b, bool argmax);
+  // The full batches through the evaluation graph, recording it first when the backend holds
+  // none of ours for this network and input buffer; returns how many batches it ran (0 when
+  // recording failed: the pass then stays eager, as every later one).
+  std::int64_t run_recorded(Network& net, float* x, std::int64_t full);
+
   Backend& backend_;
   BatchSource source_;
   int classes_;
   DeviceBuffer labels_, preds_, stats_;
   bool with_confusion_ = false;
+  // The evaluation graph: its key on the backend, and the network and input it was recorded for.
+  std::uint64_t graph_key_ = 0, graph_net_ = 0;
+  const float* graph_x_ = nullptr;
+  bool graph_failed_ = false;
 };
 
 // The result over the union of disjoint parts (losses and accuracies weighted by images,
