@@ -13,6 +13,7 @@
 
 #include "common/check.h"
 #include "trainer/array/fusion.h"
+#include "trainer/data/device_dataset.h"
 #include "trainer/data/load_data.h"
 #include "trainer/loop/trial_run.h"
 
@@ -163,11 +164,20 @@ class ArrayRun {
     }
   }
 
-  // The host data of member i: loaded once per distinct data set (same_loaded_data).
+  // The data of member i: loaded once per distinct data set (same_loaded_data), and uploaded once
+  // to the members' device, where each member gathers its own batches from the one copy. When the
+  // device has no room for the shared copy, members upload their own (and wait for room as any).
   std::shared_ptr<const LoadedData> data_for(std::size_t i) {
     if (data_[i]) return data_[i];
     const TrainConfig& c = members_[i].config;
-    auto loaded = std::make_shared<const LoadedData>(load_data(c.data, c.training.seed));
+    auto host = std::make_shared<LoadedData>(load_data(c.data, c.training.seed));
+    const DeviceSpec device = c.replicas.empty() ? c.device : c.replicas.front();
+    try {
+      host->uploaded = std::make_shared<const SharedUpload>(device, *host);
+    } catch (...) {
+      if (!is_out_of_memory(std::current_exception())) throw;
+    }
+    std::shared_ptr<const LoadedData> loaded = std::move(host);
     for (std::size_t j = 0; j < members_.size(); ++j)
       if (!data_[j] && same_loaded_data(c, members_[j].config)) data_[j] = loaded;
     return loaded;

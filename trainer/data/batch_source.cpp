@@ -14,7 +14,7 @@ namespace sweep::trainer {
 
 BatchSource::BatchSource(Backend& backend, const Dataset& data, const ChannelStats& norm, int batch,
                          ShuffleMode shuffle, std::uint64_t seed, const AugmentSpec& augment,
-                         bool for_training)
+                         bool for_training, const DeviceDataset* uploaded)
     : backend_(backend),
       size_(data.size()),
       batch_(batch),
@@ -26,18 +26,13 @@ BatchSource::BatchSource(Backend& backend, const Dataset& data, const ChannelSta
   if (data.c > 4) throw Error(data.source + ": at most 4 channels are supported");
   if (augment.translate < 0 || augment.crop_padding < 0)
     throw Error("data.augment: translate and crop_padding must not be negative");
-  images_ = DeviceBuffer(backend, data.images.size());
-  labels_ = DeviceBuffer(backend, data.labels.size());
+  if (!uploaded) uploaded = &own_.emplace(backend, data);
   order_ = DeviceBuffer(backend, std::size_t(size_) * sizeof(std::int32_t));
-  if (!data.images.empty())
-    backend.copy_to_device(images_.as<void>(), data.images.data(), data.images.size());
-  if (!data.labels.empty())
-    backend.copy_to_device(labels_.as<void>(), data.labels.data(), data.labels.size());
   desc_.c = data.c;
   desc_.h = data.h;
   desc_.w = data.w;
-  desc_.images = images_.as<std::uint8_t>();
-  desc_.labels = labels_.as<std::uint8_t>();
+  desc_.images = uploaded->images();
+  desc_.labels = uploaded->labels();
   for (int ch = 0; ch < 4; ++ch) {
     desc_.mean[ch] = norm.mean[std::size_t(ch)];
     desc_.stdev[ch] = norm.stdev[std::size_t(ch)];

@@ -10,10 +10,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "trainer/backend.h"
 #include "trainer/data/dataset.h"
+#include "trainer/data/device_dataset.h"
 #include "trainer/data/shuffle.h"
 #include "trainer/train_config.h"
 
@@ -22,10 +24,12 @@ namespace sweep::trainer {
 class BatchSource {
  public:
   // `batch` is the largest batch; augmentation applies only to gathers with augment = true.
-  // `for_training` drops a final batch of one image; evaluation keeps every image.
+  // `for_training` drops a final batch of one image; evaluation keeps every image. `uploaded`:
+  // data's images and labels already in memory this backend reads (a SharedUpload's), else null
+  // and they are uploaded here.
   BatchSource(Backend& backend, const Dataset& data, const ChannelStats& norm, int batch,
               ShuffleMode shuffle, std::uint64_t seed, const AugmentSpec& augment,
-              bool for_training);
+              bool for_training, const DeviceDataset* uploaded = nullptr);
 
   // Uploads the order of `epoch` (0-based).
   void begin_epoch(int epoch);
@@ -43,6 +47,8 @@ class BatchSource {
   int gather_part(std::int64_t batch_index, int begin, int count, std::uint64_t step, bool augment,
                   float* x, std::int32_t* y);
 
+  const std::uint8_t* images() const { return desc_.images; }  // where gathers read (tests)
+
  private:
   Backend& backend_;
   std::int64_t size_;
@@ -52,7 +58,8 @@ class BatchSource {
   bool for_training_;
   bool order_uploaded_ = false;
   GatherDesc desc_{};
-  DeviceBuffer images_, labels_, order_;
+  std::optional<DeviceDataset> own_;  // the upload, unless one was given
+  DeviceBuffer order_;
 };
 
 }  // namespace sweep::trainer

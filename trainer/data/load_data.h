@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "trainer/data/dataset.h"
@@ -16,11 +17,16 @@
 
 namespace sweep::trainer {
 
+class SharedUpload;  // trainer/data/device_dataset.h
+
 struct LoadedData {
   Dataset train;
   Dataset validation;             // empty when data.validation is none
   ChannelStats norm;              // mean 0 / std 1 when data.normalize is false
   std::string validation_source;  // "test", "holdout" or "none"
+  // train and validation already on a device, for every run there to read (a fused array's
+  // members); null, or another device: each run uploads its own copy.
+  std::shared_ptr<const SharedUpload> uploaded;
 };
 
 // Throws sweep::Error with the file and the reason for unreadable data, and for unknown names.

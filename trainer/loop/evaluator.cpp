@@ -13,9 +13,10 @@
 
 namespace sweep::trainer {
 
-Evaluator::Evaluator(Backend& backend, const Dataset& data, const ChannelStats& norm, int batch)
+Evaluator::Evaluator(Backend& backend, const Dataset& data, const ChannelStats& norm, int batch,
+                     const DeviceDataset* uploaded)
     : backend_(backend),
-      source_(backend, data, norm, batch, ShuffleMode::never, 0, AugmentSpec{}, false),
+      source_(backend, data, norm, batch, ShuffleMode::never, 0, AugmentSpec{}, false, uploaded),
       classes_(data.classes),
       labels_(backend, std::size_t(data.size()) * sizeof(std::int32_t)),
       preds_(backend, std::size_t(data.size()) * sizeof(std::int32_t)),

@@ -29,7 +29,9 @@ struct EvalResult {
 
 class Evaluator {
  public:
-  Evaluator(Backend& backend, const Dataset& data, const ChannelStats& norm, int batch);
+  // `uploaded`: data already in memory the backend reads (BatchSource), or null.
+  Evaluator(Backend& backend, const Dataset& data, const ChannelStats& norm, int batch,
+            const DeviceDataset* uploaded = nullptr);
 
   // Forward in inference mode over every image, in two halves, so that several replicas' (or a
   // fused array's members') evaluations run at once: launch queues the work on the backend and
@@ -38,6 +40,7 @@ class Evaluator {
   EvalResult collect();
 
   std::int64_t size() const { return source_.size(); }
+  const std::uint8_t* images() const { return source_.images(); }  // where it reads (tests)
 
  private:
   // Batch b's work, eagerly (argmax only for a confusion matrix).

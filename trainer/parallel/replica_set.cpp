@@ -8,6 +8,7 @@
 #include "trainer/parallel/replica_set.h"
 
 #include "common/check.h"
+#include "trainer/data/device_dataset.h"
 #include "trainer/parallel/batch_share.h"
 
 namespace sweep::trainer {
@@ -28,6 +29,11 @@ Dataset validation_part(const Dataset& data, int n, int r) {
   return take_rows(data, rows);
 }
 
+// The data's upload this replica's device can read, or null (it then uploads its own).
+const SharedUpload* upload_for(const DeviceSpec& device, const LoadedData& data) {
+  return data.uploaded && data.uploaded->serves(device) ? data.uploaded.get() : nullptr;
+}
+
 // The training options that are the backend's business: its precision and determinism.
 DeviceSpec for_training(DeviceSpec spec, const TrainingSpec& training) {
   spec.precision = training.precision;
@@ -44,9 +50,13 @@ Replica::Replica(const DeviceSpec& device, const TrainConfig& cfg, const LoadedD
           max_batch, cfg.training.seed),
       opt(*backend, cfg.training, net.param_count()),
       train(*backend, data.train, data.norm, cfg.training.batch_size, cfg.data.shuffle,
-            cfg.training.seed, cfg.data.augment, true) {
+            cfg.training.seed, cfg.data.augment, true,
+            upload_for(device, data) ? &upload_for(device, data)->train() : nullptr) {
+  // The whole validation set (not a replica's slice of it) is what the upload holds.
+  const SharedUpload* upload = upload_for(device, data);
   if (validation_part && !validation_part->empty())
-    eval.emplace(*backend, *validation_part, data.norm, max_batch);
+    eval.emplace(*backend, *validation_part, data.norm, max_batch,
+                 upload && validation_part == &data.validation ? upload->validation() : nullptr);
   const std::size_t in = std::size_t(max_batch) * std::size_t(data.train.image_bytes());
   x = DeviceBuffer(*backend, in * sizeof(float));
   y = DeviceBuffer(*backend, std::size_t(max_batch) * sizeof(std::int32_t));
