@@ -158,6 +158,10 @@ class CudaBackend final : public Backend {
   std::unique_ptr<ConvPlan> make_conv_plan(const ConvGeom& g, bool timed);
   // Fills e's direct_* choices (cuda_direct_conv.cu). `timed`: the shape's batch is the tuned one.
   void choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e);
+  // bf16 mode: whether the bf16 plan's forward and backward, with their conversions, take less
+  // GPU time in a CUDA graph than the tf32 plan's (cuda_direct_conv.cu; once per shape and
+  // process).
+  bool bf16_runs_faster(const ConvGeom& g, const ConvPlan& bf16, const ConvPlan& tf32);
   const PoolPlan& pool_plan(const PoolGeom& g, PoolMode mode);
   const BatchNormPlan& bn_plan(const BatchNormGeom& g);
   void* conv_workspace(std::size_t bytes);

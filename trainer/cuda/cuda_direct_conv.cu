@@ -1,9 +1,12 @@
 /*
- * cuda_direct_conv.cu — which convolution ops of a shape run on our direct kernels
- * (direct_conv.h) rather than on cuDNN's plan. Timed once per shape, both sides as a training
+ * cuda_direct_conv.cu — the timed choices of how a convolution shape runs: which of its ops run on
+ * our direct kernels (direct_conv.h) rather than on cuDNN's plan, and in bf16 mode whether the
+ * bf16 plan or the tf32 plan runs it. Timed once per shape and process, both sides as a training
  * step runs them (graph_timing.h).
  */
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -87,6 +90,43 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
                     graph_us(
                         s, [&] { plan.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws); });
   cache.emplace(key, TimedChoice{e.direct_forward, e.direct_data, e.direct_filter});
+}
+
+bool CudaBackend::bf16_runs_faster(const ConvGeom& g, const ConvPlan& bf16, const ConvPlan& tf32) {
+  static std::mutex mutex;
+  static std::map<ChoiceKey, bool> cache;
+  const ChoiceKey key{device_,    g.n,        g.c,     g.h,     g.w,     g.k,     g.r, g.s,
+                      g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, g.out_w, 1};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w;
+  const std::size_t ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+  const std::size_t nw = std::size_t(g.k) * g.c * g.r * g.s;
+  DeviceBuffer x(*this, nx * sizeof(float)), y(*this, ny * sizeof(float)),
+      w(*this, nw * sizeof(float)), dx(*this, nx * sizeof(float)), dw(*this, nw * sizeof(float));
+  const auto run_bf16 = [&] {
+    conv2d_forward_bf16(g, bf16, x.f(), w.f(), nullptr, y.f());
+    conv2d_backward_bf16(g, bf16, x.f(), w.f(), y.f(), dx.f(), dw.f());
+  };
+  const auto run_tf32 = [&] {
+    void* ws = conv_workspace(tf32.workspace_bytes());
+    tf32.forward(dnn(), x.f(), w.f(), y.f(), ws);
+    tf32.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws);
+    tf32.backward_data(dnn(), w.f(), y.f(), dx.f(), ws);
+  };
+  // Once eagerly: the scratch and workspace grow outside the capture.
+  run_bf16();
+  run_tf32();
+  const float bf16_us = graph_us(stream(), run_bf16), tf32_us = graph_us(stream(), run_tf32);
+  const bool faster = bf16_us <= tf32_us;
+  if (std::getenv("SWEEP_CUDNN_LOG"))
+    std::fprintf(stderr,
+                 "sweep: conv n%d c%d %dx%d k%d %dx%d s%d: bf16 %.1f us, tf32 %.1f us in a graph "
+                 "(fwd + both backward): %s\n",
+                 g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, double(bf16_us), double(tf32_us),
+                 faster ? "bf16" : "tf32");
+  cache.emplace(key, faster);
+  return faster;
 }
 
 }  // namespace sweep::trainer::cuda

@@ -154,9 +154,13 @@ const CudaBackend::ConvEntry& CudaBackend::conv_entry(const ConvGeom& g) {
 
 // bf16 where it pays: cuDNN's bf16 kernels are fast for wide layers (tensor cores want channels
 // in multiples of 8) and slow or missing for narrow ones (LeNet's weight gradients at batch 64:
-// 14-27x slower than fp32, measured). So in bf16 mode each shape gets a bf16 plan and a tf32 plan,
-// both timed by cudnnFind, and the faster one; a shape with no deterministic bf16 algorithm runs
-// tf32. tf32 (not fp32) because a bf16 user has already accepted reduced-precision products.
+// 14-27x slower than fp32, measured). So in bf16 mode each shape gets a bf16 plan and a tf32 plan
+// (each with the algorithms cudnnFind times fastest), and the one whose three ops run faster in a
+// CUDA graph, conversions included (bf16_runs_faster); a shape with no deterministic bf16
+// algorithm runs tf32. tf32 (not fp32) because a bf16 user has already accepted reduced-precision
+// products. Not Find's own times for that last choice: they charge each call its host-side work,
+// ~0.1 ms per op for cuDNN's Hopper bf16 kernels, so Find put ResNet-18's widest layers on tf32
+// plans about 10x slower on the GPU (bench/RESULTS.md).
 std::unique_ptr<ConvPlan> CudaBackend::make_conv_plan(const ConvGeom& g, bool find) {
   const ConvPlan::Choose how = deterministic_ ? ConvPlan::Choose::deterministic_untimed
                                : find         ? ConvPlan::Choose::timed
@@ -172,7 +176,7 @@ std::unique_ptr<ConvPlan> CudaBackend::make_conv_plan(const ConvGeom& g, bool fi
   }
   if (bf16 && conv_choice_ == ConvChoice::bf16_first) return bf16;
   auto tf32 = std::make_unique<ConvPlan>(dnn(), g, MathMode::tf32, workspace_limit_, how);
-  if (bf16 && bf16->measured_ms() <= tf32->measured_ms()) return bf16;
+  if (bf16 && bf16_runs_faster(g, *bf16, *tf32)) return bf16;
   return tf32;
 }
 
