@@ -1,14 +1,16 @@
 /*
- * bench_direct_conv.cu — our direct convolution kernels (trainer/cuda/direct_conv.h) against
+ * bench_direct_conv.cu — our direct and tiled convolution kernels (trainer/cuda/direct_conv.h,
+ * tiled_conv.h; tiled: forward and backward data only, for each --groups block shape) against
  * cuDNN's cudnnFind pick (trainer/cuda's ConvPlan, fp32) at LeNet's shapes and a few wider ones:
  * forward, backward data and backward filter, each op's calls back to back in a CUDA graph
  * (GPU microseconds per call), and how far the two agree (max |difference| / max |cuDNN value|).
  * The direct forward includes the bias and the direct filter gradient the bias gradient; cuDNN's
  * figures leave out the launches the backend adds for those.
  *
- *   bench_direct_conv [--iters 200]
+ *   bench_direct_conv [--iters 200] [--groups 0 4 8] [--split 0 1 4]
  * Prints `RESULT peer=direct-conv shape=.. op=forward|data|filter cudnn_us=.. direct_us=..
- * max_rel_diff=..`.
+ * max_rel_diff=..` and `RESULT peer=tiled-conv shape=.. op=forward|data groups=.. us=..
+ * max_rel_diff=..` (groups: filter groups of 4 per block at most, 0 = as many as fit).
  */
 #include <cuda_runtime.h>
 
@@ -25,6 +27,7 @@
 #include "trainer/cuda/cudnn_legacy.h"
 #include "trainer/cuda/direct_conv.h"
 #include "trainer/cuda/graph_timing.h"
+#include "trainer/cuda/tiled_conv.h"
 
 namespace {
 
@@ -67,7 +70,8 @@ double relative_difference(const std::vector<float>& ref, const std::vector<floa
   return worst / std::max(scale, 1e-30);
 }
 
-void run(const std::string& name, const ConvGeom& g, int iters, int sm_count) {
+void run(const std::string& name, const ConvGeom& g, int iters, int sm_count,
+         const std::vector<int>& groups, const std::vector<int>& splits) {
   Stream stream = make_stream();
   cudnnHandle_t raw = nullptr;
   SWEEP_CHECK_CUDNN(cudnnCreate(&raw));
@@ -115,6 +119,28 @@ void run(const std::string& name, const ConvGeom& g, int iters, int sm_count) {
   });
   report("data", d_cudnn, d_direct,
          relative_difference(host_copy(dx_cudnn, nx), host_copy(dx_direct, nx)));
+  if (tiled_conv_fits(g)) {
+    for (int gr : groups)
+      for (int sp : splits) {
+        tiled_conv_max_groups(gr);
+        tiled_conv_max_split(sp);
+        const float f = time_us(stream.get(), iters, [&] {
+          tiled_conv_forward(g, x.p, w.p, nullptr, y_direct.p, sm_count, stream.get());
+        });
+        const float d = time_us(stream.get(), iters, [&] {
+          tiled_conv_backward_data(g, w.p, dy.p, dx_direct.p, sm_count, stream.get());
+        });
+        std::printf(
+            "RESULT peer=tiled-conv shape=%s groups=%d split=%d forward_us=%.2f (cudnn %.2f) "
+            "forward_diff=%.2e data_us=%.2f (cudnn %.2f) data_diff=%.2e\n",
+            name.c_str(), gr, sp, f, f_cudnn,
+            relative_difference(host_copy(y_cudnn, ny), host_copy(y_direct, ny)), d, d_cudnn,
+            relative_difference(host_copy(dx_cudnn, nx), host_copy(dx_direct, nx)));
+        std::fflush(stdout);
+      }
+    tiled_conv_max_groups(0);
+    tiled_conv_max_split(0);
+  }
   const float w_cudnn = time_us(
       stream.get(), iters, [&] { plan.backward_filter(dnn.get(), x.p, dy.p, dw_cudnn.p, ws.p); });
   const float w_direct = time_us(stream.get(), iters, [&] {
@@ -142,17 +168,20 @@ ConvGeom conv(int n, int c, int hw, int k, int r, int pad) {
 int main(int argc, char** argv) {
   CLI::App app{"Our direct convolution kernels against cuDNN's picks at small shapes"};
   int iters = 200;
+  std::vector<int> groups{0}, splits{0};
   app.add_option("--iters", iters, "timed launches per case");
+  app.add_option("--groups", groups, "tiled kernels: filter groups per block at most (0: all)");
+  app.add_option("--split", splits, "tiled kernels: channel slices per block at most (0: own)");
   CLI11_PARSE(app, argc, argv);
   try {
     int sm_count = 0;
     SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
-    run("lenet-conv1-b64", conv(64, 1, 28, 20, 5, 0), iters, sm_count);
-    run("lenet-conv2-b64", conv(64, 20, 12, 50, 5, 0), iters, sm_count);
-    run("lenet-conv1-b256", conv(256, 1, 28, 20, 5, 0), iters, sm_count);
-    run("lenet-conv2-b256", conv(256, 20, 12, 50, 5, 0), iters, sm_count);
-    run("3x3-c16-32x32-b64", conv(64, 16, 32, 16, 3, 1), iters, sm_count);
-    run("3x3-c32-16x16-b128", conv(128, 32, 16, 32, 3, 1), iters, sm_count);
+    run("lenet-conv1-b64", conv(64, 1, 28, 20, 5, 0), iters, sm_count, groups, splits);
+    run("lenet-conv2-b64", conv(64, 20, 12, 50, 5, 0), iters, sm_count, groups, splits);
+    run("lenet-conv1-b256", conv(256, 1, 28, 20, 5, 0), iters, sm_count, groups, splits);
+    run("lenet-conv2-b256", conv(256, 20, 12, 50, 5, 0), iters, sm_count, groups, splits);
+    run("3x3-c16-32x32-b64", conv(64, 16, 32, 16, 3, 1), iters, sm_count, groups, splits);
+    run("3x3-c32-16x16-b128", conv(128, 32, 16, 32, 3, 1), iters, sm_count, groups, splits);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_direct_conv: %s\n", e.what());
     return 1;

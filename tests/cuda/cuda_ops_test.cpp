@@ -12,6 +12,7 @@
 
 #include "tests/cuda/cuda_test_util.h"
 #include "trainer/cuda/direct_conv.h"
+#include "trainer/cuda/tiled_conv.h"
 
 namespace sweep::trainer::test {
 namespace {
@@ -188,6 +189,33 @@ TEST_F(CudaOps, DirectConvolutionsMatchCpu) {
     EXPECT_EQ(cuda::direct_conv_fits(g), g.stride_h == 1) << "stride " << g.stride_h;
     check_conv(g);
   }
+}
+
+// The tiled kernels (trainer/cuda/tiled_conv.h: forward and backward data) on the same shapes,
+// forced on, with blocks of at most one, two and all filter groups and with the input channels
+// in one slice or several (so partial filter groups, several filter blocks per image, images
+// split into row blocks, rows past the image and the slices' sum are all met).
+TEST_F(CudaOps, TiledConvolutionsMatchCpu) {
+  gpu->set_direct_conv(cuda::CudaBackend::DirectConv::tiled);
+  for (int groups : {0, 1, 2}) {
+    cuda::tiled_conv_max_groups(groups);
+    cuda::tiled_conv_max_split(groups == 1 ? 1 : 0);  // one slice, and the kernel's own choice
+    for (const ConvGeom& g : {
+             conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0),  // LeNet conv2
+             conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0),   // LeNet conv1
+             conv_geom(3, 3, 32, 32, 16, 3, 3, 1, 1),    // 3x3 same padding
+             conv_geom(2, 5, 13, 11, 7, 5, 5, 1, 2),     // 5x5 same padding, odd sizes
+             conv_geom(1, 9, 6, 7, 3, 3, 3, 1, 2),       // padding 2 on a 3x3 filter
+             conv_geom(3, 7, 9, 11, 33, 3, 3, 1, 1),     // 33 filters: a partial group
+             conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1),     // stride 2: not taken, cuDNN runs it
+         }) {
+      EXPECT_EQ(cuda::tiled_conv_fits(g), g.stride_h == 1) << "stride " << g.stride_h;
+      SCOPED_TRACE("groups " + std::to_string(groups));
+      check_conv(g);
+    }
+  }
+  cuda::tiled_conv_max_groups(0);
+  cuda::tiled_conv_max_split(0);
 }
 
 // The same inputs give the same bits every time (no atomics in the direct kernels).

@@ -49,12 +49,14 @@ class CudaBackend final : public Backend {
   // the first convolution: plans already built keep their choice.
   enum class ConvChoice { fastest, bf16_first };
   void set_conv_choice(ConvChoice c) { conv_choice_ = c; }
-  // fp32 and tf32: whether a convolution op runs on our direct kernels (direct_conv.cuh) or on
-  // cuDNN's plan. timed (default): per shape and op, whichever a CUDA-graph timing finds faster,
-  // for the batch size cudnnFind times (never when deterministic: cuDNN's heuristics then choose,
-  // the same in every process); always: ours wherever they take the shape (the op tests);
-  // never: cuDNN only. Set it before the first convolution.
-  enum class DirectConv { timed, always, never };
+  // fp32 and tf32: whether a convolution op runs on our kernels (direct_conv.h, tiled_conv.h) or
+  // on cuDNN's plan. timed (default): per shape and op, whichever a CUDA-graph timing finds
+  // fastest, for the batch size cudnnFind times (never when deterministic: cuDNN's heuristics
+  // then choose, the same in every process); always: the direct kernels wherever they take the
+  // shape; tiled: the tiled kernels for forward and backward data wherever they take the shape,
+  // else as always (the op tests use both); never: cuDNN only. Set it before the first
+  // convolution.
+  enum class DirectConv { timed, always, tiled, never };
   void set_direct_conv(DirectConv d) { direct_conv_ = d; }
   void tune_for_batch(int n) override { tuned_batch_ = n; }
 
@@ -148,10 +150,12 @@ class CudaBackend final : public Backend {
  private:
   void enter() const;  // cudaSetDevice(device_)
   cudnnHandle_t dnn() const { return cudnn_.get(); }
-  // A convolution shape's cuDNN plan, and which of its ops run on our direct kernels instead.
+  // A convolution shape's cuDNN plan, and which of its ops run on our kernels instead.
+  enum class ConvImpl { cudnn, direct, tiled };
   struct ConvEntry {
     std::unique_ptr<ConvPlan> plan;
-    bool direct_forward = false, direct_data = false, direct_filter = false;
+    ConvImpl forward = ConvImpl::cudnn, data = ConvImpl::cudnn;
+    bool direct_filter = false;
     int filter_parts = 1;  // direct_conv_filter_parts
   };
   const ConvEntry& conv_entry(const ConvGeom& g);

@@ -14,6 +14,7 @@
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/cuda/direct_conv.h"
 #include "trainer/cuda/graph_timing.h"
+#include "trainer/cuda/tiled_conv.h"
 
 namespace sweep::trainer::cuda {
 
@@ -30,7 +31,8 @@ float graph_us(cudaStream_t stream, Op&& op) {
 // A timed choice holds for the process (as cudnnFind's, cudnn_legacy.cpp): every later backend
 // with the same device, math and shape, a fused array's members included, reuses it.
 struct TimedChoice {
-  bool forward, data, filter;
+  int forward, data;  // CudaBackend::ConvImpl
+  bool filter;
 };
 using ChoiceKey = std::array<int, 15>;
 
@@ -38,13 +40,18 @@ using ChoiceKey = std::array<int, 15>;
 
 void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e) {
   // bf16 plans convert their operands around cuDNN's bf16 kernels; ours are fp32 only.
-  if (e.plan->math() == MathMode::bf16 || direct_conv_ == DirectConv::never || !direct_conv_fits(g))
+  const bool direct = direct_conv_fits(g), tiled = tiled_conv_fits(g);
+  if (e.plan->math() == MathMode::bf16 || direct_conv_ == DirectConv::never || !(direct || tiled))
     return;
   if (sm_count_ == 0)
     SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
   e.filter_parts = direct_conv_filter_parts(g, sm_count_);
-  if (direct_conv_ == DirectConv::always) {
-    e.direct_forward = e.direct_data = e.direct_filter = true;
+  if (direct_conv_ == DirectConv::always || direct_conv_ == DirectConv::tiled) {
+    const ConvImpl ours = tiled && (direct_conv_ == DirectConv::tiled || !direct)
+                              ? ConvImpl::tiled
+                              : ConvImpl::direct;
+    e.forward = e.data = ours;
+    e.direct_filter = direct;
     return;
   }
   // Shapes that run rarely (a partial batch) and deterministic mode keep cuDNN's plan: timing
@@ -57,8 +64,8 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
       g.out_w, sm_count_,           0};
   std::lock_guard<std::mutex> lock(mutex);  // one timing per shape, even from many threads
   if (auto it = cache.find(key); it != cache.end()) {
-    e.direct_forward = it->second.forward;
-    e.direct_data = it->second.data;
+    e.forward = ConvImpl(it->second.forward);
+    e.data = ConvImpl(it->second.data);
     e.direct_filter = it->second.filter;
     return;
   }
@@ -75,21 +82,37 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   void* ws = conv_workspace(plan.workspace_bytes());
   float* scratch = scratch_floats(direct_conv_filter_scratch(g, e.filter_parts));
   cudaStream_t s = stream();
-  // Forward: cuDNN's side adds the bias in a launch of its own (not counted: ours is then ahead).
-  e.direct_forward = graph_us(s, [&] { direct_conv_forward(g, x.f(), w.f(), nullptr, y.f(), s); }) <
-                     graph_us(
-                         s, [&] { plan.forward(dnn(), x.f(), w.f(), y.f(), ws); });
-  e.direct_data = graph_us(s, [&] { direct_conv_backward_data(g, w.f(), y.f(), dx.f(), s); }) <
-                  graph_us(
-                      s, [&] { plan.backward_data(dnn(), w.f(), y.f(), dx.f(), ws); });
-  e.direct_filter = graph_us(s,
-                             [&] {
-                               direct_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr,
-                                                           e.filter_parts, scratch, s);
-                             }) <
+  const int sms = sm_count_;
+  // The fastest of cuDNN's plan and whichever of ours take the shape. Forward: cuDNN's side adds
+  // the bias in a launch of its own (not counted: ours is then ahead).
+  const auto fastest = [&](auto&& cudnn_op, auto&& direct_op, auto&& tiled_op) {
+    ConvImpl best = ConvImpl::cudnn;
+    float best_us = graph_us(s, cudnn_op);
+    if (direct) {
+      const float us = graph_us(s, direct_op);
+      if (us < best_us) best = ConvImpl::direct, best_us = us;
+    }
+    if (tiled) {
+      const float us = graph_us(s, tiled_op);
+      if (us < best_us) best = ConvImpl::tiled, best_us = us;
+    }
+    return best;
+  };
+  e.forward = fastest([&] { plan.forward(dnn(), x.f(), w.f(), y.f(), ws); },
+                      [&] { direct_conv_forward(g, x.f(), w.f(), nullptr, y.f(), s); },
+                      [&] { tiled_conv_forward(g, x.f(), w.f(), nullptr, y.f(), sms, s); });
+  e.data = fastest([&] { plan.backward_data(dnn(), w.f(), y.f(), dx.f(), ws); },
+                   [&] { direct_conv_backward_data(g, w.f(), y.f(), dx.f(), s); },
+                   [&] { tiled_conv_backward_data(g, w.f(), y.f(), dx.f(), sms, s); });
+  e.direct_filter =
+      direct && graph_us(s,
+                         [&] {
+                           direct_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr,
+                                                       e.filter_parts, scratch, s);
+                         }) <
                     graph_us(
                         s, [&] { plan.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws); });
-  cache.emplace(key, TimedChoice{e.direct_forward, e.direct_data, e.direct_filter});
+  cache.emplace(key, TimedChoice{int(e.forward), int(e.data), e.direct_filter});
 }
 
 bool CudaBackend::bf16_runs_faster(const ConvGeom& g, const ConvPlan& bf16, const ConvPlan& tf32) {

@@ -19,6 +19,7 @@
 #include "trainer/cuda/elementwise.cuh"
 #include "trainer/cuda/maxpool2x2.cuh"
 #include "trainer/cuda/skinny_dense.cuh"
+#include "trainer/cuda/tiled_conv.h"
 
 namespace sweep::trainer::cuda {
 
@@ -186,7 +187,9 @@ void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float*
   const ConvEntry& e = conv_entry(g);
   const ConvPlan& plan = *e.plan;
   if (plan.math() == MathMode::bf16) return conv2d_forward_bf16(g, plan, x, w, b, y);
-  if (e.direct_forward) return direct_conv_forward(g, x, w, b, y, stream());  // bias included
+  // Ours add the bias in the same pass.
+  if (e.forward == ConvImpl::direct) return direct_conv_forward(g, x, w, b, y, stream());
+  if (e.forward == ConvImpl::tiled) return tiled_conv_forward(g, x, w, b, y, sm_count_, stream());
   plan.forward(dnn(), x, w, y, conv_workspace(plan.workspace_bytes()));
   if (b) add_channel_bias(y, b, g.n, g.k, g.out_h * g.out_w, stream());
 }
@@ -222,8 +225,10 @@ void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float
     } else {
       plan.backward_filter(dnn(), x, dy, dw, conv_workspace(plan.workspace_bytes()));
     }
-    if (dx && e.direct_data)
+    if (dx && e.data == ConvImpl::direct)
       direct_conv_backward_data(g, w, dy, dx, stream());
+    else if (dx && e.data == ConvImpl::tiled)
+      tiled_conv_backward_data(g, w, dy, dx, sm_count_, stream());
     else if (dx)
       plan.backward_data(dnn(), w, dy, dx, conv_workspace(plan.workspace_bytes()));
   }
