@@ -148,6 +148,26 @@ void run(const std::string& name, const ConvGeom& g, int iters, int sm_count,
   });
   report("filter", w_cudnn, w_direct,
          relative_difference(host_copy(dw_cudnn, nw), host_copy(dw_direct, nw)));
+  if (tiled_conv_filter_fits(g, sm_count)) {
+    for (int gr : groups)
+      for (int images : {0, 1, 2, 4}) {
+        tiled_conv_max_groups(gr);
+        tiled_conv_filter_images(images);
+        DeviceArray tiled_scratch(tiled_conv_filter_scratch(g, sm_count));
+        const float w_tiled = time_us(stream.get(), iters, [&] {
+          tiled_conv_backward_filter(g, x.p, dy.p, dw_direct.p, db.p, sm_count, tiled_scratch.p,
+                                     stream.get());
+        });
+        std::printf(
+            "RESULT peer=tiled-conv shape=%s op=filter groups=%d images=%d us=%.2f "
+            "(cudnn %.2f direct %.2f) max_rel_diff=%.2e\n",
+            name.c_str(), gr, images, w_tiled, w_cudnn, w_direct,
+            relative_difference(host_copy(dw_cudnn, nw), host_copy(dw_direct, nw)));
+        std::fflush(stdout);
+      }
+    tiled_conv_max_groups(0);
+    tiled_conv_filter_images(0);
+  }
 }
 
 ConvGeom conv(int n, int c, int hw, int k, int r, int pad) {

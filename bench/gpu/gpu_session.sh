@@ -65,7 +65,7 @@ grep -E "RESULT|wall|^---|best|trials|error|Error" "$out/sweep8.log" | tail -30
 step "a'. GPU tests under compute-sanitizer memcheck (filtered)"
 san="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
 timeout 200 "$san" --tool memcheck --leak-check no .gpu/bin/sweep_cuda_tests \
-  --gtest_filter='CudaOps.*:CudaGraph.*:CudaGraphTrain.LoopSteps*:CudaGraphTrain.DropGraph*:CudaGraphTrain.Dropout*' \
+  --gtest_filter='CudaOps.*:CudaGraph.*:CudaEvalGraph.*:CudaGraphTrain.LoopSteps*:CudaGraphTrain.DropGraph*:CudaGraphTrain.Dropout*' \
   > "$out/memcheck.log" 2>&1
 echo "memcheck exit $?"
 grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |^\[==========\]" "$out/memcheck.log" | tail -5

@@ -191,7 +191,8 @@ TEST_F(CudaOps, DirectConvolutionsMatchCpu) {
   }
 }
 
-// The tiled kernels (trainer/cuda/tiled_conv.h: forward and backward data) on the same shapes,
+// The tiled kernels (trainer/cuda/tiled_conv.h: forward, backward data, and the weight gradient
+// with the bias gradient) on the same shapes,
 // forced on, with blocks of at most one, two and all filter groups and with the input channels
 // in one slice or several (so partial filter groups, several filter blocks per image, images
 // split into row blocks, rows past the image and the slices' sum are all met).
@@ -199,7 +200,8 @@ TEST_F(CudaOps, TiledConvolutionsMatchCpu) {
   gpu->set_direct_conv(cuda::CudaBackend::DirectConv::tiled);
   for (int groups : {0, 1, 2}) {
     cuda::tiled_conv_max_groups(groups);
-    cuda::tiled_conv_max_split(groups == 1 ? 1 : 0);  // one slice, and the kernel's own choice
+    cuda::tiled_conv_max_split(groups == 1 ? 1 : 0);      // one slice, and the kernel's own choice
+    cuda::tiled_conv_filter_images(groups == 2 ? 3 : 0);  // 3 images a block: a partial chunk
     for (const ConvGeom& g : {
              conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0),  // LeNet conv2
              conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0),   // LeNet conv1
@@ -207,15 +209,19 @@ TEST_F(CudaOps, TiledConvolutionsMatchCpu) {
              conv_geom(2, 5, 13, 11, 7, 5, 5, 1, 2),     // 5x5 same padding, odd sizes
              conv_geom(1, 9, 6, 7, 3, 3, 3, 1, 2),       // padding 2 on a 3x3 filter
              conv_geom(3, 7, 9, 11, 33, 3, 3, 1, 1),     // 33 filters: a partial group
+             conv_geom(5, 16, 10, 9, 12, 3, 3, 1, 1),    // weight gradient, 3x3, padded
              conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1),     // stride 2: not taken, cuDNN runs it
          }) {
       EXPECT_EQ(cuda::tiled_conv_fits(g), g.stride_h == 1) << "stride " << g.stride_h;
+      // The weight-gradient kernel takes them all (row slices fill a block when channels are few).
+      EXPECT_EQ(cuda::tiled_conv_filter_fits(g, 132), g.stride_h == 1);
       SCOPED_TRACE("groups " + std::to_string(groups));
       check_conv(g);
     }
   }
   cuda::tiled_conv_max_groups(0);
   cuda::tiled_conv_max_split(0);
+  cuda::tiled_conv_filter_images(0);
 }
 
 // The same inputs give the same bits every time (no atomics in the direct kernels).

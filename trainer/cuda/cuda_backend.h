@@ -154,8 +154,7 @@ class CudaBackend final : public Backend {
   enum class ConvImpl { cudnn, direct, tiled };
   struct ConvEntry {
     std::unique_ptr<ConvPlan> plan;
-    ConvImpl forward = ConvImpl::cudnn, data = ConvImpl::cudnn;
-    bool direct_filter = false;
+    ConvImpl forward = ConvImpl::cudnn, data = ConvImpl::cudnn, filter = ConvImpl::cudnn;
     int filter_parts = 1;  // direct_conv_filter_parts
   };
   const ConvEntry& conv_entry(const ConvGeom& g);

@@ -4,6 +4,7 @@
  * bf16 plan or the tf32 plan runs it. Timed once per shape and process, both sides as a training
  * step runs them (graph_timing.h).
  */
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -31,8 +32,7 @@ float graph_us(cudaStream_t stream, Op&& op) {
 // A timed choice holds for the process (as cudnnFind's, cudnn_legacy.cpp): every later backend
 // with the same device, math and shape, a fused array's members included, reuses it.
 struct TimedChoice {
-  int forward, data;  // CudaBackend::ConvImpl
-  bool filter;
+  int forward, data, filter;  // CudaBackend::ConvImpl
 };
 using ChoiceKey = std::array<int, 15>;
 
@@ -40,18 +40,21 @@ using ChoiceKey = std::array<int, 15>;
 
 void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e) {
   // bf16 plans convert their operands around cuDNN's bf16 kernels; ours are fp32 only.
-  const bool direct = direct_conv_fits(g), tiled = tiled_conv_fits(g);
-  if (e.plan->math() == MathMode::bf16 || direct_conv_ == DirectConv::never || !(direct || tiled))
-    return;
   if (sm_count_ == 0)
     SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
+  const bool direct = direct_conv_fits(g), tiled = tiled_conv_fits(g),
+             tiled_filter = tiled_conv_filter_fits(g, sm_count_);
+  if (e.plan->math() == MathMode::bf16 || direct_conv_ == DirectConv::never || !(direct || tiled))
+    return;
   e.filter_parts = direct_conv_filter_parts(g, sm_count_);
   if (direct_conv_ == DirectConv::always || direct_conv_ == DirectConv::tiled) {
     const ConvImpl ours = tiled && (direct_conv_ == DirectConv::tiled || !direct)
                               ? ConvImpl::tiled
                               : ConvImpl::direct;
     e.forward = e.data = ours;
-    e.direct_filter = direct;
+    e.filter = tiled_filter && (direct_conv_ == DirectConv::tiled || !direct) ? ConvImpl::tiled
+               : direct                                                       ? ConvImpl::direct
+                                                                              : ConvImpl::cudnn;
     return;
   }
   // Shapes that run rarely (a partial batch) and deterministic mode keep cuDNN's plan: timing
@@ -66,7 +69,7 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   if (auto it = cache.find(key); it != cache.end()) {
     e.forward = ConvImpl(it->second.forward);
     e.data = ConvImpl(it->second.data);
-    e.direct_filter = it->second.filter;
+    e.filter = ConvImpl(it->second.filter);
     return;
   }
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w;
@@ -80,39 +83,41 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
     SWEEP_CHECK_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), stream()));
   const ConvPlan& plan = *e.plan;
   void* ws = conv_workspace(plan.workspace_bytes());
-  float* scratch = scratch_floats(direct_conv_filter_scratch(g, e.filter_parts));
+  float* scratch = scratch_floats(std::max(direct_conv_filter_scratch(g, e.filter_parts),
+                                           tiled_conv_filter_scratch(g, sm_count_)));
   cudaStream_t s = stream();
   const int sms = sm_count_;
   // The fastest of cuDNN's plan and whichever of ours take the shape. Forward: cuDNN's side adds
   // the bias in a launch of its own (not counted: ours is then ahead).
-  const auto fastest = [&](auto&& cudnn_op, auto&& direct_op, auto&& tiled_op) {
+  const auto fastest = [&](bool tiled_fits, auto&& cudnn_op, auto&& direct_op, auto&& tiled_op) {
     ConvImpl best = ConvImpl::cudnn;
     float best_us = graph_us(s, cudnn_op);
     if (direct) {
       const float us = graph_us(s, direct_op);
       if (us < best_us) best = ConvImpl::direct, best_us = us;
     }
-    if (tiled) {
+    if (tiled_fits) {
       const float us = graph_us(s, tiled_op);
       if (us < best_us) best = ConvImpl::tiled, best_us = us;
     }
     return best;
   };
-  e.forward = fastest([&] { plan.forward(dnn(), x.f(), w.f(), y.f(), ws); },
-                      [&] { direct_conv_forward(g, x.f(), w.f(), nullptr, y.f(), s); },
-                      [&] { tiled_conv_forward(g, x.f(), w.f(), nullptr, y.f(), sms, s); });
-  e.data = fastest([&] { plan.backward_data(dnn(), w.f(), y.f(), dx.f(), ws); },
-                   [&] { direct_conv_backward_data(g, w.f(), y.f(), dx.f(), s); },
-                   [&] { tiled_conv_backward_data(g, w.f(), y.f(), dx.f(), sms, s); });
-  e.direct_filter =
-      direct && graph_us(s,
-                         [&] {
-                           direct_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr,
-                                                       e.filter_parts, scratch, s);
-                         }) <
-                    graph_us(
-                        s, [&] { plan.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws); });
-  cache.emplace(key, TimedChoice{int(e.forward), int(e.data), e.direct_filter});
+  e.forward = fastest(
+      tiled, [&] { plan.forward(dnn(), x.f(), w.f(), y.f(), ws); },
+      [&] { direct_conv_forward(g, x.f(), w.f(), nullptr, y.f(), s); },
+      [&] { tiled_conv_forward(g, x.f(), w.f(), nullptr, y.f(), sms, s); });
+  e.data = fastest(
+      tiled, [&] { plan.backward_data(dnn(), w.f(), y.f(), dx.f(), ws); },
+      [&] { direct_conv_backward_data(g, w.f(), y.f(), dx.f(), s); },
+      [&] { tiled_conv_backward_data(g, w.f(), y.f(), dx.f(), sms, s); });
+  // The direct and tiled weight gradients also sum the bias gradient (not counted for cuDNN).
+  e.filter = fastest(
+      tiled_filter, [&] { plan.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws); },
+      [&] {
+        direct_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr, e.filter_parts, scratch, s);
+      },
+      [&] { tiled_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr, sms, scratch, s); });
+  cache.emplace(key, TimedChoice{int(e.forward), int(e.data), int(e.filter)});
 }
 
 bool CudaBackend::bf16_runs_faster(const ConvGeom& g, const ConvPlan& bf16, const ConvPlan& tf32) {

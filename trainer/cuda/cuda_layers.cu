@@ -217,11 +217,15 @@ void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float
   if (plan.math() == MathMode::bf16) {
     conv2d_backward_bf16(g, plan, x, w, dy, dx, dw);
   } else {
-    if (e.direct_filter) {
+    if (e.filter == ConvImpl::direct) {
       direct_conv_backward_filter(g, x, dy, dw, db, e.filter_parts,
                                   scratch_floats(direct_conv_filter_scratch(g, e.filter_parts)),
                                   stream());
-      db = nullptr;  // done: the direct kernel sums the bias gradient in the same pass
+      db = nullptr;  // done: ours sum the bias gradient in the same pass
+    } else if (e.filter == ConvImpl::tiled) {
+      tiled_conv_backward_filter(g, x, dy, dw, db, sm_count_,
+                                 scratch_floats(tiled_conv_filter_scratch(g, sm_count_)), stream());
+      db = nullptr;
     } else {
       plan.backward_filter(dnn(), x, dy, dw, conv_workspace(plan.workspace_bytes()));
     }

@@ -216,9 +216,15 @@ void direct_conv_backward_filter(const ConvGeom& g, const float* x, const float*
     filter_grad_kernel<5><<<grid, kFilterThreads, 0, stream>>>(x, dy, dw_out, db_out, g);
   SWEEP_CHECK_LAUNCH();
   if (parts == 1) return;
-  const std::size_t outputs = weights + (db ? g.k : 0);
+  sum_filter_parts(scratch, scratch + weights * parts, dw, db, g.k, g.c, g.r * g.s, parts, stream);
+}
+
+void sum_filter_parts(const float* dw_parts, const float* db_parts, float* dw, float* db,
+                      int filters, int channels, int rr, int parts, cudaStream_t stream) {
+  const std::size_t weights = std::size_t(filters) * channels * rr;
+  const std::size_t outputs = weights + (db ? filters : 0);
   sum_parts_kernel<<<static_cast<unsigned>((outputs + 255) / 256), 256, 0, stream>>>(
-      scratch, scratch + weights * parts, dw, db, static_cast<int>(weights), g.k, g.r * g.s, parts);
+      dw_parts, db_parts, dw, db, static_cast<int>(weights), filters, rr, parts);
   SWEEP_CHECK_LAUNCH();
 }
 

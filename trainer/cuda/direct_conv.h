@@ -49,4 +49,9 @@ std::size_t direct_conv_filter_scratch(const ConvGeom& g, int parts);
 void direct_conv_backward_filter(const ConvGeom& g, const float* x, const float* dy, float* dw,
                                  float* db, int parts, float* scratch, cudaStream_t stream);
 
+// dw (K*C*RR) and db (K, skipped when null) as the in-order sums of a weight gradient's part
+// sums, laid out (K*C, parts, RR) and (K, parts). Shared by the direct and tiled kernels.
+void sum_filter_parts(const float* dw_parts, const float* db_parts, float* dw, float* db,
+                      int filters, int channels, int rr, int parts, cudaStream_t stream);
+
 }  // namespace sweep::trainer::cuda

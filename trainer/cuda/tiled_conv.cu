@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "common/check.h"
+#include "trainer/cuda/direct_conv.h"
 #include "trainer/cuda/tiled_conv.h"
 
 namespace sweep::trainer::cuda {
@@ -17,8 +18,9 @@ constexpr std::size_t kMaxSharedBytes = 200 << 10;  // of the H100's 227 KB per 
 constexpr int kMaxThreads = 512;
 constexpr int kTargetThreads = 256;  // threads a block's channel slices add up to, about
 constexpr int kMaxSplit = 8;
-int max_groups = 0;  // tiled_conv_max_groups
-int max_split = 0;   // tiled_conv_max_split
+int max_groups = 0;     // tiled_conv_max_groups
+int max_split = 0;      // tiled_conv_max_split
+int filter_images = 0;  // tiled_conv_filter_images
 
 // in (N, C, H, W) correlated with (K, C, R, R) filters, padding (pad_h, pad_w), gives out
 // (N, K, OH, OW); a block covers `rows` output rows of one image for `kb` filters.
@@ -181,6 +183,153 @@ __global__ void __launch_bounds__(kMaxThreads)
   }
 }
 
+// ---- weight gradient: dw[k][c][i][j] = sum over images and positions of dy[k] x[c] shifted.
+
+// A block takes `kb` filters and a chunk of `nb` images. Its threads are (row slice, channel,
+// filter row i, group of 4 filters): each sums the 4 x R weights of its filter row over the
+// output rows of its slice (rows slice, slice + slices, ...), per position one float4 of dy (the
+// group's 4 filters) and one new input (the row's window slides by one) for 4 R multiply-adds.
+// Slices let few channels still fill a block (LeNet's first layer: one channel of 28x28). The
+// slices are added in order in shared memory, the chunks by a second launch (sum_filter_parts).
+struct TiledFilter {
+  int n, c, h, w, k, oh, ow, pad_h, pad_w;
+  int kb, nb, chunks, kblocks, slices, threads, sw, shh;
+  std::size_t smem;
+};
+
+// The padded image's floats, rounded up to 4 so that dy's tile after it takes float4 loads.
+__host__ __device__ inline std::size_t image_floats(const TiledFilter& t) {
+  return (std::size_t(t.c) * t.shh * t.sw + 3) / 4 * 4;
+}
+
+bool plan_filter(TiledFilter& t, int r, int sm_count) {
+  t.sw = t.ow + r - 1;  // padded input row: the windows of every output column
+  t.shh = t.oh + r - 1;
+  const int groups = (t.k + kKt - 1) / kKt;
+  const int per_group = t.c * r;
+  if (per_group > kMaxThreads) return false;
+  // Filter groups per block: as many as fit kMaxThreads threads; then row slices up to about
+  // kTargetThreads threads.
+  int g = std::max(1, std::min(groups, kMaxThreads / per_group));
+  // Fewer groups a block where the images alone would not give every SM a block (LeNet's first
+  // layer at batch 64: 2 of its 5 groups a block ran 14.3 us against 16.8 us for all 5).
+  while (g > 1 && std::size_t(t.n) * ((groups + g - 1) / g) < std::size_t(sm_count)) --g;
+  if (max_groups > 0) g = std::min(g, max_groups);
+  t.kb = g * kKt;
+  t.kblocks = (t.k + t.kb - 1) / t.kb;
+  t.slices = std::clamp(kTargetThreads / (per_group * g), 1, t.oh);
+  t.threads = per_group * g * t.slices;
+  // Image chunks: enough blocks for two per SM.
+  const int want = std::max(1, (2 * sm_count + t.kblocks - 1) / t.kblocks);
+  t.nb = std::max(1, (t.n + want - 1) / want);
+  if (filter_images > 0) t.nb = std::min(t.n, filter_images);
+  t.chunks = (t.n + t.nb - 1) / t.nb;
+  const std::size_t tiles = image_floats(t) + std::size_t(t.oh) * t.ow * t.kb;
+  // Each thread's weights and bias sums, for the slices' sum (reuses the tiles).
+  const std::size_t partials = std::size_t(t.threads) * (kKt * r + kKt);
+  t.smem = std::max(tiles, partials) * sizeof(float);
+  // Blocks of fewer than two warps leave the GPU idle: the direct kernel is the better fit then.
+  return t.threads >= 64 && t.threads <= kMaxThreads && t.smem <= kMaxSharedBytes;
+}
+
+template <int R>
+__global__ void __launch_bounds__(kMaxThreads)
+    tiled_filter_kernel(const float* __restrict__ x, const float* __restrict__ dy,
+                        float* __restrict__ dw_parts /* (K*C, chunks, R*R) */,
+                        float* __restrict__ db_parts /* (K, chunks) or null */, TiledFilter t) {
+  constexpr int kRR = R * R;
+  extern __shared__ float4 shared4[];
+  float* img = reinterpret_cast<float*>(shared4);  // (C, shh, sw) padded
+  float* grad = img + image_floats(t);             // (OH*OW, kb)
+  const int k0 = blockIdx.x * t.kb, chunk = blockIdx.y;
+  const int groups = t.kb / kKt, per_c = R * groups, per_slice = t.c * per_c;
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  const int slice = tid / per_slice, in_slice = tid % per_slice;
+  const int c = in_slice / per_c, i = (in_slice % per_c) / groups, g = in_slice % groups;
+  const bool with_bias = db_parts != nullptr && c == 0 && i == 0;
+  float acc[kKt][R], bacc[kKt];
+#pragma unroll
+  for (int q = 0; q < kKt; ++q) {
+    bacc[q] = 0.f;
+#pragma unroll
+    for (int j = 0; j < R; ++j) acc[q][j] = 0.f;
+  }
+  const int first = chunk * t.nb, last = min(t.n, first + t.nb);
+  const int plane = t.oh * t.ow, plane_s = t.shh * t.sw;
+  for (int nn = first; nn < last; ++nn) {
+    __syncthreads();  // the previous image's reads are done
+    for (int e = tid; e < t.c * plane_s; e += nthreads) {
+      const int cc = e / plane_s, rest = e % plane_s, yy = rest / t.sw, xx = rest % t.sw;
+      const int iy = yy - t.pad_h, ix = xx - t.pad_w;
+      img[e] = iy >= 0 && iy < t.h && ix >= 0 && ix < t.w
+                   ? x[((std::size_t(nn) * t.c + cc) * t.h + iy) * t.w + ix]
+                   : 0.f;
+    }
+    for (int e = tid; e < t.kb * plane; e += nthreads) {  // read in dy's order (coalesced)
+      const int kk = e / plane, pos = e % plane, k = k0 + kk;
+      grad[std::size_t(pos) * t.kb + kk] =
+          k < t.k ? dy[(std::size_t(nn) * t.k + k) * plane + pos] : 0.f;
+    }
+    __syncthreads();
+    for (int oy = slice; oy < t.oh; oy += t.slices) {
+      const float* xrow = img + (std::size_t(c) * t.shh + oy + i) * t.sw;
+      const float4* grow =
+          reinterpret_cast<const float4*>(grad + std::size_t(oy) * t.ow * t.kb) + g;
+      float xv[R];
+#pragma unroll
+      for (int j = 0; j < R - 1; ++j) xv[j + 1] = xrow[j];
+      for (int ox = 0; ox < t.ow; ++ox) {
+#pragma unroll
+        for (int j = 0; j < R - 1; ++j) xv[j] = xv[j + 1];
+        xv[R - 1] = xrow[ox + R - 1];
+        const float4 d = grow[ox * groups];
+        const float dv[kKt] = {d.x, d.y, d.z, d.w};
+#pragma unroll
+        for (int q = 0; q < kKt; ++q) {
+#pragma unroll
+          for (int j = 0; j < R; ++j) acc[q][j] = fmaf(dv[q], xv[j], acc[q][j]);
+          if (with_bias) bacc[q] += dv[q];
+        }
+      }
+    }
+  }
+  // The slices' sums, added in slice order by slice 0 (the tiles are no longer needed).
+  constexpr int kOut = kKt * R + kKt;  // weights, then the bias gradient
+  float* partial = reinterpret_cast<float*>(shared4);
+  if (t.slices > 1) {
+    __syncthreads();
+    if (slice > 0) {
+      float* mine = partial + (std::size_t(slice) * per_slice + in_slice) * kOut;
+#pragma unroll
+      for (int q = 0; q < kKt; ++q) {
+#pragma unroll
+        for (int j = 0; j < R; ++j) mine[q * R + j] = acc[q][j];
+        mine[kKt * R + q] = bacc[q];
+      }
+    }
+    __syncthreads();
+    if (slice > 0) return;
+    for (int sl = 1; sl < t.slices; ++sl) {
+      const float* theirs = partial + (std::size_t(sl) * per_slice + in_slice) * kOut;
+#pragma unroll
+      for (int q = 0; q < kKt; ++q) {
+#pragma unroll
+        for (int j = 0; j < R; ++j) acc[q][j] += theirs[q * R + j];
+        bacc[q] += theirs[kKt * R + q];
+      }
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < kKt; ++q) {
+    const int k = k0 + g * kKt + q;
+    if (k >= t.k) break;
+    float* part = dw_parts + ((std::size_t(k) * t.c + c) * t.chunks + chunk) * kRR + i * R;
+#pragma unroll
+    for (int j = 0; j < R; ++j) part[j] = acc[q][j];
+    if (with_bias) db_parts[std::size_t(k) * t.chunks + chunk] = bacc[q];
+  }
+}
+
 template <int R, bool kTransposed>
 void launch(const Tiled& t, const float* in, const float* filters, const float* bias, float* out,
             cudaStream_t stream) {
@@ -215,10 +364,58 @@ Tiled data_problem(const ConvGeom& g) {
 // The planning only depends on the shape; 132 SMs stands in for "a GPU's worth" here.
 constexpr int kFitSms = 132;
 
+TiledFilter filter_problem(const ConvGeom& g) {
+  TiledFilter t{};
+  t.n = g.n, t.c = g.c, t.h = g.h, t.w = g.w, t.k = g.k, t.oh = g.out_h, t.ow = g.out_w;
+  t.pad_h = g.pad_h, t.pad_w = g.pad_w;
+  return t;
+}
+
+template <int R>
+void launch_filter(const TiledFilter& t, const float* x, const float* dy, float* dw_parts,
+                   float* db_parts, cudaStream_t stream) {
+  static const bool allowed = [] {
+    SWEEP_CHECK_CUDA(cudaFuncSetAttribute(tiled_filter_kernel<R>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(kMaxSharedBytes)));
+    return true;
+  }();
+  (void)allowed;
+  const dim3 grid(static_cast<unsigned>(t.kblocks), static_cast<unsigned>(t.chunks));
+  tiled_filter_kernel<R><<<grid, t.threads, t.smem, stream>>>(x, dy, dw_parts, db_parts, t);
+  SWEEP_CHECK_LAUNCH();
+}
+
 }  // namespace
+
+bool tiled_conv_filter_fits(const ConvGeom& g, int sm_count) {
+  TiledFilter t = filter_problem(g);
+  return tiled_conv_fits(g) && plan_filter(t, g.r, sm_count);
+}
+
+std::size_t tiled_conv_filter_scratch(const ConvGeom& g, int sm_count) {
+  TiledFilter t = filter_problem(g);
+  if (!plan_filter(t, g.r, sm_count)) return 0;
+  return std::size_t(t.chunks) * (std::size_t(g.k) * g.c * g.r * g.s + g.k);
+}
+
+void tiled_conv_backward_filter(const ConvGeom& g, const float* x, const float* dy, float* dw,
+                                float* db, int sm_count, float* scratch, cudaStream_t stream) {
+  TiledFilter t = filter_problem(g);
+  if (!plan_filter(t, g.r, sm_count)) throw Error("tiled convolution: the shape does not fit");
+  const std::size_t weights = std::size_t(g.k) * g.c * g.r * g.s;
+  float* dw_parts = scratch;
+  float* db_parts = db ? scratch + weights * t.chunks : nullptr;
+  if (g.r == 3)
+    launch_filter<3>(t, x, dy, dw_parts, db_parts, stream);
+  else
+    launch_filter<5>(t, x, dy, dw_parts, db_parts, stream);
+  sum_filter_parts(dw_parts, db_parts, dw, db, g.k, g.c, g.r * g.s, t.chunks, stream);
+}
 
 void tiled_conv_max_groups(int groups) { max_groups = groups; }
 void tiled_conv_max_split(int split) { max_split = split; }
+void tiled_conv_filter_images(int images) { filter_images = images; }
 
 bool tiled_conv_fits(const ConvGeom& g) {
   if (!(g.stride_h == 1 && g.stride_w == 1 && g.r == g.s && (g.r == 3 || g.r == 5) &&

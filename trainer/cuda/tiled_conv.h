@@ -1,19 +1,23 @@
 /*
- * tiled_conv.h — our convolution kernels for small images with many channels (LeNet's second
- * layer: 20 channels of 12x12 into 50 filters of 5x5), forward and backward data, fp32.
+ * tiled_conv.h — our convolution kernels that stage a whole image in shared memory: forward,
+ * backward data and weight gradient, fp32, stride 1, 3x3 and 5x5 (LeNet's layers: 1 channel of
+ * 28x28 into 20 filters, 20 channels of 12x12 into 50).
  *
  * The direct kernels (direct_conv.h) give each thread one output position and read the input
- * from global memory once per filter tap; at these shapes that makes them 2.5x slower than
- * cuDNN. Here a block copies the input rows it needs for one image (every channel, zero padding
- * included) and the filters of a group of output channels into shared memory once, then each
- * thread computes 4 adjacent positions of a row for 4 filters: per filter row it loads 8 inputs
- * (two float4) and 5 float4 filter values (shared by the warp) for 80 multiply-adds. So few
- * outputs would leave each scheduler about one warp, so a block's threads also split the input
- * channels into slices, whose sums are added at the end. Sums run in a fixed order (channel,
- * filter row, filter column within a slice, then the slices in order): the same bits every run.
- * Backward data is the same kernel on the transposed problem (dy correlated with the flipped,
- * transposed filters), as in direct_conv.h. The backend times these against cuDNN and the direct
- * kernels per shape and op (cuda_direct_conv.cu).
+ * from global memory once per filter tap; at LeNet's second layer that makes them 2.5x slower
+ * than cuDNN. Here a block copies the input rows it needs for one image (every channel, zero
+ * padding included) and the filters of a group of output channels into shared memory once, then
+ * each thread computes 4 adjacent positions of a row for 4 filters: per filter row it loads 8
+ * inputs (two float4) and 5 float4 filter values (shared by the warp) for 80 multiply-adds. So
+ * few outputs would leave each scheduler about one warp, so a block's threads also split the
+ * input channels into slices, whose sums are added at the end. Backward data is the same kernel
+ * on the transposed problem (dy correlated with the flipped, transposed filters), as in
+ * direct_conv.h. The weight gradient stages an image and its dy; a thread sums one filter row's
+ * weights for 4 filters over a slice of the output rows (one new input and one float4 of dy per
+ * position), the slices are added in the block and the blocks' image chunks by a second launch.
+ * Every sum runs in a fixed order (no atomics): the same bits every run. The backend times these
+ * against cuDNN and the direct kernels per shape and op and takes the fastest
+ * (cuda_direct_conv.cu).
  */
 #pragma once
 
@@ -35,10 +39,22 @@ void tiled_conv_forward(const ConvGeom& g, const float* x, const float* w, const
 void tiled_conv_backward_data(const ConvGeom& g, const float* w, const float* dy, float* dx,
                               int sm_count, cudaStream_t stream);
 
+// The weight gradient: whether the tiled kernel takes the shape (as tiled_conv_fits, and blocks
+// of at least two warps: a thread per channel and filter row for up to 128 filters, times row
+// slices), the floats of scratch it needs, and dw = sum over the batch of
+// x (*) dy with db = sums of dy per filter (skipped when null), summed per chunk of images and
+// then over the chunks in order (direct_conv.h's sum_filter_parts).
+bool tiled_conv_filter_fits(const ConvGeom& g, int sm_count);
+std::size_t tiled_conv_filter_scratch(const ConvGeom& g, int sm_count);
+void tiled_conv_backward_filter(const ConvGeom& g, const float* x, const float* dy, float* dw,
+                                float* db, int sm_count, float* scratch, cudaStream_t stream);
+
 // Filter groups (of 4) per block at most; 0 (the default): as many as the shared memory holds.
 // For bench_direct_conv's exploration of block shapes; set before any launch.
 void tiled_conv_max_groups(int groups);
 // Slices of the input channels per block at most; 0 (the default): the kernel's own choice.
 void tiled_conv_max_split(int split);
+// Weight gradient: images per block; 0 (the default): enough blocks for two per SM.
+void tiled_conv_filter_images(int images);
 
 }  // namespace sweep::trainer::cuda
