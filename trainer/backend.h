@@ -218,14 +218,17 @@ class Backend {
   // batch of a small model costs its library calls' host time (cuDNN's legacy calls, ~30 us),
   // which is what a fused array's many members' validations wait on; a replay is one launch.
   // Protocol: run one such batch eagerly, begin_evaluation_capture(key); <that batch's ops for
-  // the batch at rows r of the pass>; end_capture(); then replay_evaluation(delta) runs the batch
-  // at rows r + delta: delta is added to the index pointer and to the label arrays' pointers
-  // (gather's labels out, the loss's labels in, argmax's predictions out) seen at capture.
+  // the batch at rows r of the pass>; end_capture(); then replay_evaluation(first, step, count)
+  // runs the batches at rows r + first, r + first + step, ... (count of them): each offset is
+  // added to the index pointer and to the label arrays' pointers (gather's labels out, the loss's
+  // labels in, argmax's predictions out) seen at capture. The offsets are made on the device, so
+  // the host queues a whole pass without waiting for any of it.
   // `key` names the recording's owner: has_evaluation_graph(key) is false once another owner has
   // recorded, or after drop_evaluation_graph(). The step's graph stays valid throughout.
   virtual void begin_evaluation_capture(std::uint64_t /*key*/) {}
   virtual bool has_evaluation_graph(std::uint64_t /*key*/) const { return false; }
-  virtual void replay_evaluation(std::int64_t /*delta*/) {}
+  virtual void replay_evaluation(std::int64_t /*first*/, std::int64_t /*step*/,
+                                 std::int64_t /*count*/) {}
   virtual void drop_evaluation_graph() {}
 };
 

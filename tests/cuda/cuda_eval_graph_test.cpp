@@ -3,7 +3,8 @@
  * CUDA backend) gives exactly the eager pass's numbers: the first pass (which records), later
  * passes after the weights changed (which only replay), a second network and a second evaluator
  * on the same backend (each must record its own graph, never replay the other's), and a training
- * step's graph recorded in between (the two graphs share the backend's per-replay values).
+ * step's graph recorded in between (the two graphs write the same device block of per-replay
+ * values).
  *
  * The reference is the same backend's ops run one by one over the same batches: the same kernels
  * and cuDNN plans, so loss sums, accuracies and confusion matrices are compared for equality.
@@ -132,9 +133,9 @@ TEST(CudaEvalGraph, AnotherNetworkOrEvaluatorRecordsItsOwn) {
               "a network built after another was destroyed");
 }
 
-// The training step's graph and the evaluation graph on one backend: each replay takes the next
-// slot of the shared ring, so the step keeps its learning rate and index offset and the pass its
-// offsets; both equal their eager runs.
+// The training step's graph and the evaluation graph on one backend, both writing the block of
+// per-replay values the captured ops read: the step keeps its learning rate and index offset and
+// the pass its offsets; both equal their eager runs.
 TEST(CudaEvalGraph, TrainingStepGraphAndEvaluationGraphTakeTurns) {
   SWEEP_SKIP_WITHOUT_CUDA();
   constexpr int kSteps = 12;

@@ -29,6 +29,22 @@ __global__ void load_step_kernel(const StepScalars* ring /* (ring_size), mapped 
   *counter = k + 1;
 }
 
+// The evaluation graph's first node: this replay's offset, from the pass's sequence.
+__global__ void load_eval_kernel(std::int64_t* sequence /* (2): next, step */,
+                                 StepScalars* block /* (1) */) {
+  const std::int64_t next = sequence[0];
+  *block = StepScalars{};
+  block->index_delta = next;
+  block->label_delta = next;
+  sequence[0] = next + sequence[1];
+}
+
+// Starts a pass's sequence (kernel arguments are copied at launch: nothing for the host to keep).
+__global__ void start_eval_kernel(std::int64_t* sequence, std::int64_t first, std::int64_t step) {
+  sequence[0] = first;
+  sequence[1] = step;
+}
+
 std::string device_label(int device) {
   cudaDeviceProp prop{};
   SWEEP_CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
@@ -181,9 +197,11 @@ void CudaBackend::retire(DeviceMemory& m) {
 
 // ---------------------------------------------------------------------------------- capture
 
-// Both graphs start with the same first node and share the ring and its counter: replays of either
-// run in host order on the one stream, so every replay takes the next slot whichever graph it is.
-void CudaBackend::begin_capture_into(Recorded& r) {
+// Both graphs write the device block the captured ops read: the step's from its slot of the pinned
+// ring (the host writes each step's lr, t and offsets there), the evaluation's from a sequence on
+// the device (a pass's offsets are known in advance, so the host never waits for a ring slot and
+// queues a whole pass at once). Replays run in host order on the one stream.
+void CudaBackend::begin_capture_into(Recorded& r, bool evaluation) {
   enter();
   require_not_capturing("begin_capture");
   drop(r);
@@ -197,6 +215,12 @@ void CudaBackend::begin_capture_into(Recorded& r) {
     std::memset(step_ring_.as<StepScalars>(), 0, kRing * sizeof(StepScalars));
     for (int k = 0; k < kRing; ++k) ring_done_.push_back(make_event(cudaEventDisableTiming));
   }
+  if (evaluation && !eval_sequence_.get()) {
+    void* p = nullptr;
+    SWEEP_CHECK_CUDA(cudaMalloc(&p, 2 * sizeof(std::int64_t)));
+    eval_sequence_.adopt(p, 2 * sizeof(std::int64_t));
+    SWEEP_CHECK_CUDA(cudaMemsetAsync(p, 0, 2 * sizeof(std::int64_t), stream_.get()));
+  }
   // Nothing is in flight after this, so the device counter and the host's count restart together.
   SWEEP_CHECK_CUDA(cudaMemsetAsync(step_counter_.get(), 0, sizeof(std::uint64_t), stream_.get()));
   SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream_.get()));
@@ -204,16 +228,20 @@ void CudaBackend::begin_capture_into(Recorded& r) {
   SWEEP_CHECK_CUDA(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
   capturing_ = true;
   capture_into_ = &r;
-  load_step_kernel<<<1, 1, 0, stream_.get()>>>(step_ring_.as<StepScalars>(), kRing,
-                                               step_counter_.as<std::uint64_t>(),
-                                               step_block_.as<StepScalars>());
+  if (evaluation)
+    load_eval_kernel<<<1, 1, 0, stream_.get()>>>(eval_sequence_.as<std::int64_t>(),
+                                                 step_block_.as<StepScalars>());
+  else
+    load_step_kernel<<<1, 1, 0, stream_.get()>>>(step_ring_.as<StepScalars>(), kRing,
+                                                 step_counter_.as<std::uint64_t>(),
+                                                 step_block_.as<StepScalars>());
   SWEEP_CHECK_LAUNCH();
 }
 
-void CudaBackend::begin_capture() { begin_capture_into(step_graph_); }
+void CudaBackend::begin_capture() { begin_capture_into(step_graph_, false); }
 
 void CudaBackend::begin_evaluation_capture(std::uint64_t key) {
-  begin_capture_into(eval_graph_);
+  begin_capture_into(eval_graph_, true);
   eval_key_ = key;
 }
 
@@ -287,16 +315,14 @@ void CudaBackend::replay(const OptimizerStep& opt, std::uint64_t step, std::int6
   SWEEP_CHECK_CUDA(cudaEventRecord(slot_done, stream_.get()));
 }
 
-void CudaBackend::replay_evaluation(std::int64_t delta) {
+void CudaBackend::replay_evaluation(std::int64_t first, std::int64_t step, std::int64_t count) {
   enter();
   if (!eval_graph_.exec) throw Error("cuda: replay_evaluation without a captured batch");
-  cudaEvent_t done = nullptr;
-  StepScalars& s = next_ring_slot(&done);
-  s = StepScalars{};
-  s.index_delta = delta;
-  s.label_delta = delta;
-  SWEEP_CHECK_CUDA(cudaGraphLaunch(eval_graph_.exec.get(), stream_.get()));
-  SWEEP_CHECK_CUDA(cudaEventRecord(done, stream_.get()));
+  if (count <= 0) return;
+  start_eval_kernel<<<1, 1, 0, stream_.get()>>>(eval_sequence_.as<std::int64_t>(), first, step);
+  SWEEP_CHECK_LAUNCH();
+  for (std::int64_t i = 0; i < count; ++i)
+    SWEEP_CHECK_CUDA(cudaGraphLaunch(eval_graph_.exec.get(), stream_.get()));
 }
 
 }  // namespace sweep::trainer::cuda

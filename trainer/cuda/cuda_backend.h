@@ -134,7 +134,7 @@ class CudaBackend final : public Backend {
   bool has_evaluation_graph(std::uint64_t key) const override {
     return eval_graph_.exec && eval_key_ == key;
   }
-  void replay_evaluation(std::int64_t delta) override;
+  void replay_evaluation(std::int64_t first, std::int64_t step, std::int64_t count) override;
   void drop_evaluation_graph() override;
 
   // ---- Several backends' steps in one graph launch: replay() split in two. captured_graph() is
@@ -191,7 +191,9 @@ class CudaBackend final : public Backend {
     GraphExec exec;
     explicit operator bool() const { return graph || exec; }
   };
-  void begin_capture_into(Recorded& r);
+  // The step's graph starts by taking its replay's slot of the ring; the evaluation's by taking
+  // the next offset of its sequence (eval_sequence_), which needs nothing from the host.
+  void begin_capture_into(Recorded& r, bool evaluation);
   // Ends a capture in progress, discarding it; forgets r; frees the retired workspaces once no
   // graph is left that may point at them. Never throws.
   void drop(Recorded& r) noexcept;
@@ -239,6 +241,7 @@ class CudaBackend final : public Backend {
   Recorded* capture_into_ = nullptr;  // while capturing_
   Recorded step_graph_, eval_graph_;
   std::uint64_t eval_key_ = 0;  // whose evaluation batch eval_graph_ holds
+  DeviceMemory eval_sequence_;  // (2) int64: the next replay's offset, the step between them
 };
 
 }  // namespace sweep::trainer::cuda

@@ -64,7 +64,7 @@ std::int64_t Evaluator::run_recorded(Network& net, float* x, std::int64_t full) 
     graph_net_ = net.id();
     graph_x_ = x;
   }
-  for (; b < full; ++b) backend_.replay_evaluation((b - kRecorded) * source_.batch());
+  backend_.replay_evaluation((b - kRecorded) * source_.batch(), source_.batch(), full - b);
   return full;
 }
 
