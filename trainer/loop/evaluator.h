@@ -45,9 +45,9 @@ class Evaluator {
  private:
   // Batch b's work, eagerly (argmax only for a confusion matrix).
   void run_batch(Network& net, float* x, std::int64_t b, bool argmax);
-  // The full batches through the evaluation graph, recording it first when the backend holds
-  // none of ours for this network and input buffer; returns how many batches it ran (0 when
-  // recording failed: the pass then stays eager, as every later one).
+  // The full batches through the evaluation graph, recording it first (after batch 0 eagerly)
+  // when the backend holds none of ours for this network and input buffer; returns how many
+  // batches it ran (1 when recording failed: the rest of the pass stays eager, as every later one).
   std::int64_t run_recorded(Network& net, float* x, std::int64_t full);
 
   Backend& backend_;
