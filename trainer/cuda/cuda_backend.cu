@@ -285,28 +285,22 @@ void CudaBackend::drop_graph() { drop(step_graph_); }
 
 void CudaBackend::drop_evaluation_graph() { drop(eval_graph_); }
 
-StepScalars& CudaBackend::next_ring_slot(cudaEvent_t* done) {
-  const int slot = static_cast<int>(host_replays_ % kRing);
-  // The slot was last read by the replay kRing launches ago; wait for that one (normally done).
-  if (host_replays_ >= kRing) SWEEP_CHECK_CUDA(cudaEventSynchronize(ring_done_[slot].get()));
-  ++host_replays_;
-  *done = ring_done_[slot].get();
-  return step_ring_.as<StepScalars>()[slot];
-}
-
 cudaEvent_t CudaBackend::stage_replay(const OptimizerStep& opt, std::uint64_t step,
                                       std::int64_t index_delta) {
   enter();
   if (!step_graph_.exec) throw Error("cuda: replay without a captured step");
-  cudaEvent_t done = nullptr;
-  StepScalars& s = next_ring_slot(&done);
+  const int slot = static_cast<int>(host_replays_ % kRing);
+  // The slot was last read by the replay kRing steps ago; wait for that one (normally long done).
+  if (host_replays_ >= kRing) SWEEP_CHECK_CUDA(cudaEventSynchronize(ring_done_[slot].get()));
+  StepScalars& s = step_ring_.as<StepScalars>()[slot];
   s.lr = opt.lr;
   adam_factors(opt.lr, opt.beta1, opt.beta2, opt.t, &s.adam_step, &s.adam_inv_sqrt_bc2);
   s.pad_ = 0.f;
   s.step = step;
   s.index_delta = index_delta;
   s.label_delta = 0;
-  return done;
+  ++host_replays_;
+  return ring_done_[slot].get();
 }
 
 void CudaBackend::replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta) {

@@ -197,9 +197,6 @@ class CudaBackend final : public Backend {
   // Ends a capture in progress, discarding it; forgets r; frees the retired workspaces once no
   // graph is left that may point at them. Never throws.
   void drop(Recorded& r) noexcept;
-  // The next ring slot for a replay's values (waiting for the replay that last read it) and the
-  // event to record after the launch that reads it.
-  StepScalars& next_ring_slot(cudaEvent_t* done);
 
   int device_;
   MathMode math_;
