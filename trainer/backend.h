@@ -127,6 +127,22 @@ class Backend {
   virtual void dense_backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
                               float* db, int n, int in, int out) = 0;
 
+  // A dense layer whose output feeds a ReLU: y = max(0, x w^T + b), one pass where the backend
+  // can (the ReLU's own launch saved); the same numbers as dense_forward then relu_forward.
+  virtual void dense_forward_relu(const float* x, const float* w, const float* b, float* y, int n,
+                                  int in, int out) {
+    dense_forward(x, w, b, y, n, in, out);
+    relu_forward(y, y, std::size_t(n) * std::size_t(out));
+  }
+  // dense_backward for a dense layer whose input x is a ReLU's output: dx (never null) goes on
+  // through that ReLU, dx = x > 0 ? dy w : 0, so the ReLU's backward is folded in; the same
+  // numbers as dense_backward then relu_backward(x, dx, dx).
+  virtual void dense_backward_relu_input(const float* x, const float* w, const float* dy, float* dx,
+                                         float* dw, float* db, int n, int in, int out) {
+    dense_backward(x, w, dy, dx, dw, db, n, in, out);
+    relu_backward(x, dx, dx, std::size_t(n) * std::size_t(in));
+  }
+
   // ---- 2-D convolution (cross-correlation, as every framework). b may be null.
   virtual void conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
                               float* y) = 0;
@@ -244,11 +260,15 @@ struct DeviceSpec {
   // a seeded trial gives the same numbers in any process on the same GPU and cuDNN (slower: the
   // fastest weight-gradient algorithms accumulate with atomics). The CPU backend always is.
   bool deterministic = false;
+  // CUDA: each layer's weight gradient on a second stream beside its data gradient
+  // (CudaBackend::set_overlap_weight_gradients). The same numbers either way; off for figures
+  // without it.
+  bool overlap = true;
 
   // Written out: nvcc compiles this header as C++17, which has no defaulted comparisons.
   bool operator==(const DeviceSpec& o) const {
     return kind == o.kind && index == o.index && threads == o.threads && precision == o.precision &&
-           deterministic == o.deterministic;
+           deterministic == o.deterministic && overlap == o.overlap;
   }
 };
 

@@ -5,6 +5,10 @@
  * a gradient buffer only where some earlier layer has parameters (layers before the first
  * trainable one never run backward, and the first trainable one gets dx = null, so LeNet's first
  * convolution skips its col2im). Views (flatten) alias their input in both directions.
+ * A dense layer next to a ReLU runs the ReLU's work too (Dense::fuse_relu_after / fuse_relu_input):
+ * dense-then-ReLU writes the ReLU's output in its own pass and the ReLU forwards as a view of it;
+ * ReLU-then-dense passes its input gradient back through the ReLU and the ReLU's backward is
+ * skipped. The same numbers, two launches fewer per pair on the GPU (LeNet has both).
  * Dropout streams: layer i draws from hash2(mix64(dropout_seed ^ mix64(i)), step * span + j) where
  * span = max_batch * features, so no two layers or steps share a mask.
  */
@@ -14,6 +18,7 @@
 #include <cstdio>
 
 #include "common/check.h"
+#include "trainer/layers/dense.h"
 #include "trainer/layers/layer.h"
 #include "trainer/models.h"
 #include "trainer/rng.h"
@@ -62,6 +67,22 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
   backend_.copy_to_device(params_.f(), host_params.data(), param_count_ * sizeof(float));
   backend_.copy_to_device(state_.f(), host_state.data(), state_count_ * sizeof(float));
 
+  relu_view_.assign(count, 0);
+  relu_folded_.assign(count, 0);
+  for (std::size_t i = 0; i + 1 < count; ++i) {
+    auto* dense = dynamic_cast<Dense*>(layers_[i].get());
+    auto* next_dense = dynamic_cast<Dense*>(layers_[i + 1].get());
+    if (dense && layers_[i + 1]->kind() == LayerKind::relu) {
+      dense->fuse_relu_after(true);
+      relu_view_[i + 1] = 1;
+    }
+    // Only a ReLU that runs backward (one with trainable layers before it) has one to fold.
+    if (next_dense && layers_[i]->kind() == LayerKind::relu && i > first_trainable_) {
+      next_dense->fuse_relu_input(true);
+      relu_folded_[i] = 1;
+    }
+  }
+
   acts_.resize(count);
   dacts_.resize(count);
   out_.assign(count, nullptr);
@@ -69,7 +90,7 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
   for (std::size_t i = 0; i < count; ++i) {
     Layer& layer = *layers_[i];
     const std::size_t out_bytes = std::size_t(max_batch) * shapes_[i + 1].numel() * sizeof(float);
-    if (!layer.is_view()) acts_[i] = DeviceBuffer(backend_, out_bytes);
+    if (!layer.is_view() && !relu_view_[i]) acts_[i] = DeviceBuffer(backend_, out_bytes);
     // dout_[i] is layer i+1's dx: needed when layer i+1 comes after the first trainable layer.
     if (i + 1 < count && i >= first_trainable_) {
       if (layer.is_view()) {
@@ -98,8 +119,8 @@ const float* Network::forward(const float* x, int batch, bool training) {
   const float* in = x;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     Layer& layer = *layers_[i];
-    if (layer.is_view()) {
-      out_[i] = in;
+    if (layer.is_view() || relu_view_[i]) {
+      out_[i] = in;  // a ReLU view: the dense layer before it wrote its output
     } else {
       const std::uint64_t span = std::uint64_t(max_batch_) * shapes_[i + 1].numel();
       layer.set_random(mix64(dropout_seed_ ^ mix64(i)), step_ * span);
@@ -120,9 +141,12 @@ void Network::backward(const float* dlogits, int batch) {
   for (std::size_t i = count; i-- > first_trainable_;) {
     Layer& layer = *layers_[i];
     if (layer.is_view()) continue;  // its dout_ aliases its input's gradient
+    if (relu_folded_[i]) continue;  // the dense layer after it passed dx through it
     const float* x = i ? out_[i - 1] : input_ptr_;
     const float* dy = i + 1 == count ? dlogits : dout_[i];
-    float* dx = i > first_trainable_ ? dout_[i - 1] : first_dx_.f();
+    // After a folded ReLU, dx is the ReLU's input gradient (i - 1 > first_trainable_).
+    const std::size_t below = i > 0 && relu_folded_[i - 1] ? i - 1 : i;
+    float* dx = below > first_trainable_ ? dout_[below - 1] : first_dx_.f();
     layer.backward(x, out_[i], dy, dx, batch);
   }
 }

@@ -77,6 +77,8 @@ class Network {
   std::vector<DeviceBuffer> dacts_;  // gradients w.r.t. activations (empty: alias or unneeded)
   std::vector<const float*> out_;    // output of layer i in the last forward (views alias)
   std::vector<float*> dout_;         // dL/d(output of layer i); null where nothing needs it
+  std::vector<char> relu_view_;      // ReLU i's output was written by dense layer i - 1
+  std::vector<char> relu_folded_;    // ReLU i's backward is done by dense layer i + 1
   DeviceBuffer first_dx_;            // dx scratch for a first trainable layer that always
                                      // writes one (batchnorm)
   std::size_t first_trainable_ = 0;  // layers before it need no backward at all

@@ -11,7 +11,7 @@
  * unless --validation test (then the first epoch's, overlapped across members, is inside it).
  *
  *   bench_gpu_array --data DIR [--k 1 2 4 8 16 32 64] [--batch 64] [--epochs 3]
- *                   [--precision fp32|tf32|bf16] [--validation none|test]
+ *                   [--precision fp32|tf32|bf16] [--validation none|test] [--overlap on|off]
  * Prints `RESULT peer=sweep-array k=.. batch=.. images_per_second=.. per_member=.. setup_seconds=..
  * end_seconds=..` lines: setup is from the call to the last member's first step (data loading,
  * building the members, their first steps' one-time costs), end from the last epoch's end to the
@@ -33,6 +33,8 @@ namespace {
 using namespace sweep::trainer;
 using Clock = std::chrono::steady_clock;
 
+bool g_overlap = true;  // --overlap: DeviceSpec::overlap of every member
+
 TrainConfig member_config(const std::string& data, int batch, int epochs, Precision precision,
                           Validation validation, int i) {
   TrainConfig c;
@@ -50,6 +52,7 @@ TrainConfig member_config(const std::string& data, int batch, int epochs, Precis
   c.training.output_network = OutputNetwork::last;
   c.training.precision = precision;
   c.device = DeviceSpec{DeviceKind::cuda, 0, 0};
+  c.device.overlap = g_overlap;
   return c;
 }
 
@@ -127,7 +130,12 @@ int main(int argc, char** argv) {
   app.add_option("--validation", validation_word,
                  "none, or test: the test set validated after each epoch, as a sweep does")
       ->check(CLI::IsMember({"none", "test"}));
+  std::string overlap_word = "on";
+  app.add_option("--overlap", overlap_word,
+                 "on: each member's weight gradients on a second stream (DeviceSpec::overlap); off")
+      ->check(CLI::IsMember({"on", "off"}));
   CLI11_PARSE(app, argc, argv);
+  g_overlap = overlap_word == "on";
   const std::optional<Precision> precision = sweep::parse_word<Precision>(precision_word);
   const Validation validation = validation_word == "test" ? Validation::test : Validation::none;
   try {

@@ -13,6 +13,9 @@
  *
  *   bench_gpu_lenet [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet|resnet18]
  *                   [--batch 64|256] [--mode eager|graph] [--direct-conv timed|never|always]
+ *                   [--overlap on|off]
+ * --overlap off runs the weight gradients on the one stream too (CudaBackend::
+ * set_overlap_weight_gradients), for the figure without the side stream.
  * Prints a table and `RESULT peer=sweep model=.. batch=.. mode=.. precision=..
  * images_per_second=..`
  */
@@ -46,9 +49,11 @@ struct Case {
 
 constexpr int kRows = 16384;  // images in the synthetic device data set
 
-double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::DirectConv direct) {
+double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::DirectConv direct,
+                bool overlap) {
   CudaBackend gpu(0, c.math);
   gpu.set_direct_conv(direct);
+  gpu.set_overlap_weight_gradients(overlap);
   const bool lenet = c.model == "lenet";
   const Shape in = lenet ? Shape{1, 28, 28} : Shape{3, 32, 32};
   ModelSpec model;
@@ -123,9 +128,9 @@ double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::
   auto start = cuda::make_event(), stop = cuda::make_event();
   std::vector<double> rates;
   for (int r = 0; r < repeats; ++r) {
-    SWEEP_CHECK_CUDA(cudaEventRecord(start.get(), gpu.stream()));
+    SWEEP_CHECK_CUDA(cudaEventRecord(start.get(), gpu.joined_stream()));
     for (int i = 0; i < iters; ++i) c.graph ? replayed(it++) : step(it++);
-    SWEEP_CHECK_CUDA(cudaEventRecord(stop.get(), gpu.stream()));
+    SWEEP_CHECK_CUDA(cudaEventRecord(stop.get(), gpu.joined_stream()));
     SWEEP_CHECK_CUDA(cudaEventSynchronize(stop.get()));
     float ms = 0;
     SWEEP_CHECK_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
@@ -156,6 +161,11 @@ int main(int argc, char** argv) {
   app.add_option("--direct-conv", direct_word,
                  "timed (ours where faster than cuDNN), never (cuDNN only) or always")
       ->check(CLI::IsMember({"timed", "never", "always"}));
+  std::string overlap_word = "on";
+  app.add_option("--overlap", overlap_word,
+                 "on: weight gradients on a second stream beside the data gradients; off: one "
+                 "stream")
+      ->check(CLI::IsMember({"on", "off"}));
   CLI11_PARSE(app, argc, argv);
   const CudaBackend::DirectConv direct = direct_word == "never"    ? CudaBackend::DirectConv::never
                                          : direct_word == "always" ? CudaBackend::DirectConv::always
@@ -185,14 +195,14 @@ int main(int argc, char** argv) {
     std::printf("%-8s %-6s %-6s %-6s %12s\n", "model", "batch", "mode", "prec", "images/s");
     for (const Case& c : cases) {
       const int n = c.model == "lenet" ? iters : std::max(50, iters / 5);
-      const double rate = run_case(c, warmup, n, repeats, direct);
+      const double rate = run_case(c, warmup, n, repeats, direct, overlap_word == "on");
       const char* mode = c.graph ? "graph" : "eager";
       const char* prec = prec_name(c.math);
       std::printf("%-8s %-6d %-6s %-6s %12.0f\n", c.model.c_str(), c.batch, mode, prec, rate);
       std::printf(
-          "RESULT peer=sweep model=%s batch=%d mode=%s precision=%s direct_conv=%s "
+          "RESULT peer=sweep model=%s batch=%d mode=%s precision=%s direct_conv=%s overlap=%s "
           "images_per_second=%.0f\n",
-          c.model.c_str(), c.batch, mode, prec, direct_word.c_str(), rate);
+          c.model.c_str(), c.batch, mode, prec, direct_word.c_str(), overlap_word.c_str(), rate);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

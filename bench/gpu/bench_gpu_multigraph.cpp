@@ -148,7 +148,7 @@ double run(std::vector<std::unique_ptr<Member>>& members, Mode mode, int rounds,
   const int k = static_cast<int>(members.size());
   std::unique_ptr<OneGraph> one;
   if (mode == Mode::one_graph) one = std::make_unique<OneGraph>(members);
-  cudaStream_t launch_stream = members[0]->gpu.stream();
+  cudaStream_t launch_stream = members[0]->gpu.joined_stream();
   auto round = [&] {
     if (mode == Mode::one_graph) {
       std::vector<cudaEvent_t> done(members.size());

@@ -255,6 +255,39 @@ TEST(Network, GradientMatchesFiniteDifferencesOfTheLoss) {
   EXPECT_GT(checked, 20u);
 }
 
+// A ReLU next to a dense layer is folded into it (forward: the dense layer writes the ReLU's
+// output; backward: the dense layer after a ReLU passes dx through it). The same network with a
+// flatten (a view, no parameters) between each such pair folds nothing: logits and every gradient
+// must be equal bit for bit. Covers a leading ReLU (never run backward), a dense-ReLU-dense pair
+// (both folds) and a ReLU whose next layer is not dense (forward folded, backward its own).
+TEST(Network, ReluFoldedIntoDenseLayersGivesTheUnfoldedNumbers) {
+  CpuBackend cpu(1);
+  const LayerSpec relu = layer("relu"), flat = layer("flatten");
+  const auto dense = [](int units) { return layer("dense", {{"units", units}}); };
+  const ModelSpec folded = custom({relu, dense(12), relu, dense(9), relu, flat, dense(5)});
+  const ModelSpec plain =
+      custom({relu, dense(12), flat, relu, flat, dense(9), flat, relu, flat, dense(5)});
+  const int batch = 4, classes = 5;
+  Network a(cpu, folded, Shape{2, 3, 3}, classes, batch, 7);
+  Network b(cpu, plain, Shape{2, 3, 3}, classes, batch, 7);
+  ASSERT_EQ(a.param_count(), b.param_count());
+  std::mt19937_64 rng(6);
+  const auto x = to_float(random_vector(std::size_t(batch) * 18, rng));
+  const auto d = to_float(random_vector(std::size_t(batch) * classes, rng));
+  const float* la = a.forward(x.data(), batch, true);
+  const float* lb = b.forward(x.data(), batch, true);
+  EXPECT_EQ(std::vector<float>(la, la + batch * classes),
+            std::vector<float>(lb, lb + batch * classes));
+  a.backward(d.data(), batch);
+  b.backward(d.data(), batch);
+  const std::vector<float> ga(a.grads(), a.grads() + a.param_count()),
+      gb(b.grads(), b.grads() + b.param_count());
+  EXPECT_EQ(ga, gb);
+  std::size_t zero = 0;  // the ReLUs must really cut: some gradients through them are zero
+  for (float g : ga) zero += g == 0.f;
+  EXPECT_GT(zero, 0u);
+}
+
 // Two trials in two CPU slots: each has its own backend (and arena) and runs at the same time as
 // the other; both must get exactly what a trial running alone gets.
 TEST(Network, TwoBackendsTrainingAtOnceMatchOneAlone) {

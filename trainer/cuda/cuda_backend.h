@@ -2,7 +2,9 @@
  * cuda_backend.h — the Backend on one NVIDIA GPU: cuDNN, cuBLAS and our own kernels.
  *
  * One device, one stream, one cuDNN and one cuBLAS handle per backend object, all owned here and
- * released by the destructor (a finished trial returns every byte, handles included). Every
+ * released by the destructor (a finished trial returns every byte, handles included); in backward
+ * a second, lower-priority stream with handles of its own runs the weight gradients beside the
+ * data gradients (cuda_side_stream.cu), invisible to callers: every op keeps stream order. Every
  * public entry point first makes this backend's device current, because each trial runs on its
  * own thread and the current device is per thread. Per-shape state (cuDNN plans, the convolution
  * workspace) is built on the first call with a shape and reused after, so a step whose shapes
@@ -24,6 +26,7 @@
 #include "trainer/cuda/cuda_raii.h"
 #include "trainer/cuda/cudnn_legacy.h"
 #include "trainer/cuda/launch.cuh"
+#include "trainer/cuda/pending_ranges.h"
 
 namespace sweep::trainer::cuda {
 
@@ -41,7 +44,10 @@ class CudaBackend final : public Backend {
   DeviceKind kind() const override { return DeviceKind::cuda; }
   std::string name() const override { return name_; }
   int device() const { return device_; }
-  cudaStream_t stream() const { return stream_.get(); }
+  // The backend's stream, once it has waited for the side stream's queued weight gradients (see
+  // set_overlap_weight_gradients): for callers that queue work of their own on it (NCCL's
+  // reductions, timing events). Call it again for each batch of such work.
+  cudaStream_t joined_stream();
   MathMode math() const { return math_; }
   // bf16 mode: how a convolution shape picks its plan. fastest (default): the bf16 or the tf32
   // plan, whichever cudnnFind times faster; bf16_first: bf16 whenever cuDNN has a deterministic
@@ -59,6 +65,13 @@ class CudaBackend final : public Backend {
   enum class DirectConv { timed, always, tiled, never };
   void set_direct_conv(DirectConv d) { direct_conv_ = d; }
   void tune_for_batch(int n) override { tuned_batch_ = n; }
+  // In backward, a layer's weight and bias gradients feed nothing but the optimizer, so (on, the
+  // default) they run on a second stream of lower priority while this one goes on with the data
+  // gradient and the layers below: at small batches neither fills the GPU, and the step's
+  // critical path loses them (cuda_side_stream.cu). Any later op that touches memory the side
+  // work still reads or writes waits for it first (pending_ranges.h), and every op outside the
+  // backward chain does, so callers see one ordered stream. Off: all work on the one stream.
+  void set_overlap_weight_gradients(bool on) { overlap_ = on; }
 
   void* allocate(std::size_t bytes) override;
   void deallocate(void* p) noexcept override;
@@ -72,6 +85,10 @@ class CudaBackend final : public Backend {
                      int out) override;
   void dense_backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
                       float* db, int n, int in, int out) override;
+  void dense_forward_relu(const float* x, const float* w, const float* b, float* y, int n, int in,
+                          int out) override;
+  void dense_backward_relu_input(const float* x, const float* w, const float* dy, float* dx,
+                                 float* dw, float* db, int n, int in, int out) override;
 
   void conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
                       float* y) override;
@@ -148,7 +165,31 @@ class CudaBackend final : public Backend {
   cudaEvent_t stage_replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta);
 
  private:
-  void enter() const;  // cudaSetDevice(device_)
+  cudaStream_t stream() const { return stream_.get(); }
+  void set_device() const;  // cudaSetDevice(device_)
+  // Every op's first call: set_device(), then the stream waits for queued side work. The backward
+  // chain's ops (data gradients, pooling, activations, sums, batch norm) call enter_backward
+  // instead, which waits only when the op touches what that work still reads or writes.
+  void enter();
+  void enter_backward(std::initializer_list<MemoryRange> reads,
+                      std::initializer_list<MemoryRange> writes);
+  // The second stream for weight gradients, its own handles and grow-only buffers (created on the
+  // first backward that uses it), and what its queued work touches.
+  struct Side {
+    Stream stream;
+    CublasHandle cublas;
+    CudnnHandle cudnn;
+    DeviceMemory cublas_workspace, conv_workspace, scratch;
+    Event fork, join;
+    PendingRanges pending;
+  };
+  // The side stream when a weight gradient should run there (overlap on and a data gradient to
+  // run beside it), else nullptr. Its buffers may then be grown; fork_side() after that.
+  Side* side_for(bool has_data_gradient);
+  // The side stream waits for this stream's work so far; its next ops touch reads / writes.
+  void fork_side(Side& side, std::initializer_list<MemoryRange> reads,
+                 std::initializer_list<MemoryRange> writes);
+  void join_side();  // this stream waits for all queued side work
   cudnnHandle_t dnn() const { return cudnn_.get(); }
   // A convolution shape's cuDNN plan, and which of its ops run on our kernels instead.
   enum class ConvImpl { cudnn, direct, tiled };
@@ -172,9 +213,18 @@ class CudaBackend final : public Backend {
   // and scratch grow only, on an eager call with a new shape. Throws OutOfMemory naming `what`.
   void* grow(DeviceMemory& m, std::size_t bytes, const char* what);
   float* scratch_floats(std::size_t n);  // grow-only scratch (bias-gradient partial sums)
+  // A convolution's bias gradient (per-channel sums of dy) through partial sums in `scratch` (the
+  // main stream's or the side's), on stream s; reserve grows it first, outside any fork.
+  void channel_sums_reserve(const ConvGeom& g, DeviceMemory& scratch);
+  void channel_sums_into(const ConvGeom& g, const float* dy, float* db, DeviceMemory& scratch,
+                         cudaStream_t s);
   // Grow-only scratch for the bf16 copies of one convolution's operands and results: `elements`
   // bfloat16 values (the caller lays its arrays out in it, each rounded up to 128 elements).
   void* bf16_scratch(std::size_t elements);
+  void dense_forward_into(const float* x, const float* w, const float* b, float* y, int n, int in,
+                          int out, bool relu);
+  void dense_backward_from(const float* x, const float* w, const float* dy, float* dx, float* dw,
+                           float* db, int n, int in, int out, bool relu_input);
   // c (m, n) column-major = op(a) op(b) with bfloat16 a and b, fp32 accumulation and c.
   void gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void* a,
                  int lda, const void* b, int ldb, float* c, int ldc);
@@ -225,6 +275,8 @@ class CudaBackend final : public Backend {
   std::map<std::array<int, 13>, std::unique_ptr<PoolPlan>> pool_plans_;
   std::map<std::array<int, 5>, std::unique_ptr<BatchNormPlan>> bn_plans_;
   std::unordered_set<void*> live_;  // allocate()d and not yet freed: released by the destructor
+  bool overlap_ = true;
+  std::unique_ptr<Side> side_;
 
   // Graph capture: a ring of pinned host slots the graph's first kernel reads (by a device-side
   // counter), so the host can write step k+1's scalars while step k still runs.

@@ -29,7 +29,9 @@ std::unique_ptr<Backend> make_cuda_backend(const DeviceSpec& spec) {
       math = cuda::MathMode::bf16;
       break;
   }
-  return std::make_unique<cuda::CudaBackend>(device, math, spec.deterministic);
+  auto gpu = std::make_unique<cuda::CudaBackend>(device, math, spec.deterministic);
+  gpu->set_overlap_weight_gradients(spec.overlap);
+  return gpu;
 }
 
 int cuda_device_count_impl() {

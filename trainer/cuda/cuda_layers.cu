@@ -34,6 +34,9 @@ bool skinny(int n, int in, int out) {
 // Offsets of consecutive arrays in one bf16 scratch: each starts on a 256-byte boundary.
 constexpr std::size_t kBf16Align = 128;
 std::size_t padded(std::size_t n) { return (n + kBf16Align - 1) / kBf16Align * kBf16Align; }
+
+// n floats at p, for the side stream's bookkeeping (pending_ranges.h).
+MemoryRange floats(const void* p, std::size_t n) { return {p, n * sizeof(float)}; }
 }  // namespace
 
 // ------------------------------------------------------------------------------ elementwise
@@ -49,7 +52,7 @@ void CudaBackend::relu_forward(const float* x, float* y, std::size_t n) {
 }
 
 void CudaBackend::relu_backward(const float* y, const float* dy, float* dx, std::size_t n) {
-  enter();
+  enter_backward({floats(y, n), floats(dy, n)}, {floats(dx, n)});
   cuda::relu_backward(y, dy, dx, n, stream());
 }
 
@@ -64,12 +67,12 @@ void CudaBackend::dropout_forward(const float* x, float* y, float* mask, std::si
 }
 
 void CudaBackend::mul(const float* a, const float* b, float* y, std::size_t n) {
-  enter();
+  enter_backward({floats(a, n), floats(b, n)}, {floats(y, n)});
   cuda::mul(a, b, y, n, stream());
 }
 
 void CudaBackend::add(const float* a, const float* b, float* y, std::size_t n) {
-  enter();
+  enter_backward({floats(a, n), floats(b, n)}, {floats(y, n)});
   cuda::add(a, b, y, n, stream());
 }
 
@@ -77,6 +80,17 @@ void CudaBackend::add(const float* a, const float* b, float* y, std::size_t n) {
 
 void CudaBackend::dense_forward(const float* x, const float* w, const float* b, float* y, int n,
                                 int in, int out) {
+  dense_forward_into(x, w, b, y, n, in, out, false);
+}
+
+void CudaBackend::dense_forward_relu(const float* x, const float* w, const float* b, float* y,
+                                     int n, int in, int out) {
+  dense_forward_into(x, w, b, y, n, in, out, true);
+}
+
+// The product, then the bias and the ReLU (when wanted) in one launch, or all of it in one.
+void CudaBackend::dense_forward_into(const float* x, const float* w, const float* b, float* y,
+                                     int n, int in, int out, bool relu) {
   enter();
   if (math_ == MathMode::bf16) {
     const std::size_t nx = std::size_t(n) * in, nw = std::size_t(out) * in;
@@ -85,43 +99,74 @@ void CudaBackend::dense_forward(const float* x, const float* w, const float* b, 
     narrow({{x, xb, n, in}, {w, wb, out, in}}, stream());
     gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, wb, in, xb, in, y, out);
   } else if (skinny(n, in, out)) {
-    skinny_dense_forward(x, w, b, y, n, in, out, stream());
-    return;  // bias included
+    skinny_dense_forward(x, w, b, y, n, in, out, relu, stream());
+    return;  // bias and ReLU included
   } else {
     // column-major: y^T (out, n) = [w as (in, out)]^T (out, in) * [x as (in, n)]
     SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, w,
                                    in, x, in, &kZero, y, out));
   }
-  if (b) add_row_bias(y, b, n, out, stream());
+  if (relu)
+    add_row_bias_relu(y, b, n, out, stream());
+  else if (b)
+    add_row_bias(y, b, n, out, stream());
 }
 
 void CudaBackend::dense_backward(const float* x, const float* w, const float* dy, float* dx,
                                  float* dw, float* db, int n, int in, int out) {
-  enter();
+  dense_backward_from(x, w, dy, dx, dw, db, n, in, out, false);
+}
+
+void CudaBackend::dense_backward_relu_input(const float* x, const float* w, const float* dy,
+                                            float* dx, float* dw, float* db, int n, int in,
+                                            int out) {
+  // Our skinny kernels fold the ReLU into dx's own pass; elsewhere it is relu_backward after.
+  if (math_ != MathMode::bf16 && skinny(n, in, out) && dx)
+    return dense_backward_from(x, w, dy, dx, dw, db, n, in, out, true);
+  dense_backward_from(x, w, dy, dx, dw, db, n, in, out, false);
+  if (dx) relu_backward(x, dx, dx, std::size_t(n) * std::size_t(in));
+}
+
+// relu_input: skinny fp32 only (the caller checks).
+void CudaBackend::dense_backward_from(const float* x, const float* w, const float* dy, float* dx,
+                                      float* dw, float* db, int n, int in, int out,
+                                      bool relu_input) {
+  const std::size_t nx = std::size_t(n) * in, ny = std::size_t(n) * out, nw = std::size_t(out) * in;
+  enter_backward({floats(x, nx), floats(w, nw), floats(dy, ny)},
+                 {floats(dx, nx), floats(dw, nw), floats(db, std::size_t(out))});
   if (math_ == MathMode::bf16) {
-    const std::size_t nx = std::size_t(n) * in, nw = dx ? std::size_t(out) * in : 0,
-                      ny = std::size_t(n) * out;
-    auto* xb = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(ny) + padded(nw)));
+    const std::size_t nwd = dx ? nw : 0;
+    auto* xb = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(ny) + padded(nwd)));
     __nv_bfloat16 *dyb = xb + padded(nx), *wb = dyb + padded(ny);
     narrow({{x, xb, n, in}, {dy, dyb, n, out}, {w, wb, dx ? out : 0, in}}, stream());
     if (dx) gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, wb, in, dyb, out, dx, in);
     gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, xb, in, dyb, out, dw, in);
-  } else if (skinny(n, in, out)) {
-    skinny_dense_backward(x, w, dy, dx, dw, db, n, in, out, stream());
-    return;  // bias gradient included
-  } else {
-    if (dx) {
-      // dx (n, in) = dy (n, out) w (out, in); column-major: dx^T (in, n) = [w as (in, out)] *
-      // [dy as (out, n)]
-      SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &kOne, w,
-                                     in, dy, out, &kZero, dx, in));
-    }
-    // dw (out, in) = dy^T (out, n) x (n, in); column-major: dw^T (in, out) = [x as (in, n)] *
-    // [dy as (out, n)]^T
-    SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &kOne, x,
-                                   in, dy, out, &kZero, dw, in));
+    if (db) column_sums(dy, db, n, out, stream());
+    return;
   }
-  if (db) column_sums(dy, db, n, out, stream());
+  // The weight side (and the bias gradient) first, on the side stream when there is a data
+  // gradient to run beside it.
+  Side* side = side_for(dx != nullptr);
+  if (side)
+    fork_side(*side, {floats(x, nx), floats(dy, ny)},
+              {floats(dw, nw), floats(db, std::size_t(out))});
+  cudaStream_t ws = side ? side->stream.get() : stream();
+  if (skinny(n, in, out)) {
+    skinny_dense_dw(x, dy, dw, db, n, in, out, ws);  // the bias gradient included
+    if (dx) skinny_dense_dx(w, dy, relu_input ? x : nullptr, dx, n, in, out, stream());
+    return;
+  }
+  // dw (out, in) = dy^T (out, n) x (n, in); column-major: dw^T (in, out) = [x as (in, n)] *
+  // [dy as (out, n)]^T
+  SWEEP_CHECK_CUBLAS(cublasSgemm(side ? side->cublas.get() : cublas_.get(), CUBLAS_OP_N,
+                                 CUBLAS_OP_T, in, out, n, &kOne, x, in, dy, out, &kZero, dw, in));
+  if (db) column_sums(dy, db, n, out, ws);
+  if (dx) {
+    // dx (n, in) = dy (n, out) w (out, in); column-major: dx^T (in, n) = [w as (in, out)] *
+    // [dy as (out, n)]
+    SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &kOne, w,
+                                   in, dy, out, &kZero, dx, in));
+  }
 }
 
 // bf16 operands, fp32 accumulation and fp32 result (cuBLAS' FAST_16BF compute mode on fp32 data
@@ -142,6 +187,7 @@ const CudaBackend::ConvEntry& CudaBackend::conv_entry(const ConvGeom& g) {
   auto it = conv_plans_.find(key);
   if (it == conv_plans_.end()) {
     require_not_capturing("building a convolution plan");
+    join_side();  // cudnnFind and our timings run on the stream, alone
     // Time the algorithms only for the batch size that runs every step (tune_for_batch); never
     // when deterministic: a timing differs run to run, and so would the algorithm it picks.
     const bool timed = !deterministic_ && (tuned_batch_ == 0 || g.n == tuned_batch_);
@@ -211,35 +257,65 @@ void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const ConvPlan& plan, c
 
 void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float* w,
                                   const float* dy, float* dx, float* dw, float* db) {
-  enter();
+  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                    ny = std::size_t(g.n) * g.k * g.out_h * g.out_w,
+                    nw = std::size_t(g.k) * g.c * g.r * g.s;
+  enter_backward({floats(x, nx), floats(w, nw), floats(dy, ny)},
+                 {floats(dx, nx), floats(dw, nw), floats(db, std::size_t(g.k))});
   const ConvEntry& e = conv_entry(g);
   const ConvPlan& plan = *e.plan;
   if (plan.math() == MathMode::bf16) {
     conv2d_backward_bf16(g, plan, x, w, dy, dx, dw);
+    if (db) channel_sums_into(g, dy, db, scratch_, stream());
+    return;
+  }
+  // The weight side (and the bias gradient) first, on the side stream when there is a data
+  // gradient to run beside it; its workspace and scratch are the side's own.
+  Side* side = side_for(dx != nullptr);
+  cudaStream_t ws = side ? side->stream.get() : stream();
+  DeviceMemory& scratch = side ? side->scratch : scratch_;
+  void* workspace = nullptr;
+  float* filter_scratch = nullptr;
+  if (e.filter == ConvImpl::direct)
+    filter_scratch = static_cast<float*>(
+        grow(scratch, direct_conv_filter_scratch(g, e.filter_parts) * sizeof(float), "scratch"));
+  else if (e.filter == ConvImpl::tiled)
+    filter_scratch = static_cast<float*>(
+        grow(scratch, tiled_conv_filter_scratch(g, sm_count_) * sizeof(float), "scratch"));
+  else
+    workspace = side ? grow(side->conv_workspace, plan.workspace_bytes(), "convolution workspace")
+                     : conv_workspace(plan.workspace_bytes());
+  if (db && e.filter == ConvImpl::cudnn) channel_sums_reserve(g, scratch);
+  if (side)
+    fork_side(*side, {floats(x, nx), floats(dy, ny)},
+              {floats(dw, nw), floats(db, std::size_t(g.k))});
+  if (e.filter == ConvImpl::direct) {
+    direct_conv_backward_filter(g, x, dy, dw, db, e.filter_parts, filter_scratch, ws);
+  } else if (e.filter == ConvImpl::tiled) {
+    tiled_conv_backward_filter(g, x, dy, dw, db, sm_count_, filter_scratch, ws);
   } else {
-    if (e.filter == ConvImpl::direct) {
-      direct_conv_backward_filter(g, x, dy, dw, db, e.filter_parts,
-                                  scratch_floats(direct_conv_filter_scratch(g, e.filter_parts)),
-                                  stream());
-      db = nullptr;  // done: ours sum the bias gradient in the same pass
-    } else if (e.filter == ConvImpl::tiled) {
-      tiled_conv_backward_filter(g, x, dy, dw, db, sm_count_,
-                                 scratch_floats(tiled_conv_filter_scratch(g, sm_count_)), stream());
-      db = nullptr;
-    } else {
-      plan.backward_filter(dnn(), x, dy, dw, conv_workspace(plan.workspace_bytes()));
-    }
-    if (dx && e.data == ConvImpl::direct)
-      direct_conv_backward_data(g, w, dy, dx, stream());
-    else if (dx && e.data == ConvImpl::tiled)
-      tiled_conv_backward_data(g, w, dy, dx, sm_count_, stream());
-    else if (dx)
-      plan.backward_data(dnn(), w, dy, dx, conv_workspace(plan.workspace_bytes()));
+    plan.backward_filter(side ? side->cudnn.get() : dnn(), x, dy, dw, workspace);
+    // Ours sum the bias gradient in the same pass; after cuDNN's it is a launch of its own.
+    if (db) channel_sums_into(g, dy, db, scratch, ws);
   }
-  if (db) {  // from the fp32 dy in every mode
-    const std::size_t partials = std::size_t(g.k) * channel_sum_chunks(g.n, g.k);
-    channel_sums(dy, db, g.n, g.k, g.out_h * g.out_w, scratch_floats(partials), stream());
-  }
+  if (dx && e.data == ConvImpl::direct)
+    direct_conv_backward_data(g, w, dy, dx, stream());
+  else if (dx && e.data == ConvImpl::tiled)
+    tiled_conv_backward_data(g, w, dy, dx, sm_count_, stream());
+  else if (dx)
+    plan.backward_data(dnn(), w, dy, dx, conv_workspace(plan.workspace_bytes()));
+}
+
+// The bias gradient: per-channel sums of dy, through partial sums in `scratch` (grown first by
+// channel_sums_reserve, outside any fork, since growing waits for the GPU).
+void CudaBackend::channel_sums_reserve(const ConvGeom& g, DeviceMemory& scratch) {
+  grow(scratch, std::size_t(g.k) * channel_sum_chunks(g.n, g.k) * sizeof(float), "scratch");
+}
+
+void CudaBackend::channel_sums_into(const ConvGeom& g, const float* dy, float* db,
+                                    DeviceMemory& scratch, cudaStream_t s) {
+  channel_sums_reserve(g, scratch);
+  channel_sums(dy, db, g.n, g.k, g.out_h * g.out_w, scratch.as<float>(), s);
 }
 
 // bf16: narrow x, dy (and w when dx is wanted) to NHWC in one launch, both products in bf16 with
@@ -306,7 +382,9 @@ void CudaBackend::pool_forward(const PoolGeom& g, PoolMode mode, const float* x,
 
 void CudaBackend::pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
                                 const float* dy, float* dx) {
-  enter();
+  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                    ny = std::size_t(g.n) * g.c * g.out_h * g.out_w;
+  enter_backward({floats(x, nx), floats(y, ny), floats(dy, ny)}, {floats(dx, nx)});
   if (mode == PoolMode::max && is_2x2_stride2(g))
     return maxpool2x2_backward(x, y, dy, dx, std::size_t(g.n) * g.c, g.h, g.w, g.out_h, g.out_w,
                                stream());
@@ -350,7 +428,10 @@ void CudaBackend::batchnorm_backward(const BatchNormGeom& g, const float* x, con
                                      const float* gamma, const float* save_mean,
                                      const float* save_invstd, float* dx, float* dgamma,
                                      float* dbeta) {
-  enter();
+  const std::size_t nx = std::size_t(g.n) * g.c * g.hw, c = std::size_t(g.c);
+  enter_backward({floats(x, nx), floats(dy, nx), floats(gamma, c), floats(save_mean, c),
+                  floats(save_invstd, c)},
+                 {floats(dx, nx), floats(dgamma, c), floats(dbeta, c)});
   bn_plan(g).backward(dnn(), x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
 }
 

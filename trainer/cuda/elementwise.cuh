@@ -79,6 +79,16 @@ __global__ void add_row_bias_kernel(float* y, const float* b, std::size_t rows, 
     y[i] += b[i % cols];
 }
 
+// y (rows, cols) = max(0, y + b (cols; may be null)): a dense layer's bias and the ReLU after it.
+__global__ void add_row_bias_relu_kernel(float* y, const float* b, std::size_t rows, int cols) {
+  const std::size_t n = rows * cols;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float v = b ? y[i] + b[i % cols] : y[i];
+    y[i] = v <= 0.f ? 0.f : v;  // as relu_forward_kernel: a NaN stays NaN
+  }
+}
+
 // y (n, k, plane) += b (k).
 __global__ void add_channel_bias_kernel(float* y, const float* b, std::size_t total, int k,
                                         int plane) {
@@ -181,6 +191,13 @@ inline void add_row_bias(float* y, const float* b, int rows, int cols, cudaStrea
   const std::size_t n = std::size_t(rows) * cols;
   if (!n) return;
   add_row_bias_kernel<<<grid_for(n), kThreads, 0, s>>>(y, b, rows, cols);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void add_row_bias_relu(float* y, const float* b, int rows, int cols, cudaStream_t s) {
+  const std::size_t n = std::size_t(rows) * cols;
+  if (!n) return;
+  add_row_bias_relu_kernel<<<grid_for(n), kThreads, 0, s>>>(y, b, rows, cols);
   SWEEP_CHECK_LAUNCH();
 }
 

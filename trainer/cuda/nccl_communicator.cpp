@@ -33,7 +33,7 @@ class NcclCommunicator final : public Communicator {
         throw Error("a data-parallel trial got GPU " + std::to_string(gpu->device()) +
                     " twice; each replica needs a GPU of its own");
       devices.push_back(gpu->device());
-      streams_.push_back(gpu->stream());
+      gpus_.push_back(gpu);
     }
     comms_.resize(devices.size());
     SWEEP_CHECK_NCCL(
@@ -55,10 +55,11 @@ class NcclCommunicator final : public Communicator {
   void all_reduce_sum(const std::vector<float*>& buffers, std::size_t n) override {
     check(buffers);
     if (n == 0) return;
+    const std::vector<cudaStream_t> streams = joined_streams();
     SWEEP_CHECK_NCCL(ncclGroupStart());
     for (std::size_t r = 0; r < comms_.size(); ++r) {
       const ncclResult_t rc =
-          ncclAllReduce(buffers[r], buffers[r], n, ncclFloat32, ncclSum, comms_[r], streams_[r]);
+          ncclAllReduce(buffers[r], buffers[r], n, ncclFloat32, ncclSum, comms_[r], streams[r]);
       if (rc != ncclSuccess) {
         ncclGroupEnd();
         SWEEP_CHECK_NCCL(rc);
@@ -70,10 +71,11 @@ class NcclCommunicator final : public Communicator {
   void broadcast(const std::vector<float*>& buffers, std::size_t n) override {
     check(buffers);
     if (n == 0) return;
+    const std::vector<cudaStream_t> streams = joined_streams();
     SWEEP_CHECK_NCCL(ncclGroupStart());
     for (std::size_t r = 0; r < comms_.size(); ++r) {
       const ncclResult_t rc =
-          ncclBroadcast(buffers[r], buffers[r], n, ncclFloat32, 0, comms_[r], streams_[r]);
+          ncclBroadcast(buffers[r], buffers[r], n, ncclFloat32, 0, comms_[r], streams[r]);
       if (rc != ncclSuccess) {
         ncclGroupEnd();
         SWEEP_CHECK_NCCL(rc);
@@ -88,8 +90,15 @@ class NcclCommunicator final : public Communicator {
       throw Error("communicator: " + std::to_string(buffers.size()) + " buffers for " +
                   std::to_string(comms_.size()) + " replicas");
   }
+  std::vector<cudaStream_t> joined_streams() const {
+    std::vector<cudaStream_t> streams;
+    for (cuda::CudaBackend* gpu : gpus_) streams.push_back(gpu->joined_stream());
+    return streams;
+  }
   std::vector<ncclComm_t> comms_;
-  std::vector<cudaStream_t> streams_;
+  // Each reduction queues on its replica's stream after the backend's queued side work (the
+  // weight gradients it reduces may still be running there).
+  std::vector<cuda::CudaBackend*> gpus_;
   std::string name_;
 };
 

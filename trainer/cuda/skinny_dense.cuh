@@ -23,9 +23,10 @@ namespace sweep::trainer::cuda {
 
 constexpr int kSkinnyMaxOut = 32;
 
-// y (n, out) = x (n, in) w (out, in)^T + b (out; may be null): one warp per y value.
+// y (n, out) = x (n, in) w (out, in)^T + b (out; may be null), then max(0, y) when relu: one warp
+// per y value.
 __global__ void skinny_dense_forward_kernel(const float* x, const float* w, const float* b,
-                                            float* y, int n, int in, int out) {
+                                            float* y, int n, int in, int out, bool relu) {
   const std::size_t warp = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (warp >= std::size_t(n) * out) return;
@@ -35,19 +36,23 @@ __global__ void skinny_dense_forward_kernel(const float* x, const float* w, cons
   float sum = 0.f;
   for (int i = lane; i < in; i += 32) sum = fmaf(xr[i], wo[i], sum);
   for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-  if (lane == 0) y[warp] = b ? sum + b[o] : sum;
+  if (lane == 0) {
+    const float v = b ? sum + b[o] : sum;
+    y[warp] = relu && v <= 0.f ? 0.f : v;  // as relu_forward: a NaN stays NaN
+  }
 }
 
-// dx (n, in) = dy (n, out) w (out, in): one thread per dx value.
-__global__ void skinny_dense_dx_kernel(const float* dy, const float* w, float* dx, int n, int in,
-                                       int out) {
+// dx (n, in) = dy (n, out) w (out, in): one thread per dx value. relu_x (x, when not null): the
+// layer's input is a ReLU's output and dx goes on through it, dx = relu_x > 0 ? dx : 0.
+__global__ void skinny_dense_dx_kernel(const float* dy, const float* w, const float* relu_x,
+                                       float* dx, int n, int in, int out) {
   const std::size_t t = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (t >= std::size_t(n) * in) return;
   const int r = static_cast<int>(t / in), i = static_cast<int>(t % in);
   const float* dyr = dy + std::size_t(r) * out;
   float sum = 0.f;
   for (int o = 0; o < out; ++o) sum = fmaf(dyr[o], w[std::size_t(o) * in + i], sum);
-  dx[t] = sum;
+  dx[t] = relu_x && !(relu_x[t] > 0.f) ? 0.f : sum;
 }
 
 // dw (out, in) = dy^T (out, n) x (n, in), and db (out) = column sums of dy when db is not null:
@@ -74,20 +79,23 @@ inline unsigned blocks_for(std::size_t threads) {
 }
 
 inline void skinny_dense_forward(const float* x, const float* w, const float* b, float* y, int n,
-                                 int in, int out, cudaStream_t s) {
+                                 int in, int out, bool relu, cudaStream_t s) {
   skinny_dense_forward_kernel<<<blocks_for(std::size_t(n) * out * 32), kThreads, 0, s>>>(
-      x, w, b, y, n, in, out);
+      x, w, b, y, n, in, out, relu);
   SWEEP_CHECK_CUDA(cudaGetLastError());
 }
 
-// dx may be null (a first layer); db may be null (no bias).
-inline void skinny_dense_backward(const float* x, const float* w, const float* dy, float* dx,
-                                  float* dw, float* db, int n, int in, int out, cudaStream_t s) {
-  if (dx) {
-    skinny_dense_dx_kernel<<<blocks_for(std::size_t(n) * in), kThreads, 0, s>>>(dy, w, dx, n, in,
-                                                                                out);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-  }
+// Backward in two launches, which the backend may put on two streams: the data gradient
+// (relu_x: see skinny_dense_dx_kernel; may be null) and the weight gradient with the bias
+// gradient (db may be null: no bias).
+inline void skinny_dense_dx(const float* w, const float* dy, const float* relu_x, float* dx, int n,
+                            int in, int out, cudaStream_t s) {
+  skinny_dense_dx_kernel<<<blocks_for(std::size_t(n) * in), kThreads, 0, s>>>(dy, w, relu_x, dx, n,
+                                                                              in, out);
+  SWEEP_CHECK_CUDA(cudaGetLastError());
+}
+inline void skinny_dense_dw(const float* x, const float* dy, float* dw, float* db, int n, int in,
+                            int out, cudaStream_t s) {
   skinny_dense_dw_kernel<<<blocks_for(std::size_t(out) * (in + 1)), kThreads, 0, s>>>(dy, x, dw, db,
                                                                                       n, in, out);
   SWEEP_CHECK_CUDA(cudaGetLastError());

@@ -30,14 +30,21 @@ void Dense::init(std::mt19937_64& rng, float* host_params, float* host_state) co
 
 void Dense::forward(const float* x, float* y, int batch, bool training) {
   const std::size_t wsize = std::size_t(units_) * in_features_;
-  backend_->dense_forward(x, params_, bias_ ? params_ + wsize : nullptr, y, batch, in_features_,
-                          units_);
+  const float* b = bias_ ? params_ + wsize : nullptr;
+  if (relu_after_)
+    backend_->dense_forward_relu(x, params_, b, y, batch, in_features_, units_);
+  else
+    backend_->dense_forward(x, params_, b, y, batch, in_features_, units_);
 }
 
 void Dense::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   const std::size_t wsize = std::size_t(units_) * in_features_;
-  backend_->dense_backward(x, params_, dy, dx, grads_, bias_ ? grads_ + wsize : nullptr, batch,
-                           in_features_, units_);
+  float* db = bias_ ? grads_ + wsize : nullptr;
+  if (relu_input_ && dx)
+    backend_->dense_backward_relu_input(x, params_, dy, dx, grads_, db, batch, in_features_,
+                                        units_);
+  else
+    backend_->dense_backward(x, params_, dy, dx, grads_, db, batch, in_features_, units_);
 }
 
 }  // namespace sweep::trainer
