@@ -3,6 +3,8 @@
  */
 #include <algorithm>
 #include <cstddef>
+#include <mutex>
+#include <set>
 
 #include "common/check.h"
 #include "trainer/cuda/direct_conv.h"
@@ -330,17 +332,26 @@ __global__ void __launch_bounds__(kMaxThreads)
   }
 }
 
+// Above 48 KB a kernel's dynamic shared memory must be allowed explicitly, once per kernel and
+// device: each device loads its own copy of the kernel, so an allowance made on the first GPU does
+// not hold on the second (a data-parallel trial's second replica failed its launches so).
+template <auto Kernel>
+void allow_shared_memory() {
+  static std::mutex mutex;
+  static std::set<int> devices;  // where this kernel has been allowed
+  int device = 0;
+  SWEEP_CHECK_CUDA(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (devices.count(device)) return;
+  SWEEP_CHECK_CUDA(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(kMaxSharedBytes)));
+  devices.insert(device);
+}
+
 template <int R, bool kTransposed>
 void launch(const Tiled& t, const float* in, const float* filters, const float* bias, float* out,
             cudaStream_t stream) {
-  // Above 48 KB a kernel's dynamic shared memory must be allowed explicitly, once per kernel.
-  static const bool allowed = [] {
-    SWEEP_CHECK_CUDA(cudaFuncSetAttribute(tiled_kernel<R, kTransposed>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(kMaxSharedBytes)));
-    return true;
-  }();
-  (void)allowed;
+  allow_shared_memory<tiled_kernel<R, kTransposed>>();
   const dim3 grid(static_cast<unsigned>(t.n), static_cast<unsigned>(t.kblocks),
                   static_cast<unsigned>(t.zblocks));
   tiled_kernel<R, kTransposed><<<grid, t.threads, t.smem, stream>>>(in, filters, bias, out, t);
@@ -374,13 +385,7 @@ TiledFilter filter_problem(const ConvGeom& g) {
 template <int R>
 void launch_filter(const TiledFilter& t, const float* x, const float* dy, float* dw_parts,
                    float* db_parts, cudaStream_t stream) {
-  static const bool allowed = [] {
-    SWEEP_CHECK_CUDA(cudaFuncSetAttribute(tiled_filter_kernel<R>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(kMaxSharedBytes)));
-    return true;
-  }();
-  (void)allowed;
+  allow_shared_memory<tiled_filter_kernel<R>>();
   const dim3 grid(static_cast<unsigned>(t.kblocks), static_cast<unsigned>(t.chunks));
   tiled_filter_kernel<R><<<grid, t.threads, t.smem, stream>>>(x, dy, dw_parts, db_parts, t);
   SWEEP_CHECK_LAUNCH();
