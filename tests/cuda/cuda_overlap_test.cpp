@@ -63,16 +63,6 @@ std::vector<Case> cases() {
           {"resnet depth 8", resnet8, {3, 16, 16}}};
 }
 
-OptimizerStep opt_for(int i) {
-  OptimizerStep s;
-  s.kind = OptimizerKind::sgdm;
-  s.momentum = 0.9f;
-  s.lr = 0.02f * float(1 + i % 2);
-  s.weight_decay = 5e-4f;
-  s.t = i + 1;
-  return s;
-}
-
 // One network on its own backend, a fixed batch, and the step the training loop runs.
 struct Trainee {
   Trainee(bool overlap, cuda::CudaBackend::DirectConv direct, const Case& c,
@@ -102,7 +92,7 @@ struct Trainee {
   }
   void step(int i) {
     forward_backward();
-    gpu->optimizer_step(opt_for(i), net.params(), net.grads(), v.f(), nullptr, net.param_count(),
+    gpu->optimizer_step(sgdm_step(i), net.params(), net.grads(), v.f(), nullptr, net.param_count(),
                         nullptr);
   }
   // kEagerSteps eager steps, then one recorded and kReplays replays of it.
@@ -112,7 +102,7 @@ struct Trainee {
     step(kEagerSteps);  // recorded, not run
     gpu->end_capture();
     for (int i = 0; i < kReplays; ++i)
-      gpu->replay(opt_for(kEagerSteps + i), std::uint64_t(kEagerSteps + i), 0);
+      gpu->replay(sgdm_step(kEagerSteps + i), std::uint64_t(kEagerSteps + i), 0);
   }
   std::vector<float> params() {
     std::vector<float> p(net.param_count());

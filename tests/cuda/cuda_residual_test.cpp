@@ -124,15 +124,6 @@ TEST(CudaResidualGraph, ReplayedStepsEqualEagerSteps) {
     Network net;
     DeviceBuffer x, y, dl, stats, v;
   };
-  auto opt_for = [](int i) {
-    OptimizerStep s;
-    s.kind = OptimizerKind::sgdm;
-    s.momentum = 0.9f;
-    s.lr = 0.02f * float(1 + i % 2);
-    s.weight_decay = 5e-4f;
-    s.t = i + 1;
-    return s;
-  };
   auto make = [&](const ModelSpec& m) {
     auto r = std::make_unique<Run>(gpu, m, in);
     gpu.copy_to_device(r->x.as<void>(), x.data(), x.size() * 4);
@@ -144,7 +135,7 @@ TEST(CudaResidualGraph, ReplayedStepsEqualEagerSteps) {
     gpu.softmax_cross_entropy(logits, r.y.as<std::int32_t>(), kBatch, kClasses, r.dl.f(),
                               r.stats.as<double>());
     r.net.backward(r.dl.f(), kBatch);
-    gpu.optimizer_step(opt_for(i), r.net.params(), r.net.grads(), r.v.f(), nullptr,
+    gpu.optimizer_step(sgdm_step(i), r.net.params(), r.net.grads(), r.v.f(), nullptr,
                        r.net.param_count(), nullptr);
   };
   for (const ModelSpec& model : models()) {
@@ -157,7 +148,7 @@ TEST(CudaResidualGraph, ReplayedStepsEqualEagerSteps) {
     step(*graphed, 1);  // recorded, not run
     gpu.end_capture();
     ASSERT_TRUE(gpu.has_graph());
-    for (int i = 1; i < kSteps; ++i) gpu.replay(opt_for(i), std::uint64_t(i), 0);
+    for (int i = 1; i < kSteps; ++i) gpu.replay(sgdm_step(i), std::uint64_t(i), 0);
     gpu.drop_graph();
 
     const std::size_t n = eager->net.param_count();

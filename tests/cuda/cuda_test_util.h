@@ -51,6 +51,18 @@ inline TrainConfig synthetic_lenet(DeviceKind kind, int train_size, int test_siz
   return c;
 }
 
+// Step i's settings for the graph tests' SGD-momentum steps: the learning rate alternates between
+// two values, so a replay that kept the captured one would show.
+inline OptimizerStep sgdm_step(int i) {
+  OptimizerStep s;
+  s.kind = OptimizerKind::sgdm;
+  s.momentum = 0.9f;
+  s.lr = 0.02f * float(1 + i % 2);
+  s.weight_decay = 5e-4f;
+  s.t = i + 1;
+  return s;
+}
+
 // A CPU backend and a CUDA backend side by side, with fresh random inputs per test.
 class CudaVsCpu : public ::testing::Test {
  protected:
