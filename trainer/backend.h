@@ -264,11 +264,16 @@ struct DeviceSpec {
   // (CudaBackend::set_overlap_weight_gradients). The same numbers either way; off for figures
   // without it.
   bool overlap = true;
+  // CUDA: how many trials run on this GPU at once in lockstep (a fused array's members, set by
+  // train_array). Our convolution kernels then plan their blocks for 1/share of its SMs: fewer,
+  // fuller blocks that cost less GPU time in all when many steps run together, while one step
+  // alone takes longer. 1: one trial has the GPU.
+  int share = 1;
 
   // Written out: nvcc compiles this header as C++17, which has no defaulted comparisons.
   bool operator==(const DeviceSpec& o) const {
     return kind == o.kind && index == o.index && threads == o.threads && precision == o.precision &&
-           deterministic == o.deterministic && overlap == o.overlap;
+           deterministic == o.deterministic && overlap == o.overlap && share == o.share;
   }
 };
 

@@ -267,6 +267,20 @@ TEST_F(CudaOps, TiledConvolutionsMatchCpu) {
   cuda::tiled_conv_filter_images(0);
 }
 
+// A fused array's members plan our kernels for a share of the GPU (DeviceSpec::share): other
+// blocks (more filters and rows each, fewer channel slices and image chunks), the same results.
+TEST_F(CudaOps, TiledConvolutionsPlannedForAShareOfTheGpuMatchCpu) {
+  for (int share : {4, 64}) {
+    SCOPED_TRACE("share " + std::to_string(share));
+    gpu = std::make_unique<cuda::CudaBackend>(0);
+    gpu->set_gpu_share(share);
+    gpu->set_direct_conv(cuda::CudaBackend::DirectConv::tiled);
+    check_conv(conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0));  // LeNet conv2
+    check_conv(conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0));   // LeNet conv1
+    check_conv(conv_geom(3, 7, 9, 11, 33, 3, 3, 1, 1));     // a partial filter group
+  }
+}
+
 // Each device loads its own copy of a kernel, so the tiled kernels' shared memory above 48 KB
 // must be allowed on each: a data-parallel trial's second replica once failed its launches with
 // "invalid argument" because only the first GPU had been allowed. Device 0 first, then the others.

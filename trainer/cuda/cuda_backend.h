@@ -72,6 +72,9 @@ class CudaBackend final : public Backend {
   // work still reads or writes waits for it first (pending_ranges.h), and every op outside the
   // backward chain does, so callers see one ordered stream. Off: all work on the one stream.
   void set_overlap_weight_gradients(bool on) { overlap_ = on; }
+  // DeviceSpec::share: our convolution kernels plan for 1/share of the SMs. Set it before the
+  // first convolution (plans and timed choices are made once per shape).
+  void set_gpu_share(int share) { share_ = share < 1 ? 1 : share; }
 
   void* allocate(std::size_t bytes) override;
   void deallocate(void* p) noexcept override;
@@ -253,7 +256,8 @@ class CudaBackend final : public Backend {
   bool deterministic_ = false;
   ConvChoice conv_choice_ = ConvChoice::fastest;
   DirectConv direct_conv_ = DirectConv::timed;
-  int sm_count_ = 0;
+  int sm_count_ = 0;  // the SMs our kernels plan for: the device's / share_
+  int share_ = 1;
   int tuned_batch_ = 0;  // tune_for_batch
   std::string name_;
   std::size_t workspace_limit_;

@@ -40,8 +40,10 @@ using ChoiceKey = std::array<int, 15>;
 
 void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e) {
   // bf16 plans convert their operands around cuDNN's bf16 kernels; ours are fp32 only.
-  if (sm_count_ == 0)
+  if (sm_count_ == 0) {
     SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
+    sm_count_ = std::max(1, sm_count_ / share_);
+  }
   const bool direct = direct_conv_fits(g), tiled = tiled_conv_fits(g),
              tiled_filter = tiled_conv_filter_fits(g, sm_count_);
   if (e.plan->math() == MathMode::bf16 || direct_conv_ == DirectConv::never || !(direct || tiled))

@@ -31,6 +31,7 @@ std::unique_ptr<Backend> make_cuda_backend(const DeviceSpec& spec) {
   }
   auto gpu = std::make_unique<cuda::CudaBackend>(device, math, spec.deterministic);
   gpu->set_overlap_weight_gradients(spec.overlap);
+  gpu->set_gpu_share(spec.share);
   return gpu;
 }
 
