@@ -72,8 +72,10 @@ class CudaBackend final : public Backend {
   // work still reads or writes waits for it first (pending_ranges.h), and every op outside the
   // backward chain does, so callers see one ordered stream. Off: all work on the one stream.
   void set_overlap_weight_gradients(bool on) { overlap_ = on; }
-  // DeviceSpec::share: our convolution kernels plan for 1/share of the SMs. Set it before the
-  // first convolution (plans and timed choices are made once per shape).
+  // DeviceSpec::share: our convolution kernels plan for 1/share of the SMs, and each shape's
+  // choice among cuDNN and ours is timed with that many calls running at once (what a call costs
+  // a GPU shared by that many steps). Set it before the first convolution (plans and timed
+  // choices are made once per shape).
   void set_gpu_share(int share) { share_ = share < 1 ? 1 : share; }
 
   void* allocate(std::size_t bytes) override;

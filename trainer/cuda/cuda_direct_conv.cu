@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "common/check.h"
 #include "trainer/cuda/cuda_backend.h"
@@ -23,6 +24,7 @@ namespace {
 
 constexpr int kCallsPerGraph = 10;
 constexpr int kTimedReplays = 3;
+constexpr int kMaxBranches = 8;  // steps timed sharing the GPU at most (DeviceSpec::share)
 
 template <class Op>
 float graph_us(cudaStream_t stream, Op&& op) {
@@ -87,38 +89,72 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   void* ws = conv_workspace(plan.workspace_bytes());
   float* scratch = scratch_floats(std::max(direct_conv_filter_scratch(g, e.filter_parts),
                                            tiled_conv_filter_scratch(g, sm_count_)));
-  cudaStream_t s = stream();
   const int sms = sm_count_;
+  // Timed as the step will run: alone (share 1), or on `share` streams at once, as that many
+  // members of a fused array share the GPU; then what counts is each call's share of the time,
+  // and kernels that fill the GPU alone lose to ones that pack. cuDNN's calls follow the branch
+  // by the handle's stream.
+  std::vector<Stream> extra;
+  std::vector<cudaStream_t> branches{stream()};
+  for (int b = 1; b < std::min(share_, kMaxBranches); ++b) {
+    extra.push_back(make_stream());
+    branches.push_back(extra.back().get());
+  }
+  const auto timed_us = [&](auto&& op) {
+    return graph_time_us(stream(), branches, op, kCallsPerGraph, kTimedReplays);
+  };
+  const auto on = [&](cudaStream_t st) { SWEEP_CHECK_CUDNN(cudnnSetStream(dnn(), st)); };
   // The fastest of cuDNN's plan and whichever of ours take the shape. Forward: cuDNN's side adds
   // the bias in a launch of its own (not counted: ours is then ahead).
   const auto fastest = [&](bool tiled_fits, auto&& cudnn_op, auto&& direct_op, auto&& tiled_op) {
     ConvImpl best = ConvImpl::cudnn;
-    float best_us = graph_us(s, cudnn_op);
+    float best_us = 0.f;
+    try {
+      best_us = timed_us(cudnn_op);
+    } catch (...) {
+      on(stream());
+      throw;
+    }
+    on(stream());
     if (direct) {
-      const float us = graph_us(s, direct_op);
+      const float us = timed_us(direct_op);
       if (us < best_us) best = ConvImpl::direct, best_us = us;
     }
     if (tiled_fits) {
-      const float us = graph_us(s, tiled_op);
+      const float us = timed_us(tiled_op);
       if (us < best_us) best = ConvImpl::tiled, best_us = us;
     }
     return best;
   };
   e.forward = fastest(
-      tiled, [&] { plan.forward(dnn(), x.f(), w.f(), y.f(), ws); },
-      [&] { direct_conv_forward(g, x.f(), w.f(), nullptr, y.f(), s); },
-      [&] { tiled_conv_forward(g, x.f(), w.f(), nullptr, y.f(), sms, s); });
+      tiled,
+      [&](cudaStream_t st) {
+        on(st);
+        plan.forward(dnn(), x.f(), w.f(), y.f(), ws);
+      },
+      [&](cudaStream_t st) { direct_conv_forward(g, x.f(), w.f(), nullptr, y.f(), st); },
+      [&](cudaStream_t st) { tiled_conv_forward(g, x.f(), w.f(), nullptr, y.f(), sms, st); });
   e.data = fastest(
-      tiled, [&] { plan.backward_data(dnn(), w.f(), y.f(), dx.f(), ws); },
-      [&] { direct_conv_backward_data(g, w.f(), y.f(), dx.f(), s); },
-      [&] { tiled_conv_backward_data(g, w.f(), y.f(), dx.f(), sms, s); });
+      tiled,
+      [&](cudaStream_t st) {
+        on(st);
+        plan.backward_data(dnn(), w.f(), y.f(), dx.f(), ws);
+      },
+      [&](cudaStream_t st) { direct_conv_backward_data(g, w.f(), y.f(), dx.f(), st); },
+      [&](cudaStream_t st) { tiled_conv_backward_data(g, w.f(), y.f(), dx.f(), sms, st); });
   // The direct and tiled weight gradients also sum the bias gradient (not counted for cuDNN).
   e.filter = fastest(
-      tiled_filter, [&] { plan.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws); },
-      [&] {
-        direct_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr, e.filter_parts, scratch, s);
+      tiled_filter,
+      [&](cudaStream_t st) {
+        on(st);
+        plan.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws);
       },
-      [&] { tiled_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr, sms, scratch, s); });
+      [&](cudaStream_t st) {
+        direct_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr, e.filter_parts, scratch, st);
+      },
+      [&](cudaStream_t st) {
+        tiled_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr, sms, scratch, st);
+      });
   cache.emplace(key, TimedChoice{int(e.forward), int(e.data), int(e.filter)});
 }
 
