@@ -265,9 +265,10 @@ struct DeviceSpec {
   // without it.
   bool overlap = true;
   // CUDA: how many trials run on this GPU at once in lockstep (a fused array's members, set by
-  // train_array). Our convolution kernels then plan their blocks for 1/share of its SMs: fewer,
-  // fuller blocks that cost less GPU time in all when many steps run together, while one step
-  // alone takes longer. 1: one trial has the GPU.
+  // train_array). Our convolution kernels then plan their blocks for 1/share of its SMs (fewer,
+  // fuller blocks) and each shape's kernel choice is timed with that many calls at once: less GPU
+  // time in all when many steps run together, while one step alone takes longer. 1: one trial
+  // has the GPU.
   int share = 1;
 
   // Written out: nvcc compiles this header as C++17, which has no defaulted comparisons.

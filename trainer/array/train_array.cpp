@@ -60,10 +60,11 @@ bool is_out_of_memory(const std::exception_ptr& e) {
   }
 }
 
-// DeviceSpec::share of the members' backends: how many steps the kernels' block plans assume run
-// at once, at most this many. On an H100, 16 and 64 LeNet members summed 4-5% more images/s with
-// 4 than with 1 (one member's step alone is 11% slower with 4), and less with 16.
-constexpr std::size_t kMaxPlanShare = 4;
+// DeviceSpec::share of the members' backends: how many steps the kernels' block plans and timed
+// choices assume run at once, at most this many. On an H100, 16 and 64 LeNet members summed
+// 809-817k images/s with 2, 855-864k with 4, 890-905k with 8, and no more with 12 or 16 (one
+// member's step alone is slower so: the share is for arrays only).
+constexpr std::size_t kMaxPlanShare = 8;
 
 // The members' configs as they train: the share set for the members that run together (each
 // member's TrialRun keeps a reference, so these live as long as the array).
