@@ -74,24 +74,24 @@ CudaBackend::CudaBackend(int device, MathMode math, bool deterministic)
           (deterministic ? " deterministic" : "");
   // The highest priority: the weight-gradient side stream (cuda_side_stream.cu) has the lowest,
   // so the step's critical path is scheduled first.
-  int least = 0, greatest = 0;
-  SWEEP_CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  cudaStream_t s = nullptr;
-  SWEEP_CHECK_CUDA(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest));
-  stream_ = Stream(s);
-  cublas_ = make_cublas();
-  cudnn_ = make_cudnn();
-  SWEEP_CHECK_CUBLAS(cublasSetStream(cublas_.get(), stream_.get()));
-  SWEEP_CHECK_CUBLAS(cublasSetMathMode(
-      cublas_.get(), math == MathMode::tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
-  // Our own cuBLAS workspace: no hidden allocation later, and capture-safe.
+  stream_ = make_stream(Priority::highest);
+  make_handles(stream_.get(), cublas_, cublas_workspace_, cudnn_);
   void* p = nullptr;
-  SWEEP_CHECK_CUDA(cudaMalloc(&p, kCublasWorkspace));
-  cublas_workspace_.adopt(p, kCublasWorkspace);
-  SWEEP_CHECK_CUBLAS(cublasSetWorkspace(cublas_.get(), p, kCublasWorkspace));
-  SWEEP_CHECK_CUDNN(cudnnSetStream(cudnn_.get(), stream_.get()));
   SWEEP_CHECK_CUDA(cudaMalloc(&p, kSumSquaresBlocks * sizeof(double)));
   sumsq_partial_.adopt(p, kSumSquaresBlocks * sizeof(double));
+}
+
+void CudaBackend::make_handles(cudaStream_t s, CublasHandle& blas, DeviceMemory& blas_workspace,
+                               CudnnHandle& dnn) {
+  blas = make_cublas();
+  SWEEP_CHECK_CUBLAS(cublasSetStream(blas.get(), s));
+  SWEEP_CHECK_CUBLAS(cublasSetMathMode(
+      blas.get(), math_ == MathMode::tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  // Our own cuBLAS workspace: no hidden allocation later, and capture-safe.
+  void* p = grow(blas_workspace, kCublasWorkspace, "cuBLAS workspace");
+  SWEEP_CHECK_CUBLAS(cublasSetWorkspace(blas.get(), p, kCublasWorkspace));
+  dnn = make_cudnn();
+  SWEEP_CHECK_CUDNN(cudnnSetStream(dnn.get(), s));
 }
 
 CudaBackend::~CudaBackend() {

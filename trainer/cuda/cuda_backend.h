@@ -176,6 +176,10 @@ class CudaBackend final : public Backend {
   // chain's ops (data gradients, pooling, activations, sums, batch norm) call enter_backward
   // instead, which waits only when the op touches what that work still reads or writes.
   void enter();
+  // cuBLAS and cuDNN handles working on stream s, cuBLAS with this backend's math mode and its own
+  // workspace in blas_workspace: the main stream's and the side stream's.
+  void make_handles(cudaStream_t s, CublasHandle& blas, DeviceMemory& blas_workspace,
+                    CudnnHandle& dnn);
   void enter_backward(std::initializer_list<MemoryRange> reads,
                       std::initializer_list<MemoryRange> writes);
   // The second stream for weight gradients, its own handles and grow-only buffers (created on the
@@ -217,7 +221,10 @@ class CudaBackend final : public Backend {
   // m itself when it holds `bytes`, else a larger replacement (the old one retired): workspaces
   // and scratch grow only, on an eager call with a new shape. Throws OutOfMemory naming `what`.
   void* grow(DeviceMemory& m, std::size_t bytes, const char* what);
-  float* scratch_floats(std::size_t n);  // grow-only scratch (bias-gradient partial sums)
+  // Grow-only scratch of n floats (bias-gradient partial sums, filter-gradient parts): m, or the
+  // main stream's own.
+  float* scratch_floats(DeviceMemory& m, std::size_t n);
+  float* scratch_floats(std::size_t n) { return scratch_floats(scratch_, n); }
   // A convolution's bias gradient (per-channel sums of dy) through partial sums in `scratch` (the
   // main stream's or the side's), on stream s; reserve grows it first, outside any fork.
   void channel_sums_reserve(const ConvGeom& g, DeviceMemory& scratch);

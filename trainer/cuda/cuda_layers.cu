@@ -277,11 +277,9 @@ void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float
   void* workspace = nullptr;
   float* filter_scratch = nullptr;
   if (e.filter == ConvImpl::direct)
-    filter_scratch = static_cast<float*>(
-        grow(scratch, direct_conv_filter_scratch(g, e.filter_parts) * sizeof(float), "scratch"));
+    filter_scratch = scratch_floats(scratch, direct_conv_filter_scratch(g, e.filter_parts));
   else if (e.filter == ConvImpl::tiled)
-    filter_scratch = static_cast<float*>(
-        grow(scratch, tiled_conv_filter_scratch(g, sm_count_) * sizeof(float), "scratch"));
+    filter_scratch = scratch_floats(scratch, tiled_conv_filter_scratch(g, sm_count_));
   else
     workspace = side ? grow(side->conv_workspace, plan.workspace_bytes(), "convolution workspace")
                      : conv_workspace(plan.workspace_bytes());
@@ -309,7 +307,7 @@ void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float
 // The bias gradient: per-channel sums of dy, through partial sums in `scratch` (grown first by
 // channel_sums_reserve, outside any fork, since growing waits for the GPU).
 void CudaBackend::channel_sums_reserve(const ConvGeom& g, DeviceMemory& scratch) {
-  grow(scratch, std::size_t(g.k) * channel_sum_chunks(g.n, g.k) * sizeof(float), "scratch");
+  scratch_floats(scratch, std::size_t(g.k) * channel_sum_chunks(g.n, g.k));
 }
 
 void CudaBackend::channel_sums_into(const ConvGeom& g, const float* dy, float* db,
@@ -345,8 +343,8 @@ void* CudaBackend::bf16_scratch(std::size_t elements) {
   return grow(bf16_scratch_, elements * sizeof(__nv_bfloat16), "bf16 scratch");
 }
 
-float* CudaBackend::scratch_floats(std::size_t n) {
-  return static_cast<float*>(grow(scratch_, n * sizeof(float), "scratch"));
+float* CudaBackend::scratch_floats(DeviceMemory& m, std::size_t n) {
+  return static_cast<float*>(grow(m, n * sizeof(float), "scratch"));
 }
 
 // ---------------------------------------------------------------------------------- pooling

@@ -98,6 +98,16 @@ inline Stream make_stream() {
   SWEEP_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   return Stream(s);
 }
+// A stream of the current device's highest or lowest priority.
+enum class Priority { highest, lowest };
+inline Stream make_stream(Priority p) {
+  int least = 0, greatest = 0;
+  SWEEP_CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t s = nullptr;
+  SWEEP_CHECK_CUDA(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking,
+                                                p == Priority::highest ? greatest : least));
+  return Stream(s);
+}
 inline Event make_event(unsigned flags = cudaEventDefault) {
   cudaEvent_t e = nullptr;
   SWEEP_CHECK_CUDA(cudaEventCreateWithFlags(&e, flags));

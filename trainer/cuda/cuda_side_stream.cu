@@ -24,12 +24,6 @@
 
 namespace sweep::trainer::cuda {
 
-namespace {
-
-constexpr std::size_t kSideCublasWorkspace = std::size_t{32} << 20;  // as the main handle's
-
-}  // namespace
-
 void CudaBackend::set_device() const { SWEEP_CHECK_CUDA(cudaSetDevice(device_)); }
 
 void CudaBackend::enter() {
@@ -53,21 +47,8 @@ CudaBackend::Side* CudaBackend::side_for(bool has_data_gradient) {
   if (!side_) {
     require_not_capturing("creating the weight-gradient stream");
     auto side = std::make_unique<Side>();
-    int least = 0, greatest = 0;
-    SWEEP_CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    cudaStream_t s = nullptr;
-    SWEEP_CHECK_CUDA(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, least));
-    side->stream = Stream(s);
-    side->cublas = make_cublas();
-    SWEEP_CHECK_CUBLAS(cublasSetStream(side->cublas.get(), s));
-    SWEEP_CHECK_CUBLAS(cublasSetMathMode(side->cublas.get(), math_ == MathMode::tf32
-                                                                 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                                 : CUBLAS_DEFAULT_MATH));
-    void* p =
-        grow(side->cublas_workspace, kSideCublasWorkspace, "weight-gradient cuBLAS workspace");
-    SWEEP_CHECK_CUBLAS(cublasSetWorkspace(side->cublas.get(), p, kSideCublasWorkspace));
-    side->cudnn = make_cudnn();
-    SWEEP_CHECK_CUDNN(cudnnSetStream(side->cudnn.get(), s));
+    side->stream = make_stream(Priority::lowest);
+    make_handles(side->stream.get(), side->cublas, side->cublas_workspace, side->cudnn);
     side->fork = make_event(cudaEventDisableTiming);
     side->join = make_event(cudaEventDisableTiming);
     side_ = std::move(side);
