@@ -13,9 +13,11 @@
  *
  *   bench_gpu_lenet [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet|resnet18]
  *                   [--batch 64|256] [--mode eager|graph] [--direct-conv timed|never|always]
- *                   [--overlap on|off]
+ *                   [--overlap on|off] [--share N]
  * --overlap off runs the weight gradients on the one stream too (CudaBackend::
- * set_overlap_weight_gradients), for the figure without the side stream.
+ * set_overlap_weight_gradients), for the figure without the side stream. --share N plans and
+ * times the kernels as a fused array of N members does (CudaBackend::set_gpu_share), so a
+ * profiler can see that array's kernels one step at a time.
  * Prints a table and `RESULT peer=sweep model=.. batch=.. mode=.. precision=..
  * images_per_second=..`
  */
@@ -50,9 +52,10 @@ struct Case {
 constexpr int kRows = 16384;  // images in the synthetic device data set
 
 double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::DirectConv direct,
-                bool overlap) {
+                bool overlap, int share) {
   CudaBackend gpu(0, c.math);
   gpu.set_direct_conv(direct);
+  gpu.set_gpu_share(share);
   gpu.set_overlap_weight_gradients(overlap);
   const bool lenet = c.model == "lenet";
   const Shape in = lenet ? Shape{1, 28, 28} : Shape{3, 32, 32};
@@ -166,6 +169,11 @@ int main(int argc, char** argv) {
                  "on: weight gradients on a second stream beside the data gradients; off: one "
                  "stream")
       ->check(CLI::IsMember({"on", "off"}));
+  int share = 1;
+  app.add_option("--share", share,
+                 "plan and time the kernels as one of this many steps sharing the GPU (a fused "
+                 "array's DeviceSpec::share); the step itself still runs alone")
+      ->check(CLI::Range(1, 64));
   CLI11_PARSE(app, argc, argv);
   const CudaBackend::DirectConv direct = direct_word == "never"    ? CudaBackend::DirectConv::never
                                          : direct_word == "always" ? CudaBackend::DirectConv::always
@@ -195,7 +203,7 @@ int main(int argc, char** argv) {
     std::printf("%-8s %-6s %-6s %-6s %12s\n", "model", "batch", "mode", "prec", "images/s");
     for (const Case& c : cases) {
       const int n = c.model == "lenet" ? iters : std::max(50, iters / 5);
-      const double rate = run_case(c, warmup, n, repeats, direct, overlap_word == "on");
+      const double rate = run_case(c, warmup, n, repeats, direct, overlap_word == "on", share);
       const char* mode = c.graph ? "graph" : "eager";
       const char* prec = prec_name(c.math);
       std::printf("%-8s %-6d %-6s %-6s %12.0f\n", c.model.c_str(), c.batch, mode, prec, rate);
