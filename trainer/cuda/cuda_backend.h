@@ -24,6 +24,7 @@
 
 #include "trainer/backend.h"
 #include "trainer/cuda/cuda_raii.h"
+#include "trainer/cuda/cudnn_graph.h"
 #include "trainer/cuda/cudnn_legacy.h"
 #include "trainer/cuda/launch.cuh"
 #include "trainer/cuda/pending_ranges.h"
@@ -50,9 +51,9 @@ class CudaBackend final : public Backend {
   cudaStream_t joined_stream();
   MathMode math() const { return math_; }
   // bf16 mode: how a convolution shape picks its plan. fastest (default): the bf16 or the tf32
-  // plan, whichever cudnnFind times faster; bf16_first: bf16 whenever cuDNN has a deterministic
-  // bf16 algorithm (the op tests use it to exercise the bf16 path on every shape). Set it before
-  // the first convolution: plans already built keep their choice.
+  // plan, whichever runs faster in a CUDA graph; bf16_first: bf16 whenever cuDNN has a bf16
+  // engine for the shape (the op tests use it to exercise the bf16 path on every shape). Set it
+  // before the first convolution: plans already built keep their choice.
   enum class ConvChoice { fastest, bf16_first };
   void set_conv_choice(ConvChoice c) { conv_choice_ = c; }
   // fp32 and tf32: whether a convolution op runs on our kernels (direct_conv.h, tiled_conv.h) or
@@ -200,21 +201,25 @@ class CudaBackend final : public Backend {
                  std::initializer_list<MemoryRange> writes);
   void join_side();  // this stream waits for all queued side work
   cudnnHandle_t dnn() const { return cudnn_.get(); }
-  // A convolution shape's cuDNN plan, and which of its ops run on our kernels instead.
+  // A convolution shape's cuDNN plan (fp32 or tf32), which of its ops run on our kernels instead,
+  // and in bf16 mode the graph API's bf16 plan when it runs the shape faster (then it runs all
+  // three ops).
   enum class ConvImpl { cudnn, direct, tiled };
   struct ConvEntry {
     std::unique_ptr<ConvPlan> plan;
+    std::unique_ptr<Bf16ConvPlan> bf16;
     ConvImpl forward = ConvImpl::cudnn, data = ConvImpl::cudnn, filter = ConvImpl::cudnn;
     int filter_parts = 1;  // direct_conv_filter_parts
   };
   const ConvEntry& conv_entry(const ConvGeom& g);
-  std::unique_ptr<ConvPlan> make_conv_plan(const ConvGeom& g, bool timed);
+  // The shape's fp32 or tf32 plan, and in bf16 mode (timed shapes) its bf16 plan if it wins.
+  void make_conv_plans(const ConvGeom& g, bool timed, ConvEntry& e);
   // Fills e's direct_* choices (cuda_direct_conv.cu). `timed`: the shape's batch is the tuned one.
   void choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e);
   // bf16 mode: whether the bf16 plan's forward and backward, with their conversions, take less
   // GPU time in a CUDA graph than the tf32 plan's (cuda_direct_conv.cu; once per shape and
   // process).
-  bool bf16_runs_faster(const ConvGeom& g, const ConvPlan& bf16, const ConvPlan& tf32);
+  bool bf16_runs_faster(const ConvGeom& g, const Bf16ConvPlan& bf16, const ConvPlan& tf32);
   const PoolPlan& pool_plan(const PoolGeom& g, PoolMode mode);
   const BatchNormPlan& bn_plan(const BatchNormGeom& g);
   void* conv_workspace(std::size_t bytes);
@@ -240,10 +245,10 @@ class CudaBackend final : public Backend {
   // c (m, n) column-major = op(a) op(b) with bfloat16 a and b, fp32 accumulation and c.
   void gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void* a,
                  int lda, const void* b, int ldb, float* c, int ldc);
-  void conv2d_forward_bf16(const ConvGeom& g, const ConvPlan& plan, const float* x, const float* w,
-                           const float* b, float* y);
-  void conv2d_backward_bf16(const ConvGeom& g, const ConvPlan& plan, const float* x, const float* w,
-                            const float* dy, float* dx, float* dw);
+  void conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
+                           const float* w, const float* b, float* y);
+  void conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
+                            const float* w, const float* dy, float* dx, float* dw);
   void require_not_capturing(const char* what) const;
   void retire(DeviceMemory& m);  // frees m, or keeps it for the graph (graph_owned_)
   const StepScalars* dyn() const { return capturing_ ? step_block_.as<StepScalars>() : nullptr; }

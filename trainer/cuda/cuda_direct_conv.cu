@@ -41,15 +41,14 @@ using ChoiceKey = std::array<int, 15>;
 }  // namespace
 
 void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e) {
-  // bf16 plans convert their operands around cuDNN's bf16 kernels; ours are fp32 only.
   if (sm_count_ == 0) {
     SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
     sm_count_ = std::max(1, sm_count_ / share_);
   }
   const bool direct = direct_conv_fits(g), tiled = tiled_conv_fits(g),
              tiled_filter = tiled_conv_filter_fits(g, sm_count_);
-  if (e.plan->math() == MathMode::bf16 || direct_conv_ == DirectConv::never || !(direct || tiled))
-    return;
+  // A bf16 plan runs the shape's three ops on cuDNN's bf16 engines; ours are fp32 only.
+  if (e.bf16 || direct_conv_ == DirectConv::never || !(direct || tiled)) return;
   e.filter_parts = direct_conv_filter_parts(g, sm_count_);
   if (direct_conv_ == DirectConv::always || direct_conv_ == DirectConv::tiled) {
     const ConvImpl ours = tiled && (direct_conv_ == DirectConv::tiled || !direct)
@@ -158,7 +157,8 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   cache.emplace(key, TimedChoice{int(e.forward), int(e.data), int(e.filter)});
 }
 
-bool CudaBackend::bf16_runs_faster(const ConvGeom& g, const ConvPlan& bf16, const ConvPlan& tf32) {
+bool CudaBackend::bf16_runs_faster(const ConvGeom& g, const Bf16ConvPlan& bf16,
+                                   const ConvPlan& tf32) {
   static std::mutex mutex;
   static std::map<ChoiceKey, bool> cache;
   const ChoiceKey key{device_,    g.n,        g.c,     g.h,     g.w,     g.k,     g.r, g.s,

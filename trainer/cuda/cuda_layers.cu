@@ -9,6 +9,8 @@
  * Biases are added by our own kernels after the product (one launch) rather than cuBLASLt
  * epilogues, which would need a second handle type for one saved launch per layer.
  */
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -192,7 +194,7 @@ const CudaBackend::ConvEntry& CudaBackend::conv_entry(const ConvGeom& g) {
     // when deterministic: a timing differs run to run, and so would the algorithm it picks.
     const bool timed = !deterministic_ && (tuned_batch_ == 0 || g.n == tuned_batch_);
     ConvEntry e;
-    e.plan = make_conv_plan(g, timed);
+    make_conv_plans(g, timed, e);
     choose_direct_conv(g, timed, e);
     it = conv_plans_.emplace(key, std::move(e)).first;
   }
@@ -201,38 +203,38 @@ const CudaBackend::ConvEntry& CudaBackend::conv_entry(const ConvGeom& g) {
 
 // bf16 where it pays: cuDNN's bf16 kernels are fast for wide layers (tensor cores want channels
 // in multiples of 8) and slow or missing for narrow ones (LeNet's weight gradients at batch 64:
-// 14-27x slower than fp32, measured). So in bf16 mode each shape gets a bf16 plan and a tf32 plan
-// (each with the algorithms cudnnFind times fastest), and the one whose three ops run faster in a
-// CUDA graph, conversions included (bf16_runs_faster); a shape with no deterministic bf16
-// algorithm runs tf32. tf32 (not fp32) because a bf16 user has already accepted reduced-precision
-// products. Not Find's own times for that last choice: they charge each call its host-side work,
-// ~0.1 ms per op for cuDNN's Hopper bf16 kernels, so Find put ResNet-18's widest layers on tf32
-// plans about 10x slower on the GPU (bench/RESULTS.md).
-std::unique_ptr<ConvPlan> CudaBackend::make_conv_plan(const ConvGeom& g, bool find) {
+// 14-27x slower than fp32, measured). So in bf16 mode each timed shape gets a tf32 plan and a
+// bf16 plan (cudnn_graph.h), and keeps the bf16 one when its three ops run faster in a CUDA
+// graph, conversions included (bf16_runs_faster); a shape with no bf16 engine runs tf32. tf32
+// (not fp32) because a bf16 user has already accepted reduced-precision products. Untimed shapes
+// (a partial batch) and deterministic mode run tf32: a bf16 engine unseen could be a slow one,
+// and the graph API's fast weight gradients may add in any order.
+void CudaBackend::make_conv_plans(const ConvGeom& g, bool find, ConvEntry& e) {
   const ConvPlan::Choose how = deterministic_ ? ConvPlan::Choose::deterministic_untimed
                                : find         ? ConvPlan::Choose::timed
                                               : ConvPlan::Choose::untimed;
-  if (math_ != MathMode::bf16)
-    return std::make_unique<ConvPlan>(dnn(), g, math_, workspace_limit_, how);
-  // Untimed bf16 could land on a slow bf16 kernel (narrow layers); tf32 is a safe choice there.
-  if (!find) return std::make_unique<ConvPlan>(dnn(), g, MathMode::tf32, workspace_limit_, how);
-  std::unique_ptr<ConvPlan> bf16;
+  const MathMode math = math_ == MathMode::bf16 ? MathMode::tf32 : math_;
+  e.plan = std::make_unique<ConvPlan>(dnn(), g, math, workspace_limit_, how);
+  if (math_ != MathMode::bf16 || how != ConvPlan::Choose::timed) return;
+  std::unique_ptr<Bf16ConvPlan> bf16;
   try {
-    bf16 = std::make_unique<ConvPlan>(dnn(), g, MathMode::bf16, workspace_limit_, how);
-  } catch (const Error&) {  // no deterministic bf16 algorithm for this shape
+    bf16 = std::make_unique<Bf16ConvPlan>(dnn(), g, workspace_limit_);
+  } catch (const Error&) {  // no bf16 engine for this shape
+    return;
   }
-  if (bf16 && conv_choice_ == ConvChoice::bf16_first) return bf16;
-  auto tf32 = std::make_unique<ConvPlan>(dnn(), g, MathMode::tf32, workspace_limit_, how);
-  if (bf16 && bf16_runs_faster(g, *bf16, *tf32)) return bf16;
-  return tf32;
+  if (std::getenv("SWEEP_CUDNN_LOG"))
+    std::fprintf(stderr, "sweep: conv n%d c%d %dx%d k%d %dx%d s%d p%d bf16: %s\n", g.n, g.c, g.h,
+                 g.w, g.k, g.r, g.s, g.stride_h, g.pad_h, bf16->describe().c_str());
+  if (conv_choice_ == ConvChoice::bf16_first || bf16_runs_faster(g, *bf16, *e.plan))
+    e.bf16 = std::move(bf16);
 }
 
 void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
                                  float* y) {
   enter();
   const ConvEntry& e = conv_entry(g);
+  if (e.bf16) return conv2d_forward_bf16(g, *e.bf16, x, w, b, y);
   const ConvPlan& plan = *e.plan;
-  if (plan.math() == MathMode::bf16) return conv2d_forward_bf16(g, plan, x, w, b, y);
   // Ours add the bias in the same pass.
   if (e.forward == ConvImpl::direct) return direct_conv_forward(g, x, w, b, y, stream());
   if (e.forward == ConvImpl::tiled) return tiled_conv_forward(g, x, w, b, y, sm_count_, stream());
@@ -243,7 +245,7 @@ void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float*
 // bf16: narrow x and w to NHWC (one launch), convolve in bf16 with fp32 accumulation, widen y back
 // to NCHW and add the bias (one launch). One launch more than fp32; the products run on bf16
 // tensor cores.
-void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const ConvPlan& plan, const float* x,
+void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
                                       const float* w, const float* b, float* y) {
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s,
@@ -263,12 +265,12 @@ void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float
   enter_backward({floats(x, nx), floats(w, nw), floats(dy, ny)},
                  {floats(dx, nx), floats(dw, nw), floats(db, std::size_t(g.k))});
   const ConvEntry& e = conv_entry(g);
-  const ConvPlan& plan = *e.plan;
-  if (plan.math() == MathMode::bf16) {
-    conv2d_backward_bf16(g, plan, x, w, dy, dx, dw);
+  if (e.bf16) {
+    conv2d_backward_bf16(g, *e.bf16, x, w, dy, dx, dw);
     if (db) channel_sums_into(g, dy, db, scratch_, stream());
     return;
   }
+  const ConvPlan& plan = *e.plan;
   // The weight side (and the bias gradient) first, on the side stream when there is a data
   // gradient to run beside it; its workspace and scratch are the side's own.
   Side* side = side_for(dx != nullptr);
@@ -317,26 +319,28 @@ void CudaBackend::channel_sums_into(const ConvGeom& g, const float* dy, float* d
 }
 
 // bf16: narrow x, dy (and w when dx is wanted) to NHWC in one launch, both products in bf16 with
-// fp32 accumulation, then widen dw (and dx) back to NCHW in one launch.
-void CudaBackend::conv2d_backward_bf16(const ConvGeom& g, const ConvPlan& plan, const float* x,
+// fp32 accumulation, then widen dx back to NCHW (and dw, when the plan's weight gradient is bf16)
+// in one launch; an fp32 weight gradient is written in place.
+void CudaBackend::conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
                                        const float* w, const float* dy, float* dx, float* dw) {
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
-  const std::size_t nxd = dx ? nx : 0, nwd = dx ? nw : 0;
+  const bool dw_fp32 = plan.filter_gradient_fp32();
+  const std::size_t nxd = dx ? nx : 0, nwd = dx ? nw : 0, nwb = dw_fp32 ? 0 : nw;
   auto* base = static_cast<__nv_bfloat16*>(
-      bf16_scratch(padded(nx) + padded(ny) + padded(nwd) + padded(nw) + padded(nxd)));
+      bf16_scratch(padded(nx) + padded(ny) + padded(nwd) + padded(nwb) + padded(nxd)));
   __nv_bfloat16 *xb = base, *dyb = xb + padded(nx), *wb = dyb + padded(ny), *dwb = wb + padded(nwd),
-                *dxb = dwb + padded(nw);
+                *dxb = dwb + padded(nwb);
   const int hw = g.h * g.w, rs = g.r * g.s;
   narrow({{x, xb, g.n, g.c, hw},
           {dy, dyb, g.n, g.k, g.out_h * g.out_w},
           {w, wb, dx ? g.k : 0, g.c, rs}},
          stream());
   void* ws = conv_workspace(plan.workspace_bytes());
-  plan.backward_filter(dnn(), xb, dyb, dwb, ws);
+  plan.backward_filter(dnn(), xb, dyb, dw_fp32 ? static_cast<void*>(dw) : dwb, ws);
   if (dx) plan.backward_data(dnn(), wb, dyb, dxb, ws);
-  widen({{dwb, dw, g.k, g.c, rs}, {dxb, dx, dx ? g.n : 0, g.c, hw}}, stream());
+  widen({{dwb, dw, dw_fp32 ? 0 : g.k, g.c, rs}, {dxb, dx, dx ? g.n : 0, g.c, hw}}, stream());
 }
 
 void* CudaBackend::bf16_scratch(std::size_t elements) {

@@ -7,9 +7,9 @@
  * run rarely (a partial batch), taken from cudnnGet*Algorithm_v7, cuDNN's heuristics, which cost
  * no device time. With fp32 precision the descriptors ask for
  * CUDNN_FMA_MATH and candidates that would convert to TF32 are skipped, because cuDNN's default
- * math lets fp32 convolutions run in TF32 on Hopper (about 1e-3 relative error). With bf16 the
- * tensors are bfloat16 (x, w, y alike: the legacy API wants one storage type per convolution) and
- * accumulation is fp32; the backend converts to and from them around each call.
+ * math lets fp32 convolutions run in TF32 on Hopper (about 1e-3 relative error). bf16
+ * convolutions go through the graph API (cudnn_graph.h): here one storage type serves x, w and y,
+ * so a weight gradient would come out in bf16.
  */
 #undef CUDNN_WARN_DEPRECATED
 #pragma GCC diagnostic push
@@ -59,20 +59,9 @@ using ConvDesc = Desc<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescri
 using PoolDesc =
     Desc<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
 
-void set_tensor(const TensorDesc& d, int n, int c, int h, int w,
-                cudnnDataType_t type = CUDNN_DATA_FLOAT,
-                cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW) {
-  SWEEP_CHECK_CUDNN(cudnnSetTensor4dDescriptor(d.get(), format, type, n, c, h, w));
-}
-
-// The storage type and layout of a convolution's tensors under a math mode. bf16 tensors are
-// NHWC: cuDNN's Hopper tensor-core kernels read that layout, and given NCHW they add a transpose
-// before and after every call (measured); our own conversion kernels transpose for free.
-cudnnDataType_t conv_data_type(MathMode mode) {
-  return mode == MathMode::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
-}
-cudnnTensorFormat_t conv_format(MathMode mode) {
-  return mode == MathMode::bf16 ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+void set_tensor(const TensorDesc& d, int n, int c, int h, int w) {
+  SWEEP_CHECK_CUDNN(
+      cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
 }
 
 bool math_allowed(cudnnMathType_t m, MathMode mode) {
@@ -81,8 +70,7 @@ bool math_allowed(cudnnMathType_t m, MathMode mode) {
 }
 
 // FFT and non-fused Winograd algorithms lose digits: on Hopper one of them gave 1% errors on a
-// LeNet weight gradient in fp32. With fp32 they are never chosen, and with bf16 neither (whose
-// outputs already carry bf16 rounding); tf32 accepts them.
+// LeNet weight gradient in fp32. With fp32 they are never chosen; tf32 accepts them.
 bool lossy(cudnnConvolutionFwdAlgo_t a) {
   return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
          a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
@@ -111,9 +99,7 @@ const Perf* pick(const std::vector<Perf>& perf, int returned, MathMode mode, std
     if (p.status != CUDNN_STATUS_SUCCESS || p.memory > limit || !math_allowed(p.mathType, mode))
       continue;
     if (mode != MathMode::tf32 && lossy(p.algo)) continue;
-    // bf16 outputs: an algorithm that accumulates with atomics adds in bf16 (3-4% errors in a
-    // LeNet weight gradient, measured), so only deterministic ones, which accumulate in fp32.
-    if ((mode == MathMode::bf16 || deterministic) && p.determinism != CUDNN_DETERMINISTIC) continue;
+    if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
     if (!fastest) fastest = &p;
     if (p.determinism == CUDNN_DETERMINISTIC && p.time <= 1.1f * fastest->time) return &p;
   }
@@ -242,13 +228,12 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
 }
 
 void set_conv(const ConvDesc& d, const ConvGeom& g, MathMode mode) {
-  // The compute (accumulation) type is fp32 in every mode: bf16 products accumulate in fp32.
+  // The compute (accumulation) type is fp32 in both modes.
   SWEEP_CHECK_CUDNN(cudnnSetConvolution2dDescriptor(d.get(), g.pad_h, g.pad_w, g.stride_h,
                                                     g.stride_w, 1, 1, CUDNN_CROSS_CORRELATION,
                                                     CUDNN_DATA_FLOAT));
-  const cudnnMathType_t math = mode == MathMode::tf32   ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
-                               : mode == MathMode::bf16 ? CUDNN_TENSOR_OP_MATH
-                                                        : CUDNN_FMA_MATH;
+  const cudnnMathType_t math =
+      mode == MathMode::tf32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_FMA_MATH;
   SWEEP_CHECK_CUDNN(cudnnSetConvolutionMathType(d.get(), math));
 }
 
@@ -256,13 +241,13 @@ void set_conv(const ConvDesc& d, const ConvGeom& g, MathMode mode) {
 
 ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_t limit, Choose how)
     : impl_(std::make_unique<Impl>()) {
+  if (math == MathMode::bf16) throw Error("conv2d: bf16 convolutions take a Bf16ConvPlan");
   Impl& p = *impl_;
-  const cudnnDataType_t type = conv_data_type(math);
-  const cudnnTensorFormat_t format = conv_format(math);
-  set_tensor(p.x, g.n, g.c, g.h, g.w, type, format);
-  set_tensor(p.y, g.n, g.k, g.out_h, g.out_w, type, format);
+  set_tensor(p.x, g.n, g.c, g.h, g.w);
+  set_tensor(p.y, g.n, g.k, g.out_h, g.out_w);
   const cudnnFilterDescriptor_t wd = p.w.get();
-  SWEEP_CHECK_CUDNN(cudnnSetFilter4dDescriptor(wd, type, format, g.k, g.c, g.r, g.s));
+  SWEEP_CHECK_CUDNN(
+      cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, g.k, g.c, g.r, g.s));
   p.math = math;
   set_conv(p.conv_fwd, g, math);
   set_conv(p.conv_bwd_data, g, math);
@@ -294,10 +279,8 @@ ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_
                  "sweep: conv n%d c%d %dx%d k%d %dx%d s%d p%d %s: fwd algo %d, bwd-data algo %d, "
                  "bwd-filter algo %d, workspace %zu bytes, %.3f ms\n",
                  g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, g.pad_h,
-                 math == MathMode::bf16   ? "bf16"
-                 : math == MathMode::tf32 ? "tf32"
-                                          : "fp32",
-                 int(c.fwd), int(c.bwd_data), int(c.bwd_filter), c.workspace, double(c.ms));
+                 math == MathMode::tf32 ? "tf32" : "fp32", int(c.fwd), int(c.bwd_data),
+                 int(c.bwd_filter), c.workspace, double(c.ms));
 }
 
 ConvPlan::~ConvPlan() = default;

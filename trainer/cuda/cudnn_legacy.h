@@ -21,17 +21,15 @@ namespace sweep::trainer::cuda {
 
 // fp32: IEEE fp32 products (no tensor-core conversion). tf32: fp32 data, TF32 tensor-core products
 // (about 1e-3 relative error). bf16: convolutions run on bfloat16 copies of their operands with
-// fp32 accumulation (the backend converts, see cuda_layers.cu), dense products in cuBLAS'
-// FAST_16BF mode; parameters, optimizer state and activations between layers stay fp32 (the
+// fp32 accumulation (cudnn_graph.h; the backend converts, see cuda_layers.cu), dense products in
+// cuBLAS' FAST_16BF mode; parameters, optimizer state and activations between layers stay fp32 (the
 // "fp32 master weights" of mixed precision, as PyTorch's bf16 autocast).
 enum class MathMode { fp32, tf32, bf16 };
 
 // Convolution: descriptors and the algorithms chosen for forward, backward data and backward
 // filter: the fastest one cudnnFind measures (or, without find, cuDNN's heuristics predict) whose
-// workspace fits `workspace_limit`.
-// Tensors are float NCHW, or __nv_bfloat16 NHWC when math is bf16 (hence the untyped pointers;
-// filters then K,R,S,C). In bf16 only deterministic algorithms are taken (fp32 accumulation);
-// when cuDNN has none for a shape the constructor throws sweep::Error.
+// workspace fits `workspace_limit`. math is fp32 or tf32 (bf16: Bf16ConvPlan, cudnn_graph.h);
+// tensors are float NCHW, filters K,C,R,S.
 class ConvPlan {
  public:
   // timed: time every algorithm with cudnnFind (a few ms per shape, once per process) and take
@@ -48,7 +46,7 @@ class ConvPlan {
   std::size_t workspace_bytes() const;  // the largest of the three algorithms' needs
   MathMode math() const;
   // cudnnFind's times of the three chosen algorithms, summed (ms); infinity when any of them was
-  // chosen by the heuristics instead. The backend compares bf16 and tf32 plans by it.
+  // chosen by the heuristics instead.
   float measured_ms() const;
   // y (N,K,OH,OW) = conv(x (N,C,H,W), w (K,C,R,S)); overwrites y.
   void forward(cudnnHandle_t h, const void* x, const void* w, void* y, void* workspace) const;

@@ -1,0 +1,403 @@
+/*
+ * cudnn_graph.cpp — Bf16ConvPlan (cudnn_graph.h): one single-op graph per convolution op, its
+ * engines from cuDNN's heuristics, each candidate finalised into an execution plan and timed.
+ *
+ * The operation graph and the execution plans are given the handle through
+ * CUDNN_ATTR_*_HANDLE, which cuDNN 9 marks deprecated (in favour of device-property descriptors
+ * for building plans without a GPU, which we never do); the pragma keeps a build that defines
+ * CUDNN_WARN_DEPRECATED quiet.
+ */
+#undef CUDNN_WARN_DEPRECATED
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#include "trainer/cuda/cudnn_graph.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "common/check.h"
+#include "trainer/cuda/cuda_raii.h"
+#include "trainer/cuda/graph_timing.h"
+
+namespace sweep::trainer::cuda {
+
+namespace {
+
+constexpr int kMaxCandidates = 8;  // engines timed per op, in the heuristics' order
+constexpr int kCallsPerGraph = 10;
+constexpr int kTimedReplays = 3;
+constexpr std::int64_t kX = 1, kW = 2, kY = 3;  // tensor ids: x (or dx), w (or dw), y (or dy)
+
+// A backend descriptor, destroyed with its owner.
+class Desc {
+ public:
+  explicit Desc(cudnnBackendDescriptorType_t type) {
+    SWEEP_CHECK_CUDNN(cudnnBackendCreateDescriptor(type, &d_));
+  }
+  ~Desc() {
+    if (d_)
+      SWEEP_LOG_ON_ERROR(cudnnBackendDestroyDescriptor(d_) == CUDNN_STATUS_SUCCESS,
+                         "cudnnBackendDestroyDescriptor");
+  }
+  Desc(Desc&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
+  Desc& operator=(Desc&&) = delete;
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  cudnnBackendDescriptor_t get() const { return d_; }
+
+  template <class T>
+  void set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* values,
+           std::int64_t count = 1) {
+    SWEEP_CHECK_CUDNN(cudnnBackendSetAttribute(d_, name, type, count, values));
+  }
+  void set(cudnnBackendAttributeName_t name, const Desc& other) {
+    const cudnnBackendDescriptor_t o = other.get();
+    set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &o);
+  }
+  void finalize() { SWEEP_CHECK_CUDNN(cudnnBackendFinalize(d_)); }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+// dims in N, C, H, W order (K, C, R, S for filters); strides say the layout.
+Desc tensor(std::int64_t id, cudnnDataType_t type, const std::array<std::int64_t, 4>& dims,
+            const std::array<std::int64_t, 4>& strides) {
+  Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const std::int64_t alignment = 16;
+  t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type);
+  t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.data(), 4);
+  t.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), 4);
+  t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &id);
+  t.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, &alignment);
+  t.finalize();
+  return t;
+}
+
+// Channels-last strides of (n, c, h, w) dims.
+std::array<std::int64_t, 4> nhwc(const std::array<std::int64_t, 4>& d) {
+  return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+}
+std::array<std::int64_t, 4> nchw(const std::array<std::int64_t, 4>& d) {
+  return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+}
+
+enum class Op { forward, data, filter };
+const char* op_name(Op op) {
+  return op == Op::forward ? "forward" : op == Op::data ? "backward-data" : "backward-filter";
+}
+
+// One op's operation graph, and the descriptors it refers to.
+struct OpGraph {
+  std::vector<Desc> keep;  // tensors, convolution and operation descriptors
+  std::unique_ptr<Desc> graph;
+};
+
+// An execution plan for one op, with the graph it was made from (kept alive with it).
+struct OpPlan {
+  Op op = Op::forward;
+  std::shared_ptr<const OpGraph> graph;
+  std::unique_ptr<Desc> plan;
+  std::int64_t workspace = 0;
+  std::int64_t engine = -1;  // cuDNN's global engine index, for the log
+  float us = 0.f;            // its GPU time per call, timed in a CUDA graph
+  // The variant pack of the last call's pointers: a step calls with the same ones every time.
+  mutable std::unique_ptr<Desc> pack;
+  mutable std::array<void*, 4> pack_pointers{};
+
+  void run(cudnnHandle_t h, void* a, void* b, void* c, void* workspace_ptr) const;
+};
+
+void OpPlan::run(cudnnHandle_t h, void* x, void* w, void* y, void* workspace_ptr) const {
+  const std::array<void*, 4> now{x, w, y, workspace_ptr};
+  if (!pack || now != pack_pointers) {
+    auto p = std::make_unique<Desc>(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    const std::array<std::int64_t, 3> ids{kX, kW, kY};
+    std::array<void*, 3> data{x, w, y};
+    p->set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, ids.data(), 3);
+    p->set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, data.data(), 3);
+    p->set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace_ptr);
+    p->finalize();
+    pack = std::move(p);
+    pack_pointers = now;
+  }
+  SWEEP_CHECK_CUDNN(cudnnBackendExecute(h, plan->get(), pack->get()));
+}
+
+// op's single-node graph; `filter_type` is the weight (gradient) tensor's type, fp32 only for the
+// weight gradient.
+std::shared_ptr<const OpGraph> build_graph(cudnnHandle_t h, const ConvGeom& g, Op op,
+                                           cudnnDataType_t filter_type) {
+  auto p = std::make_shared<OpGraph>();
+  const std::array<std::int64_t, 4> xd{g.n, g.c, g.h, g.w}, yd{g.n, g.k, g.out_h, g.out_w},
+      wd{g.k, g.c, g.r, g.s};
+  const bool fp32_filter = filter_type == CUDNN_DATA_FLOAT;
+  p->keep.reserve(5);  // x, w and y are referred to below while the others are added
+  p->keep.push_back(tensor(kX, CUDNN_DATA_BFLOAT16, xd, nhwc(xd)));
+  p->keep.push_back(tensor(kW, filter_type, wd, fp32_filter ? nchw(wd) : nhwc(wd)));
+  p->keep.push_back(tensor(kY, CUDNN_DATA_BFLOAT16, yd, nhwc(yd)));
+  Desc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  const std::int64_t spatial = 2;
+  const std::array<std::int64_t, 2> dilation{1, 1}, stride{g.stride_h, g.stride_w},
+      pad{g.pad_h, g.pad_w};
+  conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute);
+  conv.set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, &mode);
+  conv.set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, &spatial);
+  conv.set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dilation.data(), 2);
+  conv.set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, stride.data(), 2);
+  conv.set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, pad.data(), 2);
+  conv.set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, pad.data(), 2);
+  conv.finalize();
+  const float alpha = 1.f, beta = 0.f;
+  const Desc &x = p->keep[0], &w = p->keep[1], &y = p->keep[2];
+  std::unique_ptr<Desc> node;
+  switch (op) {
+    case Op::forward:
+      node = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, &alpha);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, &beta);
+      break;
+    case Op::data:
+      node = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, y);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, &alpha);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, &beta);
+      break;
+    case Op::filter:
+      node = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, x);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, w);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, y);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, &alpha);
+      node->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, &beta);
+      break;
+  }
+  node->finalize();
+  p->keep.push_back(std::move(conv));
+  p->graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  const cudnnBackendDescriptor_t ops = node->get();
+  p->graph->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, &ops);
+  p->graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &h);
+  p->graph->finalize();
+  p->keep.push_back(std::move(*node));
+  return p;
+}
+
+// Whether an engine's numerical notes allow it: fp32 reduction, no FFT or Winograd (they lose
+// digits; the legacy path rejects them too).
+bool acceptable(cudnnBackendDescriptor_t config) {
+  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  std::int64_t got = 0;
+  SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE,
+                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got, &e));
+  std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};
+  SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+                                             CUDNN_TYPE_NUMERICAL_NOTE, std::int64_t(notes.size()),
+                                             &got, notes.data()));
+  for (std::int64_t i = 0; i < got; ++i) switch (notes[std::size_t(i)]) {
+      case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION:
+      case CUDNN_NUMERICAL_NOTE_FFT:
+      case CUDNN_NUMERICAL_NOTE_WINOGRAD:
+      case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4:
+      case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6:
+      case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13:
+        return false;
+      default:
+        break;
+    }
+  return true;
+}
+
+std::int64_t engine_index(cudnnBackendDescriptor_t config) {
+  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  std::int64_t got = 0, index = -1;
+  SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE,
+                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got, &e));
+  SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
+                                             &got, &index));
+  return index;
+}
+
+struct Candidate {
+  std::unique_ptr<Desc> plan;
+  std::int64_t workspace = 0, engine = -1;
+};
+
+// The heuristics' engines for p's graph that pass `acceptable`, finalise and fit the limit, in
+// the heuristics' order, at most kMaxCandidates.
+std::vector<Candidate> candidates(cudnnHandle_t h, const OpGraph& p, std::size_t limit) {
+  std::vector<Candidate> out;
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *p.graph);
+    heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
+    if (cudnnBackendFinalize(heur.get()) != CUDNN_STATUS_SUCCESS) continue;
+    std::int64_t count = 0;
+    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+    std::vector<Desc> configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (std::int64_t i = 0; i < count; ++i) {
+      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+      raw.push_back(configs.back().get());
+    }
+    std::int64_t got = 0;
+    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
+                                               raw.data()));
+    for (std::int64_t i = 0; i < got && int(out.size()) < kMaxCandidates; ++i) {
+      if (!acceptable(raw[std::size_t(i)])) continue;
+      auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &h);
+      plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                &raw[std::size_t(i)]);
+      if (cudnnBackendFinalize(plan->get()) != CUDNN_STATUS_SUCCESS) continue;
+      std::int64_t workspace = 0, n = 0;
+      SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(plan->get(),
+                                                 CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                                 CUDNN_TYPE_INT64, 1, &n, &workspace));
+      if (workspace < 0 || std::size_t(workspace) > limit) continue;
+      const std::int64_t index = engine_index(raw[std::size_t(i)]);
+      const bool seen = std::any_of(out.begin(), out.end(),
+                                    [&](const Candidate& c) { return c.engine == index; });
+      if (!seen) out.push_back({std::move(plan), workspace, index});
+    }
+    if (!out.empty()) break;
+  }
+  return out;
+}
+
+DeviceMemory device_zeros(std::size_t bytes, cudaStream_t s) {
+  void* p = nullptr;
+  SWEEP_CHECK_CUDA(cudaMalloc(&p, std::max<std::size_t>(bytes, 16)));
+  DeviceMemory m;
+  m.adopt(p, std::max<std::size_t>(bytes, 16));
+  SWEEP_CHECK_CUDA(cudaMemsetAsync(p, 0, m.bytes(), s));
+  return m;
+}
+
+}  // namespace
+
+struct Bf16ConvPlan::Impl {
+  std::array<OpPlan, 3> ops;  // forward, data, filter
+  bool filter_fp32 = false;
+};
+
+Bf16ConvPlan::Bf16ConvPlan(cudnnHandle_t h, const ConvGeom& g, std::size_t limit,
+                           FilterGradient filter_gradient)
+    : impl_(std::make_unique<Impl>()) {
+  cudaStream_t stream = nullptr;
+  SWEEP_CHECK_CUDNN(cudnnGetStream(h, &stream));
+  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                    ny = std::size_t(g.n) * g.k * g.out_h * g.out_w,
+                    nw = std::size_t(g.k) * g.c * g.r * g.s;
+  // Zeros to time on (an engine's speed does not depend on the values); 2 bytes an element, the
+  // filter gradient's 4.
+  DeviceMemory x = device_zeros(nx * 2, stream), y = device_zeros(ny * 2, stream),
+               w = device_zeros(nw * 4, stream);
+  for (Op op : {Op::forward, Op::data, Op::filter}) {
+    // The weight gradient in fp32 or in bf16, whichever an engine runs faster: some shapes have
+    // fast engines for one and only a slow one (or none) for the other (measured: 30 us against
+    // 1.5 ms). bf16 costs the caller a conversion of the gradient, a few microseconds.
+    std::vector<cudnnDataType_t> filter_types;
+    if (op != Op::filter || filter_gradient != FilterGradient::fp32)
+      filter_types.push_back(CUDNN_DATA_BFLOAT16);
+    if (op == Op::filter && filter_gradient != FilterGradient::bf16)
+      filter_types.push_back(CUDNN_DATA_FLOAT);
+    float best_us = std::numeric_limits<float>::infinity();
+    for (cudnnDataType_t filter_type : filter_types) {
+      const std::shared_ptr<const OpGraph> graph = build_graph(h, g, op, filter_type);
+      std::vector<Candidate> found = candidates(h, *graph, limit);
+      std::int64_t most = 0;
+      for (const Candidate& c : found) most = std::max(most, c.workspace);
+      DeviceMemory ws = device_zeros(std::size_t(most), stream);
+      for (Candidate& c : found) {
+        OpPlan p;
+        p.op = op;
+        p.graph = graph;
+        p.plan = std::move(c.plan);
+        p.workspace = c.workspace;
+        p.engine = c.engine;
+        try {
+          // Every op reads and writes by tensor id (x or dx, w or dw, y or dy): one call.
+          p.us = graph_time_us(
+              stream, [&] { p.run(h, x.get(), w.get(), y.get(), ws.get()); }, kCallsPerGraph,
+              kTimedReplays);
+        } catch (const Error&) {  // an engine that cannot run in a CUDA graph is not a candidate
+          continue;
+        }
+        if (!(p.us < best_us)) continue;
+        best_us = p.us;
+        p.pack.reset();  // its pointers were the timing's
+        impl_->ops[std::size_t(op)] = std::move(p);
+        if (op == Op::filter) impl_->filter_fp32 = filter_type == CUDNN_DATA_FLOAT;
+      }
+    }
+    if (!(best_us < std::numeric_limits<float>::infinity()))
+      throw Error(std::string("cuDNN offers no bf16 ") + op_name(op) +
+                  " engine for this convolution that runs in a CUDA graph within a " +
+                  std::to_string(limit >> 20) + " MiB workspace");
+  }
+  SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream));  // the zeros are freed next
+}
+
+Bf16ConvPlan::~Bf16ConvPlan() = default;
+
+std::size_t Bf16ConvPlan::workspace_bytes() const {
+  std::int64_t most = 0;
+  for (const OpPlan& p : impl_->ops) most = std::max(most, p.workspace);
+  return std::size_t(most);
+}
+
+bool Bf16ConvPlan::filter_gradient_fp32() const { return impl_->filter_fp32; }
+
+std::string Bf16ConvPlan::describe() const {
+  std::string s;
+  for (const OpPlan& p : impl_->ops) {
+    char part[96];
+    std::snprintf(part, sizeof part, "%s%s engine %lld (%.1f us)", s.empty() ? "" : ", ",
+                  op_name(p.op), static_cast<long long>(p.engine), double(p.us));
+    s += part;
+  }
+  return s + (impl_->filter_fp32 ? ", fp32 weight gradient" : ", bf16 weight gradient");
+}
+
+void Bf16ConvPlan::forward(cudnnHandle_t h, const void* x, const void* w, void* y,
+                           void* workspace) const {
+  impl_->ops[0].run(h, const_cast<void*>(x), const_cast<void*>(w), y, workspace);
+}
+
+void Bf16ConvPlan::backward_data(cudnnHandle_t h, const void* w, const void* dy, void* dx,
+                                 void* workspace) const {
+  impl_->ops[1].run(h, dx, const_cast<void*>(w), const_cast<void*>(dy), workspace);
+}
+
+void Bf16ConvPlan::backward_filter(cudnnHandle_t h, const void* x, const void* dy, void* dw,
+                                   void* workspace) const {
+  impl_->ops[2].run(h, const_cast<void*>(x), dw, const_cast<void*>(dy), workspace);
+}
+
+}  // namespace sweep::trainer::cuda
+
+#pragma GCC diagnostic pop
