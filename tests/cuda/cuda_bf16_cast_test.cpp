@@ -6,6 +6,7 @@
  */
 #include <cuda_bf16.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "tests/cuda/cuda_test_util.h"
@@ -70,8 +71,8 @@ TEST_F(CudaBf16Cast, NarrowAndWidenTransposeExactly) {
     cuda::widen({wjob(0), wjob(1), wjob(2)}, gpu->joined_stream());
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const auto [n, c, hw] = shapes[i];
-      const std::string tag =
-          "n" + std::to_string(n) + " c" + std::to_string(c) + " hw" + std::to_string(hw);
+      char tag[64];
+      std::snprintf(tag, sizeof tag, "n%d c%d hw%d", n, c, hw);
       const auto narrowed = host<std::uint16_t>(*gpu, b16[i].as<void>(), values[i].size());
       const auto widened = host<float>(*gpu, back[i].as<void>(), values[i].size());
       int wrong_narrow = 0, wrong_widen = 0;

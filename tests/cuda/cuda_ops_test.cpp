@@ -388,7 +388,9 @@ TEST_F(CudaOps, BatchNormTrainInferBackward) {
   struct Case {
     int n, c, hw;
   };
-  for (const Case k : {Case{64, 16, 64}, Case{3, 5, 7 * 9}, Case{32, 100, 1}}) {
+  // Channels split into several chunks (one block each; the last one short) and into one.
+  for (const Case k : {Case{64, 16, 64}, Case{3, 5, 7 * 9}, Case{32, 100, 1}, Case{128, 32, 256},
+                       Case{37, 8, 300}}) {
     const BatchNormGeom g{k.n, k.c, k.hw, 1e-5f, 0.1f};
     const std::string tag = "batchnorm n" + std::to_string(k.n) + " c" + std::to_string(k.c) +
                             " hw" + std::to_string(k.hw);

@@ -221,7 +221,6 @@ class CudaBackend final : public Backend {
   // process).
   bool bf16_runs_faster(const ConvGeom& g, const Bf16ConvPlan& bf16, const ConvPlan& tf32);
   const PoolPlan& pool_plan(const PoolGeom& g, PoolMode mode);
-  const BatchNormPlan& bn_plan(const BatchNormGeom& g);
   void* conv_workspace(std::size_t bytes);
   // m itself when it holds `bytes`, else a larger replacement (the old one retired): workspaces
   // and scratch grow only, on an eager call with a new shape. Throws OutOfMemory naming `what`.
@@ -291,7 +290,6 @@ class CudaBackend final : public Backend {
   std::vector<DeviceMemory> graph_owned_;
   std::map<std::array<int, 15>, ConvEntry> conv_plans_;
   std::map<std::array<int, 13>, std::unique_ptr<PoolPlan>> pool_plans_;
-  std::map<std::array<int, 5>, std::unique_ptr<BatchNormPlan>> bn_plans_;
   std::unordered_set<void*> live_;  // allocate()d and not yet freed: released by the destructor
   bool overlap_ = true;
   std::unique_ptr<Side> side_;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/check.h"
+#include "trainer/cuda/batchnorm.h"
 #include "trainer/cuda/bf16.cuh"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/cuda/direct_conv.h"
@@ -395,27 +396,13 @@ void CudaBackend::pool_backward(const PoolGeom& g, PoolMode mode, const float* x
 
 // ------------------------------------------------------------------------------- batch norm
 
-const BatchNormPlan& CudaBackend::bn_plan(const BatchNormGeom& g) {
-  int eps_bits = 0, momentum_bits = 0;
-  static_assert(sizeof(float) == sizeof(int));
-  std::memcpy(&eps_bits, &g.eps, sizeof(float));
-  std::memcpy(&momentum_bits, &g.momentum, sizeof(float));
-  const std::array<int, 5> key{g.n, g.c, g.hw, eps_bits, momentum_bits};
-  auto it = bn_plans_.find(key);
-  if (it == bn_plans_.end()) {
-    require_not_capturing("building a batch-norm plan");
-    it = bn_plans_.emplace(key, std::make_unique<BatchNormPlan>(g)).first;
-  }
-  return *it->second;
-}
-
 void CudaBackend::batchnorm_forward_train(const BatchNormGeom& g, const float* x,
                                           const float* gamma, const float* beta,
                                           float* running_mean, float* running_var, float* save_mean,
                                           float* save_invstd, float* y) {
   enter();
-  bn_plan(g).forward_train(dnn(), x, gamma, beta, running_mean, running_var, save_mean, save_invstd,
-                           y);
+  batchnorm_train(g, x, gamma, beta, running_mean, running_var, save_mean, save_invstd, y,
+                  scratch_floats(batchnorm_scratch_floats(g)), stream());
 }
 
 void CudaBackend::batchnorm_forward_infer(const BatchNormGeom& g, const float* x,
@@ -423,7 +410,7 @@ void CudaBackend::batchnorm_forward_infer(const BatchNormGeom& g, const float* x
                                           const float* running_mean, const float* running_var,
                                           float* y) {
   enter();
-  bn_plan(g).forward_infer(dnn(), x, gamma, beta, running_mean, running_var, y);
+  batchnorm_infer(g, x, gamma, beta, running_mean, running_var, y, stream());
 }
 
 void CudaBackend::batchnorm_backward(const BatchNormGeom& g, const float* x, const float* dy,
@@ -434,7 +421,8 @@ void CudaBackend::batchnorm_backward(const BatchNormGeom& g, const float* x, con
   enter_backward({floats(x, nx), floats(dy, nx), floats(gamma, c), floats(save_mean, c),
                   floats(save_invstd, c)},
                  {floats(dx, nx), floats(dgamma, c), floats(dbeta, c)});
-  bn_plan(g).backward(dnn(), x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+  batchnorm_grad(g, x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta,
+                 scratch_floats(batchnorm_scratch_floats(g)), stream());
 }
 
 }  // namespace sweep::trainer::cuda

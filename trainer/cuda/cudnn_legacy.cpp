@@ -351,53 +351,6 @@ void PoolPlan::backward(cudnnHandle_t h, const float* x, const float* y, const f
                                          p.x.get(), x, &kZero, p.x.get(), dx));
 }
 
-// ------------------------------------------------------------------------------- batchnorm
-
-struct BatchNormPlan::Impl {
-  TensorDesc x, param;
-  double eps = 1e-5, momentum = 0.1;
-};
-
-BatchNormPlan::BatchNormPlan(const BatchNormGeom& g) : impl_(std::make_unique<Impl>()) {
-  Impl& p = *impl_;
-  set_tensor(p.x, g.n, g.c, g.hw, 1);
-  SWEEP_CHECK_CUDNN(
-      cudnnDeriveBNTensorDescriptor(p.param.get(), p.x.get(), CUDNN_BATCHNORM_SPATIAL));
-  if (double(g.eps) < CUDNN_BN_MIN_EPSILON)
-    throw Error("batchnorm: eps " + std::to_string(g.eps) + " is below cuDNN's minimum");
-  p.eps = g.eps;
-  p.momentum = g.momentum;
-}
-
-BatchNormPlan::~BatchNormPlan() = default;
-
-void BatchNormPlan::forward_train(cudnnHandle_t h, const float* x, const float* gamma,
-                                  const float* beta, float* running_mean, float* running_var,
-                                  float* save_mean, float* save_invstd, float* y) const {
-  const Impl& p = *impl_;
-  SWEEP_CHECK_CUDNN(cudnnBatchNormalizationForwardTraining(
-      h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, p.x.get(), x, p.x.get(), y, p.param.get(), gamma,
-      beta, p.momentum, running_mean, running_var, p.eps, save_mean, save_invstd));
-}
-
-void BatchNormPlan::forward_infer(cudnnHandle_t h, const float* x, const float* gamma,
-                                  const float* beta, const float* running_mean,
-                                  const float* running_var, float* y) const {
-  const Impl& p = *impl_;
-  SWEEP_CHECK_CUDNN(cudnnBatchNormalizationForwardInference(
-      h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, p.x.get(), x, p.x.get(), y, p.param.get(), gamma,
-      beta, running_mean, running_var, p.eps));
-}
-
-void BatchNormPlan::backward(cudnnHandle_t h, const float* x, const float* dy, const float* gamma,
-                             const float* save_mean, const float* save_invstd, float* dx,
-                             float* dgamma, float* dbeta) const {
-  const Impl& p = *impl_;
-  SWEEP_CHECK_CUDNN(cudnnBatchNormalizationBackward(
-      h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, p.x.get(), x, p.x.get(), dy,
-      p.x.get(), dx, p.param.get(), gamma, dgamma, dbeta, p.eps, save_mean, save_invstd));
-}
-
 }  // namespace sweep::trainer::cuda
 
 #pragma GCC diagnostic pop

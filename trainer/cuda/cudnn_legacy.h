@@ -2,7 +2,7 @@
  * cudnn_legacy.h — our own narrow interface over cuDNN's legacy (descriptor) API.
  *
  * cuDNN 9 marks the descriptor API deprecated; it still works and is what every framework calls.
- * The deprecated names (descriptor types, cudnnConvolutionForward, the batch-norm calls, ...) are
+ * The deprecated names (descriptor types, cudnnConvolutionForward, the pooling calls, ...) are
  * used in cudnn_legacy.cu ALONE, behind the pimpl classes below, so the rest of the backend never
  * sees them and a later move to the graph API (cudnn_graph.h) touches one file. A plan is built
  * once per shape (descriptors, chosen algorithms, workspace size) and then only executed, which
@@ -71,29 +71,6 @@ class PoolPlan {
   PoolPlan& operator=(const PoolPlan&) = delete;
   void forward(cudnnHandle_t h, const float* x, float* y) const;
   void backward(cudnnHandle_t h, const float* x, const float* y, const float* dy, float* dx) const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-// Spatial batch normalisation: x viewed as (N, C, HW, 1), per-channel parameters (1, C, 1, 1).
-class BatchNormPlan {
- public:
-  explicit BatchNormPlan(const BatchNormGeom& g);
-  ~BatchNormPlan();
-  BatchNormPlan(const BatchNormPlan&) = delete;
-  BatchNormPlan& operator=(const BatchNormPlan&) = delete;
-  // running = (1 - momentum) running + momentum batch (cuDNN's exponentialAverageFactor is the
-  // PyTorch momentum; its running variance takes the unbiased batch variance, as PyTorch's).
-  void forward_train(cudnnHandle_t h, const float* x, const float* gamma, const float* beta,
-                     float* running_mean, float* running_var, float* save_mean, float* save_invstd,
-                     float* y) const;
-  void forward_infer(cudnnHandle_t h, const float* x, const float* gamma, const float* beta,
-                     const float* running_mean, const float* running_var, float* y) const;
-  void backward(cudnnHandle_t h, const float* x, const float* dy, const float* gamma,
-                const float* save_mean, const float* save_invstd, float* dx, float* dgamma,
-                float* dbeta) const;
 
  private:
   struct Impl;
