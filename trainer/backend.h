@@ -172,6 +172,32 @@ class Backend {
                                   const float* gamma, const float* save_mean,
                                   const float* save_invstd, float* dx, float* dgamma,
                                   float* dbeta) = 0;
+  // Batch norm whose output feeds a ReLU: y = max(0, bn(x)) in one pass where the backend can
+  // (the ReLU's launches saved); the same numbers as the batch-norm op then relu_forward.
+  virtual void batchnorm_forward_train_relu(const BatchNormGeom& g, const float* x,
+                                            const float* gamma, const float* beta,
+                                            float* running_mean, float* running_var,
+                                            float* save_mean, float* save_invstd, float* y) {
+    batchnorm_forward_train(g, x, gamma, beta, running_mean, running_var, save_mean, save_invstd,
+                            y);
+    relu_forward(y, y, std::size_t(g.n) * std::size_t(g.c) * std::size_t(g.hw));
+  }
+  virtual void batchnorm_forward_infer_relu(const BatchNormGeom& g, const float* x,
+                                            const float* gamma, const float* beta,
+                                            const float* running_mean, const float* running_var,
+                                            float* y) {
+    batchnorm_forward_infer(g, x, gamma, beta, running_mean, running_var, y);
+    relu_forward(y, y, std::size_t(g.n) * std::size_t(g.c) * std::size_t(g.hw));
+  }
+  // batchnorm_backward through that ReLU: y = max(0, bn(x)) and dy its gradient; the same numbers
+  // as relu_backward(y, dy, dx) then batchnorm_backward with dx as its dy (in place).
+  virtual void batchnorm_backward_relu(const BatchNormGeom& g, const float* x, const float* y,
+                                       const float* dy, const float* gamma, const float* save_mean,
+                                       const float* save_invstd, float* dx, float* dgamma,
+                                       float* dbeta) {
+    relu_backward(y, dy, dx, std::size_t(g.n) * std::size_t(g.c) * std::size_t(g.hw));
+    batchnorm_backward(g, x, dx, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+  }
 
   // ---- dropout (inverted): keep with probability 1 - p; mask holds 0 or 1 / (1 - p), drawn
   // from hash(seed, counter + i).

@@ -8,7 +8,10 @@
  * A dense layer next to a ReLU runs the ReLU's work too (Dense::fuse_relu_after / fuse_relu_input):
  * dense-then-ReLU writes the ReLU's output in its own pass and the ReLU forwards as a view of it;
  * ReLU-then-dense passes its input gradient back through the ReLU and the ReLU's backward is
- * skipped. The same numbers, two launches fewer per pair on the GPU (LeNet has both).
+ * skipped. The same numbers, two launches fewer per pair on the GPU (LeNet has both). A batch norm
+ * before a ReLU takes the ReLU in both directions (BatchNorm::fuse_relu_after): the ReLU is a view
+ * of its output, and its backward is skipped, the batch norm reading the ReLU's output gradient
+ * (the conv-block net and the ResNets' stems: two passes over an activation fewer each way).
  * Dropout streams: layer i draws from hash2(mix64(dropout_seed ^ mix64(i)), step * span + j) where
  * span = max_batch * features, so no two layers or steps share a mask.
  */
@@ -18,6 +21,7 @@
 #include <cstdio>
 
 #include "common/check.h"
+#include "trainer/layers/batchnorm.h"
 #include "trainer/layers/dense.h"
 #include "trainer/layers/layer.h"
 #include "trainer/models.h"
@@ -69,7 +73,14 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
 
   relu_view_.assign(count, 0);
   relu_folded_.assign(count, 0);
+  bn_relu_.assign(count, 0);
   for (std::size_t i = 0; i + 1 < count; ++i) {
+    auto* norm = dynamic_cast<BatchNorm*>(layers_[i].get());
+    if (norm && layers_[i + 1]->kind() == LayerKind::relu) {
+      norm->fuse_relu_after(true);
+      relu_view_[i + 1] = 1;
+      bn_relu_[i] = 1;
+    }
     auto* dense = dynamic_cast<Dense*>(layers_[i].get());
     auto* next_dense = dynamic_cast<Dense*>(layers_[i + 1].get());
     if (dense && layers_[i + 1]->kind() == LayerKind::relu) {
@@ -77,7 +88,9 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
       relu_view_[i + 1] = 1;
     }
     // Only a ReLU that runs backward (one with trainable layers before it) has one to fold.
-    if (next_dense && layers_[i]->kind() == LayerKind::relu && i > first_trainable_) {
+    // Not one a batch norm already took (that one reads the ReLU's output gradient).
+    if (next_dense && layers_[i]->kind() == LayerKind::relu && i > first_trainable_ &&
+        !bn_relu_[i - 1]) {
       next_dense->fuse_relu_input(true);
       relu_folded_[i] = 1;
     }
@@ -140,10 +153,13 @@ void Network::backward(const float* dlogits, int batch) {
   const std::size_t count = layers_.size();
   for (std::size_t i = count; i-- > first_trainable_;) {
     Layer& layer = *layers_[i];
-    if (layer.is_view()) continue;  // its dout_ aliases its input's gradient
-    if (relu_folded_[i]) continue;  // the dense layer after it passed dx through it
+    if (layer.is_view()) continue;           // its dout_ aliases its input's gradient
+    if (relu_folded_[i]) continue;           // the dense layer after it passed dx through it
+    if (i > 0 && bn_relu_[i - 1]) continue;  // the batch norm before it takes its backward
     const float* x = i ? out_[i - 1] : input_ptr_;
-    const float* dy = i + 1 == count ? dlogits : dout_[i];
+    // A batch norm with its ReLU folded in reads the ReLU's output gradient.
+    const std::size_t above = bn_relu_[i] ? i + 1 : i;
+    const float* dy = above + 1 == count ? dlogits : dout_[above];
     // After a folded ReLU, dx is the ReLU's input gradient (i - 1 > first_trainable_).
     const std::size_t below = i > 0 && relu_folded_[i - 1] ? i - 1 : i;
     float* dx = below > first_trainable_ ? dout_[below - 1] : first_dx_.f();

@@ -79,6 +79,7 @@ class Network {
   std::vector<float*> dout_;         // dL/d(output of layer i); null where nothing needs it
   std::vector<char> relu_view_;      // ReLU i's output was written by dense layer i - 1
   std::vector<char> relu_folded_;    // ReLU i's backward is done by dense layer i + 1
+  std::vector<char> bn_relu_;        // batch norm i does ReLU i + 1's work, both directions
   DeviceBuffer first_dx_;            // dx scratch for a first trainable layer that always
                                      // writes one (batchnorm)
   std::size_t first_trainable_ = 0;  // layers before it need no backward at all

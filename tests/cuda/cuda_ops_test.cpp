@@ -419,6 +419,28 @@ TEST_F(CudaOps, BatchNormTrainInferBackward) {
     expect_close(dx, 1e-4, 1e-3, tag + " dx");
     expect_close(dg, 1e-3, 1e-4, tag + " dgamma");
     expect_close(db, 1e-3, 1e-4, tag + " dbeta");
+    // With a ReLU folded in: the CPU composes the two ops (Backend's defaults), CUDA runs one pass.
+    auto yr = twin_out(xs), yri = twin_out(xs);
+    cpu->batchnorm_forward_train_relu(g, x.cf(), gamma.cf(), beta.cf(), rmean.cf(), rvar.cf(),
+                                      smean.cf(), sinv.cf(), yr.cf());
+    gpu->batchnorm_forward_train_relu(g, x.gf(), gamma.gf(), beta.gf(), rmean.gf(), rvar.gf(),
+                                      smean.gf(), sinv.gf(), yr.gf());
+    expect_close(yr, 1e-4, 1e-4, tag + " relu y");
+    cpu->batchnorm_forward_infer_relu(g, x.cf(), gamma.cf(), beta.cf(), rmean.cf(), rvar.cf(),
+                                      yri.cf());
+    gpu->batchnorm_forward_infer_relu(g, x.gf(), gamma.gf(), beta.gf(), rmean.gf(), rvar.gf(),
+                                      yri.gf());
+    expect_close(yri, 1e-4, 1e-4, tag + " relu y (inference)");
+    // The CPU's y as both sides' ReLU output, so the masks agree exactly.
+    auto yc = twin(host(*cpu, yr.c.as<void>(), xs)), dxr = twin_out(xs);
+    auto dgr = twin_out(k.c), dbr = twin_out(k.c);
+    cpu->batchnorm_backward_relu(g, x.cf(), yc.cf(), dy.cf(), gamma.cf(), smean.cf(), sinv.cf(),
+                                 dxr.cf(), dgr.cf(), dbr.cf());
+    gpu->batchnorm_backward_relu(g, x.gf(), yc.gf(), dy.gf(), gamma.gf(), smean.gf(), sinv.gf(),
+                                 dxr.gf(), dgr.gf(), dbr.gf());
+    expect_close(dxr, 1e-4, 1e-3, tag + " relu dx");
+    expect_close(dgr, 1e-3, 1e-4, tag + " relu dgamma");
+    expect_close(dbr, 1e-3, 1e-4, tag + " relu dbeta");
   }
 }
 

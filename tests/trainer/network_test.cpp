@@ -288,6 +288,44 @@ TEST(Network, ReluFoldedIntoDenseLayersGivesTheUnfoldedNumbers) {
   EXPECT_GT(zero, 0u);
 }
 
+// A ReLU after a batch norm is folded into it both ways (BatchNorm::fuse_relu_after): forward the
+// batch norm writes the ReLU's output, backward it takes the ReLU's output gradient and the ReLU's
+// backward is skipped. With a flatten (a view) between them nothing folds: logits and every
+// gradient must be equal bit for bit. Covers a spatial batch norm and one over dense features,
+// whose ReLU is followed by a dense layer (the batch norm's fold wins over the dense layer's).
+TEST(Network, ReluFoldedIntoBatchNormGivesTheUnfoldedNumbers) {
+  CpuBackend cpu(1);
+  const LayerSpec relu = layer("relu"), flat = layer("flatten"), bn = layer("batchnorm");
+  const LayerSpec conv = layer("conv", {{"filters", 4}, {"kernel", 3}});
+  const auto dense = [](int units) { return layer("dense", {{"units", units}}); };
+  const ModelSpec folded = custom({conv, bn, relu, flat, dense(6), bn, relu, dense(5)});
+  const ModelSpec plain = custom({conv, bn, flat, relu, dense(6), bn, flat, relu, dense(5)});
+  const int batch = 4, classes = 5;
+  Network a(cpu, folded, Shape{2, 6, 6}, classes, batch, 7);
+  Network b(cpu, plain, Shape{2, 6, 6}, classes, batch, 7);
+  ASSERT_EQ(a.param_count(), b.param_count());
+  std::mt19937_64 rng(8);
+  const auto x = to_float(random_vector(std::size_t(batch) * 72, rng));
+  const auto d = to_float(random_vector(std::size_t(batch) * classes, rng));
+  for (bool training : {true, false}) {
+    const float* la = a.forward(x.data(), batch, training);
+    const float* lb = b.forward(x.data(), batch, training);
+    EXPECT_EQ(std::vector<float>(la, la + batch * classes),
+              std::vector<float>(lb, lb + batch * classes))
+        << (training ? "training" : "inference");
+  }
+  a.forward(x.data(), batch, true);
+  b.forward(x.data(), batch, true);
+  a.backward(d.data(), batch);
+  b.backward(d.data(), batch);
+  const std::vector<float> ga(a.grads(), a.grads() + a.param_count()),
+      gb(b.grads(), b.grads() + b.param_count());
+  EXPECT_EQ(ga, gb);
+  std::size_t zero = 0;  // the ReLUs must really cut: some gradients through them are zero
+  for (float g : ga) zero += g == 0.f;
+  EXPECT_GT(zero, 0u);
+}
+
 // Two trials in two CPU slots: each has its own backend (and arena) and runs at the same time as
 // the other; both must get exactly what a trial running alone gets.
 TEST(Network, TwoBackendsTrainingAtOnceMatchOneAlone) {

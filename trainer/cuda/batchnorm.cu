@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(kThreads)
                      const double2* __restrict__ deviations, const float* __restrict__ gamma,
                      const float* __restrict__ beta, float* __restrict__ running_mean,
                      float* __restrict__ running_var, float* __restrict__ save_mean,
-                     float* __restrict__ save_invstd, float eps, float momentum,
+                     float* __restrict__ save_invstd, float eps, float momentum, bool relu,
                      float* __restrict__ y) {
   const unsigned c = blockIdx.y, chunk = blockIdx.x;
   const double count = double(sh.s.count);
@@ -124,14 +124,16 @@ __global__ void __launch_bounds__(kThreads)
   const unsigned e0 = chunk * sh.s.per, e1 = min(sh.s.count, e0 + sh.s.per);
   for (unsigned e = e0 + threadIdx.x; e < e1; e += kThreads) {
     const unsigned i = at(sh, c, e);
-    y[i] = x[i] * scale + shift;
+    const float v = x[i] * scale + shift;
+    y[i] = relu ? fmaxf(v, 0.f) : v;
   }
 }
 
 __global__ void __launch_bounds__(kThreads)
     infer_kernel(const float* __restrict__ x, Shape sh, const float* __restrict__ gamma,
                  const float* __restrict__ beta, const float* __restrict__ running_mean,
-                 const float* __restrict__ running_var, float eps, float* __restrict__ y) {
+                 const float* __restrict__ running_var, float eps, bool relu,
+                 float* __restrict__ y) {
   const unsigned c = blockIdx.y, chunk = blockIdx.x;
   const double invstd = 1.0 / sqrt(double(running_var[c]) + double(eps));
   const float scale = float(gamma[c] * invstd),
@@ -139,21 +141,30 @@ __global__ void __launch_bounds__(kThreads)
   const unsigned e0 = chunk * sh.s.per, e1 = min(sh.s.count, e0 + sh.s.per);
   for (unsigned e = e0 + threadIdx.x; e < e1; e += kThreads) {
     const unsigned i = at(sh, c, e);
-    y[i] = x[i] * scale + shift;
+    const float v = x[i] * scale + shift;
+    y[i] = relu ? fmaxf(v, 0.f) : v;
   }
+}
+
+// The gradient reaching the batch norm's output: through the ReLU (relu_backward's mask) when
+// there is one.
+__device__ float grad_in(const float* __restrict__ relu_y, const float* __restrict__ dy,
+                         unsigned i) {
+  return relu_y && !(relu_y[i] > 0.f) ? 0.f : dy[i];
 }
 
 // Backward, pass 1: per chunk, the sums of dy and of dy * (x - mean).
 __global__ void __launch_bounds__(kThreads)
-    grad_sum_kernel(const float* __restrict__ x, const float* __restrict__ dy, Shape sh,
-                    const float* __restrict__ save_mean, double2* __restrict__ partials) {
+    grad_sum_kernel(const float* __restrict__ x, const float* __restrict__ relu_y,
+                    const float* __restrict__ dy, Shape sh, const float* __restrict__ save_mean,
+                    double2* __restrict__ partials) {
   const unsigned c = blockIdx.y, chunk = blockIdx.x;
   const float mean = save_mean[c];
   const unsigned e0 = chunk * sh.s.per, e1 = min(sh.s.count, e0 + sh.s.per);
   float sum_dy = 0.f, sum_dy_xc = 0.f;
   for (unsigned e = e0 + threadIdx.x; e < e1; e += kThreads) {
     const unsigned i = at(sh, c, e);
-    const float d = dy[i];
+    const float d = grad_in(relu_y, dy, i);
     sum_dy += d;
     sum_dy_xc = fmaf(d, x[i] - mean, sum_dy_xc);
   }
@@ -164,10 +175,10 @@ __global__ void __launch_bounds__(kThreads)
 // Pass 2: dgamma and dbeta (by the channel's first chunk), then
 // dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)).
 __global__ void __launch_bounds__(kThreads)
-    grad_apply_kernel(const float* __restrict__ x, const float* __restrict__ dy, Shape sh,
-                      const double2* __restrict__ partials, const float* __restrict__ gamma,
-                      const float* __restrict__ save_mean, const float* __restrict__ save_invstd,
-                      float* __restrict__ dx, float* __restrict__ dgamma,
+    grad_apply_kernel(const float* __restrict__ x, const float* __restrict__ relu_y,
+                      const float* dy, Shape sh, const double2* __restrict__ partials,
+                      const float* __restrict__ gamma, const float* __restrict__ save_mean,
+                      const float* __restrict__ save_invstd, float* dx, float* __restrict__ dgamma,
                       float* __restrict__ dbeta) {
   const unsigned c = blockIdx.y, chunk = blockIdx.x;
   const double2 t = channel_total(partials, c, sh.s.chunks);
@@ -183,7 +194,7 @@ __global__ void __launch_bounds__(kThreads)
   const unsigned e0 = chunk * sh.s.per, e1 = min(sh.s.count, e0 + sh.s.per);
   for (unsigned e = e0 + threadIdx.x; e < e1; e += kThreads) {
     const unsigned i = at(sh, c, e);
-    dx[i] = a * dy[i] + b + cx * (x[i] - m);
+    dx[i] = a * grad_in(relu_y, dy, i) + b + cx * (x[i] - m);
   }
 }
 
@@ -205,7 +216,7 @@ std::size_t batchnorm_scratch_floats(const BatchNormGeom& g) {
 
 void batchnorm_train(const BatchNormGeom& g, const float* x, const float* gamma, const float* beta,
                      float* running_mean, float* running_var, float* save_mean, float* save_invstd,
-                     float* y, float* scratch, cudaStream_t stream) {
+                     float* y, bool relu, float* scratch, cudaStream_t stream) {
   const Shape sh = shape_of(g);
   auto* sums = reinterpret_cast<double2*>(scratch);
   double2* deviations = sums + std::size_t(g.c) * sh.s.chunks;
@@ -215,28 +226,28 @@ void batchnorm_train(const BatchNormGeom& g, const float* x, const float* gamma,
   SWEEP_CHECK_LAUNCH();
   normalize_kernel<<<grid_of(sh), kThreads, 0, stream>>>(x, sh, sums, deviations, gamma, beta,
                                                          running_mean, running_var, save_mean,
-                                                         save_invstd, g.eps, g.momentum, y);
+                                                         save_invstd, g.eps, g.momentum, relu, y);
   SWEEP_CHECK_LAUNCH();
 }
 
 void batchnorm_infer(const BatchNormGeom& g, const float* x, const float* gamma, const float* beta,
-                     const float* running_mean, const float* running_var, float* y,
+                     const float* running_mean, const float* running_var, float* y, bool relu,
                      cudaStream_t stream) {
   const Shape sh = shape_of(g);
   infer_kernel<<<grid_of(sh), kThreads, 0, stream>>>(x, sh, gamma, beta, running_mean, running_var,
-                                                     g.eps, y);
+                                                     g.eps, relu, y);
   SWEEP_CHECK_LAUNCH();
 }
 
-void batchnorm_grad(const BatchNormGeom& g, const float* x, const float* dy, const float* gamma,
-                    const float* save_mean, const float* save_invstd, float* dx, float* dgamma,
-                    float* dbeta, float* scratch, cudaStream_t stream) {
+void batchnorm_grad(const BatchNormGeom& g, const float* x, const float* relu_y, const float* dy,
+                    const float* gamma, const float* save_mean, const float* save_invstd, float* dx,
+                    float* dgamma, float* dbeta, float* scratch, cudaStream_t stream) {
   const Shape sh = shape_of(g);
   auto* partials = reinterpret_cast<double2*>(scratch);
-  grad_sum_kernel<<<grid_of(sh), kThreads, 0, stream>>>(x, dy, sh, save_mean, partials);
+  grad_sum_kernel<<<grid_of(sh), kThreads, 0, stream>>>(x, relu_y, dy, sh, save_mean, partials);
   SWEEP_CHECK_LAUNCH();
-  grad_apply_kernel<<<grid_of(sh), kThreads, 0, stream>>>(x, dy, sh, partials, gamma, save_mean,
-                                                          save_invstd, dx, dgamma, dbeta);
+  grad_apply_kernel<<<grid_of(sh), kThreads, 0, stream>>>(
+      x, relu_y, dy, sh, partials, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
   SWEEP_CHECK_LAUNCH();
 }
 

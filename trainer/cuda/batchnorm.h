@@ -26,14 +26,17 @@ namespace sweep::trainer::cuda {
 // Floats of scratch the training forward and the backward need for g.
 std::size_t batchnorm_scratch_floats(const BatchNormGeom& g);
 
+// relu: y = max(0, bn(x)), a ReLU after the batch norm in the same pass.
 void batchnorm_train(const BatchNormGeom& g, const float* x, const float* gamma, const float* beta,
                      float* running_mean, float* running_var, float* save_mean, float* save_invstd,
-                     float* y, float* scratch, cudaStream_t stream);
+                     float* y, bool relu, float* scratch, cudaStream_t stream);
 void batchnorm_infer(const BatchNormGeom& g, const float* x, const float* gamma, const float* beta,
-                     const float* running_mean, const float* running_var, float* y,
+                     const float* running_mean, const float* running_var, float* y, bool relu,
                      cudaStream_t stream);
-void batchnorm_grad(const BatchNormGeom& g, const float* x, const float* dy, const float* gamma,
-                    const float* save_mean, const float* save_invstd, float* dx, float* dgamma,
-                    float* dbeta, float* scratch, cudaStream_t stream);
+// relu_y: the output of batchnorm_train with relu, whose gradient dy is (dy then passes through
+// the ReLU: 0 where relu_y is not positive); null without a ReLU. dx may be dy.
+void batchnorm_grad(const BatchNormGeom& g, const float* x, const float* relu_y, const float* dy,
+                    const float* gamma, const float* save_mean, const float* save_invstd, float* dx,
+                    float* dgamma, float* dbeta, float* scratch, cudaStream_t stream);
 
 }  // namespace sweep::trainer::cuda

@@ -117,6 +117,16 @@ class CudaBackend final : public Backend {
   void batchnorm_backward(const BatchNormGeom& g, const float* x, const float* dy,
                           const float* gamma, const float* save_mean, const float* save_invstd,
                           float* dx, float* dgamma, float* dbeta) override;
+  void batchnorm_forward_train_relu(const BatchNormGeom& g, const float* x, const float* gamma,
+                                    const float* beta, float* running_mean, float* running_var,
+                                    float* save_mean, float* save_invstd, float* y) override;
+  void batchnorm_forward_infer_relu(const BatchNormGeom& g, const float* x, const float* gamma,
+                                    const float* beta, const float* running_mean,
+                                    const float* running_var, float* y) override;
+  void batchnorm_backward_relu(const BatchNormGeom& g, const float* x, const float* y,
+                               const float* dy, const float* gamma, const float* save_mean,
+                               const float* save_invstd, float* dx, float* dgamma,
+                               float* dbeta) override;
 
   void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float p,
                        std::uint64_t seed, std::uint64_t counter) override;

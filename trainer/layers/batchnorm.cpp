@@ -44,16 +44,26 @@ void BatchNorm::forward(const float* x, float* y, int batch, bool training) {
       throw Error("batchnorm in training needs more than one value per channel; batch " +
                   std::to_string(batch) + " of " + std::to_string(in_.c) +
                   " features gives one (use a batch of at least 2)");
-    backend_->batchnorm_forward_train(g, x, gamma, beta, state_, state_ + in_.c, saved_.f(),
-                                      saved_.f() + in_.c, y);
+    if (relu_after_)
+      backend_->batchnorm_forward_train_relu(g, x, gamma, beta, state_, state_ + in_.c, saved_.f(),
+                                             saved_.f() + in_.c, y);
+    else
+      backend_->batchnorm_forward_train(g, x, gamma, beta, state_, state_ + in_.c, saved_.f(),
+                                        saved_.f() + in_.c, y);
+  } else if (relu_after_) {
+    backend_->batchnorm_forward_infer_relu(g, x, gamma, beta, state_, state_ + in_.c, y);
   } else {
     backend_->batchnorm_forward_infer(g, x, gamma, beta, state_, state_ + in_.c, y);
   }
 }
 
 void BatchNorm::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
-  backend_->batchnorm_backward(geometry(batch), x, dy, params_, saved_.f(), saved_.f() + in_.c, dx,
-                               grads_, grads_ + in_.c);
+  if (relu_after_)
+    backend_->batchnorm_backward_relu(geometry(batch), x, y, dy, params_, saved_.f(),
+                                      saved_.f() + in_.c, dx, grads_, grads_ + in_.c);
+  else
+    backend_->batchnorm_backward(geometry(batch), x, dy, params_, saved_.f(), saved_.f() + in_.c,
+                                 dx, grads_, grads_ + in_.c);
 }
 
 }  // namespace sweep::trainer

@@ -22,10 +22,14 @@ class BatchNorm final : public Layer {
   bool always_writes_dx() const override { return true; }
   void forward(const float* x, float* y, int batch, bool training) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  // A ReLU follows and is folded in (Network): y = max(0, bn(x)), and backward's dy is the
+  // gradient of that y (the ReLU's backward is done here).
+  void fuse_relu_after(bool on) { relu_after_ = on; }
 
  private:
   BatchNormGeom geometry(int batch) const;
   float eps_, momentum_;
+  bool relu_after_ = false;
   DeviceBuffer saved_;  // mean (C), then invstd (C), of the last training forward
 };
 
