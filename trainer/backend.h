@@ -149,6 +149,27 @@ class Backend {
   // dx skipped when null (first layer); db skipped when null.
   virtual void conv2d_backward(const ConvGeom& g, const float* x, const float* w, const float* dy,
                                float* dx, float* dw, float* db) = 0;
+  // A convolution's input kept from its training forward to its backward in the form the backend
+  // computes with (CUDA in bf16: x's bf16 NHWC copy, so that backward does not convert x again).
+  // conv_kept_input_bytes: what a layer holds for it at batch g.n (0: nothing to keep, the
+  // default). conv2d_forward_keeping leaves that form in `kept` (when the backend uses it) and
+  // conv2d_backward_kept reads it from there; the layer passes the same buffer to both, and x
+  // must not change between them. By default they are conv2d_forward and conv2d_backward.
+  virtual std::size_t conv_kept_input_bytes(const ConvGeom& g) {
+    (void)g;
+    return 0;
+  }
+  virtual void conv2d_forward_keeping(const ConvGeom& g, const float* x, const float* w,
+                                      const float* b, float* y, void* kept) {
+    (void)kept;
+    conv2d_forward(g, x, w, b, y);
+  }
+  virtual void conv2d_backward_kept(const ConvGeom& g, const float* x, const void* kept,
+                                    const float* w, const float* dy, float* dx, float* dw,
+                                    float* db) {
+    (void)kept;
+    conv2d_backward(g, x, w, dy, dx, dw, db);
+  }
 
   // ---- pooling. Max-pool backward routes dy to the first maximum of each window (recomputed
   // from x and y, as cuDNN does); average backward spreads dy / (kh * kw).
@@ -207,6 +228,12 @@ class Backend {
   // y = a + b, elementwise; y may be a or b. A residual block's sum, and in backward the sum of
   // its two branches' input gradients (the sum's own backward routes dy to both unchanged).
   virtual void add(const float* a, const float* b, float* y, std::size_t n) = 0;
+  // y = max(0, a + b): a residual block's sum and the ReLU after it, in one pass where the backend
+  // can; the same numbers as add then relu_forward.
+  virtual void add_relu(const float* a, const float* b, float* y, std::size_t n) {
+    add(a, b, y, n);
+    relu_forward(y, y, n);
+  }
 
   // ---- loss. logits (n, classes), labels (n). Mean softmax cross-entropy over `mean_over`
   // samples (n, unless these n are one replica's share of a larger batch: then the whole batch's

@@ -75,12 +75,7 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
   relu_folded_.assign(count, 0);
   bn_relu_.assign(count, 0);
   for (std::size_t i = 0; i + 1 < count; ++i) {
-    auto* norm = dynamic_cast<BatchNorm*>(layers_[i].get());
-    if (norm && layers_[i + 1]->kind() == LayerKind::relu) {
-      norm->fuse_relu_after(true);
-      relu_view_[i + 1] = 1;
-      bn_relu_[i] = 1;
-    }
+    if (fold_relu_into_batchnorm(*layers_[i], *layers_[i + 1])) relu_view_[i + 1] = bn_relu_[i] = 1;
     auto* dense = dynamic_cast<Dense*>(layers_[i].get());
     auto* next_dense = dynamic_cast<Dense*>(layers_[i + 1].get());
     if (dense && layers_[i + 1]->kind() == LayerKind::relu) {

@@ -82,6 +82,10 @@ TEST_F(CudaOps, FillReluMul) {
     cpu->mul(x.cf(), dy.cf(), z.cf(), n);
     gpu->mul(x.gf(), dy.gf(), z.gf(), n);
     expect_close(z, 0, 0, "mul n=" + std::to_string(n));
+    // A residual sum with its ReLU: the CPU adds then clamps, CUDA does both in one pass.
+    cpu->add_relu(x.cf(), dy.cf(), z.cf(), n);
+    gpu->add_relu(x.gf(), dy.gf(), z.gf(), n);
+    expect_close(z, 0, 0, "add_relu n=" + std::to_string(n));
     cpu->fill(z.cf(), n, 0.25f);
     gpu->fill(z.gf(), n, 0.25f);
     expect_close(z, 0, 0, "fill n=" + std::to_string(n));

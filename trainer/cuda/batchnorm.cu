@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kThreads)
   for (unsigned e = e0 + threadIdx.x; e < e1; e += kThreads) {
     const unsigned i = at(sh, c, e);
     const float v = x[i] * scale + shift;
-    y[i] = relu ? fmaxf(v, 0.f) : v;
+    y[i] = relu && v <= 0.f ? 0.f : v;  // as relu_forward: a NaN stays NaN
   }
 }
 
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(kThreads)
   for (unsigned e = e0 + threadIdx.x; e < e1; e += kThreads) {
     const unsigned i = at(sh, c, e);
     const float v = x[i] * scale + shift;
-    y[i] = relu ? fmaxf(v, 0.f) : v;
+    y[i] = relu && v <= 0.f ? 0.f : v;  // as relu_forward: a NaN stays NaN
   }
 }
 

@@ -100,6 +100,11 @@ class CudaBackend final : public Backend {
                       float* y) override;
   void conv2d_backward(const ConvGeom& g, const float* x, const float* w, const float* dy,
                        float* dx, float* dw, float* db) override;
+  std::size_t conv_kept_input_bytes(const ConvGeom& g) override;
+  void conv2d_forward_keeping(const ConvGeom& g, const float* x, const float* w, const float* b,
+                              float* y, void* kept) override;
+  void conv2d_backward_kept(const ConvGeom& g, const float* x, const void* kept, const float* w,
+                            const float* dy, float* dx, float* dw, float* db) override;
 
   void pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) override;
   void pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
@@ -132,6 +137,7 @@ class CudaBackend final : public Backend {
                        std::uint64_t seed, std::uint64_t counter) override;
   void mul(const float* a, const float* b, float* y, std::size_t n) override;
   void add(const float* a, const float* b, float* y, std::size_t n) override;
+  void add_relu(const float* a, const float* b, float* y, std::size_t n) override;
 
   using Backend::softmax_cross_entropy;
   void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n, int classes,
@@ -254,10 +260,13 @@ class CudaBackend final : public Backend {
   // c (m, n) column-major = op(a) op(b) with bfloat16 a and b, fp32 accumulation and c.
   void gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void* a,
                  int lda, const void* b, int ldb, float* c, int ldc);
+  // kept: x's bf16 NHWC copy, written by the forward and read by the backward (null: converted
+  // into scratch each time).
   void conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
-                           const float* w, const float* b, float* y);
+                           const float* w, const float* b, float* y, void* kept);
   void conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
-                            const float* w, const float* dy, float* dx, float* dw);
+                            const void* kept, const float* w, const float* dy, float* dx,
+                            float* dw);
   void require_not_capturing(const char* what) const;
   void retire(DeviceMemory& m);  // frees m, or keeps it for the graph (graph_owned_)
   const StepScalars* dyn() const { return capturing_ ? step_block_.as<StepScalars>() : nullptr; }

@@ -170,9 +170,11 @@ bool CudaBackend::bf16_runs_faster(const ConvGeom& g, const Bf16ConvPlan& bf16,
   const std::size_t nw = std::size_t(g.k) * g.c * g.r * g.s;
   DeviceBuffer x(*this, nx * sizeof(float)), y(*this, ny * sizeof(float)),
       w(*this, nw * sizeof(float)), dx(*this, nx * sizeof(float)), dw(*this, nw * sizeof(float));
+  // As a layer runs it: x's bf16 copy kept from the forward for the backward.
+  DeviceBuffer kept(*this, conv_kept_input_bytes(g));
   const auto run_bf16 = [&] {
-    conv2d_forward_bf16(g, bf16, x.f(), w.f(), nullptr, y.f());
-    conv2d_backward_bf16(g, bf16, x.f(), w.f(), y.f(), dx.f(), dw.f());
+    conv2d_forward_bf16(g, bf16, x.f(), w.f(), nullptr, y.f(), kept.as<void>());
+    conv2d_backward_bf16(g, bf16, x.f(), kept.as<void>(), w.f(), y.f(), dx.f(), dw.f());
   };
   const auto run_tf32 = [&] {
     void* ws = conv_workspace(tf32.workspace_bytes());

@@ -79,6 +79,11 @@ void CudaBackend::add(const float* a, const float* b, float* y, std::size_t n) {
   cuda::add(a, b, y, n, stream());
 }
 
+void CudaBackend::add_relu(const float* a, const float* b, float* y, std::size_t n) {
+  enter_backward({floats(a, n), floats(b, n)}, {floats(y, n)});
+  cuda::add_relu(a, b, y, n, stream());
+}
+
 // ------------------------------------------------------------------------------------ dense
 
 void CudaBackend::dense_forward(const float* x, const float* w, const float* b, float* y, int n,
@@ -232,9 +237,20 @@ void CudaBackend::make_conv_plans(const ConvGeom& g, bool find, ConvEntry& e) {
 
 void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
                                  float* y) {
+  conv2d_forward_keeping(g, x, w, b, y, nullptr);
+}
+
+// In bf16 mode a layer keeps its input's bf16 NHWC copy from forward to backward: one conversion
+// fewer per step (of five), whichever plan the shape takes (a tf32 shape leaves it unused).
+std::size_t CudaBackend::conv_kept_input_bytes(const ConvGeom& g) {
+  return math_ == MathMode::bf16 ? std::size_t(g.n) * g.c * g.h * g.w * sizeof(__nv_bfloat16) : 0;
+}
+
+void CudaBackend::conv2d_forward_keeping(const ConvGeom& g, const float* x, const float* w,
+                                         const float* b, float* y, void* kept) {
   enter();
   const ConvEntry& e = conv_entry(g);
-  if (e.bf16) return conv2d_forward_bf16(g, *e.bf16, x, w, b, y);
+  if (e.bf16) return conv2d_forward_bf16(g, *e.bf16, x, w, b, y, kept);
   const ConvPlan& plan = *e.plan;
   // Ours add the bias in the same pass.
   if (e.forward == ConvImpl::direct) return direct_conv_forward(g, x, w, b, y, stream());
@@ -247,12 +263,13 @@ void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float*
 // to NCHW and add the bias (one launch). One launch more than fp32; the products run on bf16
 // tensor cores.
 void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
-                                      const float* w, const float* b, float* y) {
+                                      const float* w, const float* b, float* y, void* kept) {
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
   auto* base = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(nw) + padded(ny)));
-  __nv_bfloat16 *xb = base, *wb = xb + padded(nx), *yb = wb + padded(nw);
+  __nv_bfloat16 *xb = kept ? static_cast<__nv_bfloat16*>(kept) : base, *wb = base + padded(nx),
+                *yb = wb + padded(nw);
   narrow({{x, xb, g.n, g.c, g.h * g.w}, {w, wb, g.k, g.c, g.r * g.s}}, stream());
   plan.forward(dnn(), xb, wb, yb, conv_workspace(plan.workspace_bytes()));
   widen({{yb, y, g.n, g.k, g.out_h * g.out_w, b}}, stream());
@@ -260,6 +277,12 @@ void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& pla
 
 void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float* w,
                                   const float* dy, float* dx, float* dw, float* db) {
+  conv2d_backward_kept(g, x, nullptr, w, dy, dx, dw, db);
+}
+
+void CudaBackend::conv2d_backward_kept(const ConvGeom& g, const float* x, const void* kept,
+                                       const float* w, const float* dy, float* dx, float* dw,
+                                       float* db) {
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s;
@@ -267,7 +290,7 @@ void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float
                  {floats(dx, nx), floats(dw, nw), floats(db, std::size_t(g.k))});
   const ConvEntry& e = conv_entry(g);
   if (e.bf16) {
-    conv2d_backward_bf16(g, *e.bf16, x, w, dy, dx, dw);
+    conv2d_backward_bf16(g, *e.bf16, x, kept, w, dy, dx, dw);
     if (db) channel_sums_into(g, dy, db, scratch_, stream());
     return;
   }
@@ -323,18 +346,22 @@ void CudaBackend::channel_sums_into(const ConvGeom& g, const float* dy, float* d
 // fp32 accumulation, then widen dx back to NCHW (and dw, when the plan's weight gradient is bf16)
 // in one launch; an fp32 weight gradient is written in place.
 void CudaBackend::conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
-                                       const float* w, const float* dy, float* dx, float* dw) {
+                                       const void* kept, const float* w, const float* dy, float* dx,
+                                       float* dw) {
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
   const bool dw_fp32 = plan.filter_gradient_fp32();
-  const std::size_t nxd = dx ? nx : 0, nwd = dx ? nw : 0, nwb = dw_fp32 ? 0 : nw;
+  // x's copy from the forward when the layer kept it; else converted again here.
+  const std::size_t nxb = kept ? 0 : nx, nxd = dx ? nx : 0, nwd = dx ? nw : 0,
+                    nwb = dw_fp32 ? 0 : nw;
   auto* base = static_cast<__nv_bfloat16*>(
-      bf16_scratch(padded(nx) + padded(ny) + padded(nwd) + padded(nwb) + padded(nxd)));
-  __nv_bfloat16 *xb = base, *dyb = xb + padded(nx), *wb = dyb + padded(ny), *dwb = wb + padded(nwd),
+      bf16_scratch(padded(nxb) + padded(ny) + padded(nwd) + padded(nwb) + padded(nxd)));
+  __nv_bfloat16 *xb = kept ? static_cast<__nv_bfloat16*>(const_cast<void*>(kept)) : base,
+                *dyb = base + padded(nxb), *wb = dyb + padded(ny), *dwb = wb + padded(nwd),
                 *dxb = dwb + padded(nwb);
   const int hw = g.h * g.w, rs = g.r * g.s;
-  narrow({{x, xb, g.n, g.c, hw},
+  narrow({{x, xb, kept ? 0 : g.n, g.c, hw},
           {dy, dyb, g.n, g.k, g.out_h * g.out_w},
           {w, wb, dx ? g.k : 0, g.c, rs}},
          stream());

@@ -71,6 +71,16 @@ __global__ void add_kernel(const float* a /* (n) */, const float* b /* (n) */, f
     y[i] = __fadd_rn(a[i], b[i]);
 }
 
+// y = max(0, a + b): add_kernel then relu_forward_kernel in one pass (a NaN stays NaN).
+__global__ void add_relu_kernel(const float* a /* (n) */, const float* b /* (n) */,
+                                float* y /* (n) */, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float v = __fadd_rn(a[i], b[i]);
+    y[i] = v <= 0.f ? 0.f : v;
+  }
+}
+
 // y (rows, cols) += b (cols), row-major.
 __global__ void add_row_bias_kernel(float* y, const float* b, std::size_t rows, int cols) {
   const std::size_t n = rows * cols;
@@ -184,6 +194,12 @@ inline void mul(const float* a, const float* b, float* y, std::size_t n, cudaStr
 inline void add(const float* a, const float* b, float* y, std::size_t n, cudaStream_t s) {
   if (!n) return;
   add_kernel<<<grid_for(n), kThreads, 0, s>>>(a, b, y, n);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void add_relu(const float* a, const float* b, float* y, std::size_t n, cudaStream_t s) {
+  if (!n) return;
+  add_relu_kernel<<<grid_for(n), kThreads, 0, s>>>(a, b, y, n);
   SWEEP_CHECK_LAUNCH();
 }
 

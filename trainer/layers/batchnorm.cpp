@@ -66,4 +66,11 @@ void BatchNorm::backward(const float* x, const float* y, const float* dy, float*
                                  dx, grads_, grads_ + in_.c);
 }
 
+bool fold_relu_into_batchnorm(Layer& layer, const Layer& next) {
+  auto* norm = dynamic_cast<BatchNorm*>(&layer);
+  if (!norm || next.kind() != LayerKind::relu) return false;
+  norm->fuse_relu_after(true);
+  return true;
+}
+
 }  // namespace sweep::trainer

@@ -33,4 +33,9 @@ class BatchNorm final : public Layer {
   DeviceBuffer saved_;  // mean (C), then invstd (C), of the last training forward
 };
 
+// Folds a ReLU `next` that follows batch norm `layer` into it (BatchNorm::fuse_relu_after):
+// true when it did, and the caller then treats the ReLU as a view of the batch norm's output and
+// skips its backward. The Network and the residual block's chain both fold this way.
+bool fold_relu_into_batchnorm(Layer& layer, const Layer& next);
+
 }  // namespace sweep::trainer

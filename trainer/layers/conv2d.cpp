@@ -74,15 +74,32 @@ ConvGeom Conv2d::geometry(int batch) const {
   return g;
 }
 
+void Conv2d::bind(Backend& backend, float* params, float* grads, float* state, int max_batch) {
+  Layer::bind(backend, params, grads, state, max_batch);
+  const std::size_t kept = backend.conv_kept_input_bytes(geometry(max_batch));
+  kept_ = kept ? DeviceBuffer(backend, kept) : DeviceBuffer();
+}
+
+// A training forward leaves the input's computing form in kept_ for backward; an inference one
+// keeps nothing (a validation pass between a forward and its backward never happens, and need not
+// pay for it).
 void Conv2d::forward(const float* x, float* y, int batch, bool training) {
   const std::size_t wsize = param_count_ - (opt_.bias ? opt_.filters : 0);
-  backend_->conv2d_forward(geometry(batch), x, params_, opt_.bias ? params_ + wsize : nullptr, y);
+  const float* b = opt_.bias ? params_ + wsize : nullptr;
+  if (training && kept_.bytes())
+    backend_->conv2d_forward_keeping(geometry(batch), x, params_, b, y, kept_.as<void>());
+  else
+    backend_->conv2d_forward(geometry(batch), x, params_, b, y);
 }
 
 void Conv2d::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   const std::size_t wsize = param_count_ - (opt_.bias ? opt_.filters : 0);
-  backend_->conv2d_backward(geometry(batch), x, params_, dy, dx, grads_,
-                            opt_.bias ? grads_ + wsize : nullptr);
+  float* db = opt_.bias ? grads_ + wsize : nullptr;
+  if (kept_.bytes())
+    backend_->conv2d_backward_kept(geometry(batch), x, kept_.as<void>(), params_, dy, dx, grads_,
+                                   db);
+  else
+    backend_->conv2d_backward(geometry(batch), x, params_, dy, dx, grads_, db);
 }
 
 }  // namespace sweep::trainer

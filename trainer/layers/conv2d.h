@@ -25,6 +25,7 @@ class Conv2d final : public Layer {
   LayerKind kind() const override { return LayerKind::conv; }
   std::string describe() const override;
   Shape setup(Shape in) override;
+  void bind(Backend& backend, float* params, float* grads, float* state, int max_batch) override;
   void init(std::mt19937_64& rng, float* host_params, float* host_state) const override;
   void forward(const float* x, float* y, int batch, bool training) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
@@ -33,6 +34,8 @@ class Conv2d final : public Layer {
  private:
   Conv2dOptions opt_;
   int pad_ = 0;
+  DeviceBuffer
+      kept_;  // the input as the backend keeps it for backward (Backend::conv_kept_input_bytes)
 };
 
 }  // namespace sweep::trainer

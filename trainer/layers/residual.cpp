@@ -6,12 +6,15 @@
  * buffer that F's chain has not started using yet, and its conv writes the shortcut's input
  * gradient straight into dx. F's gradient then lands in dx (identity: the shortcut's gradient,
  * d(sum) itself, is added after) or in a ping-pong buffer (projection: added to dx after).
+ * A ReLU after a batch norm in F is folded into it (fold_relu_into_batchnorm): a view forward,
+ * skipped backward; and the ReLU after the sum runs in the sum's pass (Backend::add_relu).
  */
 #include "trainer/layers/residual.h"
 
 #include <algorithm>
 
 #include "common/check.h"
+#include "trainer/layers/batchnorm.h"
 #include "trainer/rng.h"
 
 namespace sweep::trainer {
@@ -116,12 +119,15 @@ void Residual::bind(Backend& backend, float* params, float* grads, float* state,
   acts_.clear();
   acts_.resize(body_.size());
   outs_.assign(body_.size(), nullptr);
+  folded_.assign(body_.size(), 0);
+  for (std::size_t j = 0; j + 1 < body_.size(); ++j)
+    folded_[j + 1] = fold_relu_into_batchnorm(*body_[j], *body_[j + 1]);
   for (std::size_t j = 0; j < body_.size(); ++j) {
     Layer& layer = *body_[j];
     layer.bind(backend, params + p, grads + p, state + st, max_batch);
     p += layer.param_count();
     st += layer.state_count();
-    if (!layer.is_view()) acts_[j] = DeviceBuffer(backend, floats(shapes_[j + 1]));
+    if (!layer.is_view() && !folded_[j]) acts_[j] = DeviceBuffer(backend, floats(shapes_[j + 1]));
     largest = std::max(largest, shapes_[j + 1].numel());
   }
   if (proj_conv_) {
@@ -164,7 +170,7 @@ void Residual::set_random(std::uint64_t seed, std::uint64_t counter) {
 void Residual::forward(const float* x, float* y, int batch, bool training) {
   const float* in = x;
   for (std::size_t j = 0; j < body_.size(); ++j) {
-    if (body_[j]->is_view()) {
+    if (body_[j]->is_view() || folded_[j]) {  // a folded ReLU: the batch norm wrote its output
       outs_[j] = in;
     } else {
       body_[j]->forward(in, acts_[j].f(), batch, training);
@@ -179,8 +185,10 @@ void Residual::forward(const float* x, float* y, int batch, bool training) {
     shortcut = shortcut_out_.f();
   }
   const std::size_t n = std::size_t(batch) * std::size_t(out_.numel());
-  backend_->add(in, shortcut, y, n);
-  if (activation_ == Activation::relu) backend_->relu_forward(y, y, n);
+  if (activation_ == Activation::relu)
+    backend_->add_relu(in, shortcut, y, n);
+  else
+    backend_->add(in, shortcut, y, n);
 }
 
 void Residual::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
@@ -198,7 +206,8 @@ void Residual::backward(const float* x, const float* y, const float* dy, float* 
   const float* g = dsum;
   for (std::size_t j = body_.size(); j-- > first_compute_;) {
     Layer& layer = *body_[j];
-    if (layer.is_view()) continue;  // its input's gradient is its output's
+    // A view's input gradient is its output's; a folded ReLU's backward is its batch norm's.
+    if (layer.is_view() || folded_[j]) continue;
     float* target = other(g);
     if (j == first_compute_) {  // F's input gradient
       if (!dx)

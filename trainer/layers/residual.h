@@ -67,6 +67,7 @@ class Residual final : public Layer {
   int max_batch_ = 0;
   std::vector<DeviceBuffer> acts_;        // output of body layer j (empty for a view)
   std::vector<const float*> outs_;        // output of body layer j in the last forward
+  std::vector<char> folded_;              // body layer j is a ReLU the batch norm before it runs
   DeviceBuffer proj_out_, shortcut_out_;  // the projection's conv and batch norm outputs
   DeviceBuffer dsum_;                     // d(F + shortcut), when act is ReLU
   DeviceBuffer ping_, pong_;              // F's gradient chain (and the projection's)
