@@ -4,12 +4,14 @@ al. 2016's CIFAR ResNet with 1x1 conv + batch-norm projection shortcuts, as pres
 it) on Fashion-MNIST, batch 128, SGD lr 0.1 momentum 0.9 weight decay 5e-4, a cosine from 0.1 to
 0 over every iteration, 20 epochs, random shifts of up to 2 pixels (zero fill), the test set
 evaluated after each epoch. Data on the GPU (torch_fmnist.py), eager, PyTorch's defaults (TF32
-convolutions allowed), as a careful user writes it.
+convolutions allowed), as a careful user writes it. --precision bf16: the forward and the loss
+under torch.autocast(bfloat16), model and batches channels_last (PyTorch's fast bf16 layout).
 
-    python3 torch_resnet_quality.py --data DIR [--epochs 20] [--seed 1]
+    python3 torch_resnet_quality.py --data DIR [--epochs 20] [--seed 1] [--precision fp32|bf16]
 Prints per-epoch test accuracy and `RESULT peer=torch model=resnet20 quality ...`.
 """
 import argparse
+import contextlib
 import math
 import time
 
@@ -50,12 +52,19 @@ def main():
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     a = p.parse_args()
+    bf16 = a.precision == "bf16"
+    layout = torch.channels_last if bf16 else torch.contiguous_format
+
+    def autocast():
+        return (torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else
+                contextlib.nullcontext())
     dev = torch.device("cuda")
     tx, ty, vx, vy, mean, std = torch_fmnist.load(a.data, dev)
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}", flush=True)
     torch.manual_seed(a.seed)
-    model = resnet().to(dev)
+    model = resnet().to(dev).to(memory_format=layout)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     batch, n = 128, tx.shape[0]
     per_epoch = math.ceil(n / batch)
@@ -69,15 +78,20 @@ def main():
         for i in range(0, n, batch):
             idx = order[i:i + batch]
             xb = shifted((tx[idx].float() / 255.0 - mean) / std, 2)
+            xb = xb.contiguous(memory_format=layout)
             opt.zero_grad(set_to_none=True)
-            F.cross_entropy(model(xb), ty[idx]).backward()
+            with autocast():
+                batch_loss = F.cross_entropy(model(xb), ty[idx])
+            batch_loss.backward()
             opt.step()
             sched.step()
-        loss, acc = torch_fmnist.evaluate(model, vx, vy, mean, std)
+        with autocast():
+            loss, acc = torch_fmnist.evaluate(model, vx, vy, mean, std)
         print(f"epoch {epoch + 1}: test loss {loss:.4f} accuracy {acc:.4f} "
               f"({time.perf_counter() - start:.1f} s)", flush=True)
     torch.cuda.synchronize()
-    print(f"RESULT peer=torch model=resnet20 quality epochs={a.epochs} batch={batch} "
+    print(f"RESULT peer=torch model=resnet20 quality precision={a.precision} "
+          f"epochs={a.epochs} batch={batch} "
           f"seed={a.seed} test_accuracy={acc:.4f} test_loss={loss:.4f} "
           f"train_seconds={time.perf_counter() - start:.2f} "
           f"process_seconds={time.perf_counter() - wall:.2f}", flush=True)
