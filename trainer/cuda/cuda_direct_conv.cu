@@ -24,6 +24,10 @@ namespace {
 
 constexpr int kCallsPerGraph = 10;
 constexpr int kTimedReplays = 3;
+// Calls in flight at once when timing for a shared GPU (all branches together): enough to keep
+// `share` of them running side by side, without ten calls on every branch; at the conv-block
+// net's shapes (about 0.1 ms a call) that made a 16-member array's start-up seconds longer.
+constexpr int kSharedCalls = 16;
 constexpr int kMaxBranches = 8;  // steps timed sharing the GPU at most (DeviceSpec::share)
 
 template <class Op>
@@ -100,7 +104,9 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
     branches.push_back(extra.back().get());
   }
   const auto timed_us = [&](auto&& op) {
-    return graph_time_us(stream(), branches, op, kCallsPerGraph, kTimedReplays);
+    const int branch_count = static_cast<int>(branches.size());
+    const int calls = branch_count == 1 ? kCallsPerGraph : std::max(2, kSharedCalls / branch_count);
+    return graph_time_us(stream(), branches, op, calls, kTimedReplays);
   };
   const auto on = [&](cudaStream_t st) { SWEEP_CHECK_CUDNN(cudnnSetStream(dnn(), st)); };
   // The fastest of cuDNN's plan and whichever of ours take the shape. Forward: cuDNN's side adds
