@@ -255,75 +255,62 @@ TEST(Network, GradientMatchesFiniteDifferencesOfTheLoss) {
   EXPECT_GT(checked, 20u);
 }
 
-// A ReLU next to a dense layer is folded into it (forward: the dense layer writes the ReLU's
-// output; backward: the dense layer after a ReLU passes dx through it). The same network with a
-// flatten (a view, no parameters) between each such pair folds nothing: logits and every gradient
-// must be equal bit for bit. Covers a leading ReLU (never run backward), a dense-ReLU-dense pair
-// (both folds) and a ReLU whose next layer is not dense (forward folded, backward its own).
-TEST(Network, ReluFoldedIntoDenseLayersGivesTheUnfoldedNumbers) {
+// `folded` and `plain` are the same network but for views that keep `plain` from folding: their
+// logits (training and inference forwards) and every gradient must be equal bit for bit, and some
+// gradients must be zero (the ReLUs really cut).
+void expect_fold_changes_nothing(const ModelSpec& folded, const ModelSpec& plain, Shape in,
+                                 std::uint64_t seed) {
   CpuBackend cpu(1);
-  const LayerSpec relu = layer("relu"), flat = layer("flatten");
-  const auto dense = [](int units) { return layer("dense", {{"units", units}}); };
-  const ModelSpec folded = custom({relu, dense(12), relu, dense(9), relu, flat, dense(5)});
-  const ModelSpec plain =
-      custom({relu, dense(12), flat, relu, flat, dense(9), flat, relu, flat, dense(5)});
   const int batch = 4, classes = 5;
-  Network a(cpu, folded, Shape{2, 3, 3}, classes, batch, 7);
-  Network b(cpu, plain, Shape{2, 3, 3}, classes, batch, 7);
+  Network a(cpu, folded, in, classes, batch, 7);
+  Network b(cpu, plain, in, classes, batch, 7);
   ASSERT_EQ(a.param_count(), b.param_count());
-  std::mt19937_64 rng(6);
-  const auto x = to_float(random_vector(std::size_t(batch) * 18, rng));
+  std::mt19937_64 rng(seed);
+  const auto x = to_float(random_vector(std::size_t(batch) * std::size_t(in.numel()), rng));
   const auto d = to_float(random_vector(std::size_t(batch) * classes, rng));
-  const float* la = a.forward(x.data(), batch, true);
-  const float* lb = b.forward(x.data(), batch, true);
-  EXPECT_EQ(std::vector<float>(la, la + batch * classes),
-            std::vector<float>(lb, lb + batch * classes));
-  a.backward(d.data(), batch);
-  b.backward(d.data(), batch);
-  const std::vector<float> ga(a.grads(), a.grads() + a.param_count()),
-      gb(b.grads(), b.grads() + b.param_count());
-  EXPECT_EQ(ga, gb);
-  std::size_t zero = 0;  // the ReLUs must really cut: some gradients through them are zero
-  for (float g : ga) zero += g == 0.f;
-  EXPECT_GT(zero, 0u);
-}
-
-// A ReLU after a batch norm is folded into it both ways (BatchNorm::fuse_relu_after): forward the
-// batch norm writes the ReLU's output, backward it takes the ReLU's output gradient and the ReLU's
-// backward is skipped. With a flatten (a view) between them nothing folds: logits and every
-// gradient must be equal bit for bit. Covers a spatial batch norm and one over dense features,
-// whose ReLU is followed by a dense layer (the batch norm's fold wins over the dense layer's).
-TEST(Network, ReluFoldedIntoBatchNormGivesTheUnfoldedNumbers) {
-  CpuBackend cpu(1);
-  const LayerSpec relu = layer("relu"), flat = layer("flatten"), bn = layer("batchnorm");
-  const LayerSpec conv = layer("conv", {{"filters", 4}, {"kernel", 3}});
-  const auto dense = [](int units) { return layer("dense", {{"units", units}}); };
-  const ModelSpec folded = custom({conv, bn, relu, flat, dense(6), bn, relu, dense(5)});
-  const ModelSpec plain = custom({conv, bn, flat, relu, dense(6), bn, flat, relu, dense(5)});
-  const int batch = 4, classes = 5;
-  Network a(cpu, folded, Shape{2, 6, 6}, classes, batch, 7);
-  Network b(cpu, plain, Shape{2, 6, 6}, classes, batch, 7);
-  ASSERT_EQ(a.param_count(), b.param_count());
-  std::mt19937_64 rng(8);
-  const auto x = to_float(random_vector(std::size_t(batch) * 72, rng));
-  const auto d = to_float(random_vector(std::size_t(batch) * classes, rng));
-  for (bool training : {true, false}) {
+  for (bool training : {false, true}) {  // training last: backward follows it
     const float* la = a.forward(x.data(), batch, training);
     const float* lb = b.forward(x.data(), batch, training);
     EXPECT_EQ(std::vector<float>(la, la + batch * classes),
               std::vector<float>(lb, lb + batch * classes))
         << (training ? "training" : "inference");
   }
-  a.forward(x.data(), batch, true);
-  b.forward(x.data(), batch, true);
   a.backward(d.data(), batch);
   b.backward(d.data(), batch);
   const std::vector<float> ga(a.grads(), a.grads() + a.param_count()),
       gb(b.grads(), b.grads() + b.param_count());
   EXPECT_EQ(ga, gb);
-  std::size_t zero = 0;  // the ReLUs must really cut: some gradients through them are zero
+  std::size_t zero = 0;
   for (float g : ga) zero += g == 0.f;
   EXPECT_GT(zero, 0u);
+}
+
+// A ReLU next to a dense layer is folded into it (forward: the dense layer writes the ReLU's
+// output; backward: the dense layer after a ReLU passes dx through it). The same network with a
+// flatten (a view, no parameters) between each such pair folds nothing. Covers a leading ReLU
+// (never run backward), a dense-ReLU-dense pair (both folds) and a ReLU whose next layer is not
+// dense (forward folded, backward its own).
+TEST(Network, ReluFoldedIntoDenseLayersGivesTheUnfoldedNumbers) {
+  const LayerSpec relu = layer("relu"), flat = layer("flatten");
+  const auto dense = [](int units) { return layer("dense", {{"units", units}}); };
+  expect_fold_changes_nothing(
+      custom({relu, dense(12), relu, dense(9), relu, flat, dense(5)}),
+      custom({relu, dense(12), flat, relu, flat, dense(9), flat, relu, flat, dense(5)}),
+      Shape{2, 3, 3}, 6);
+}
+
+// A ReLU after a batch norm is folded into it both ways (BatchNorm::fuse_relu_after): forward the
+// batch norm writes the ReLU's output, backward it takes the ReLU's output gradient and the ReLU's
+// backward is skipped; a flatten between them stops it. Covers a spatial batch norm and one over
+// dense features, whose ReLU is followed by a dense layer (the batch norm's fold wins over the
+// dense layer's).
+TEST(Network, ReluFoldedIntoBatchNormGivesTheUnfoldedNumbers) {
+  const LayerSpec relu = layer("relu"), flat = layer("flatten"), bn = layer("batchnorm");
+  const LayerSpec conv = layer("conv", {{"filters", 4}, {"kernel", 3}});
+  const auto dense = [](int units) { return layer("dense", {{"units", units}}); };
+  expect_fold_changes_nothing(custom({conv, bn, relu, flat, dense(6), bn, relu, dense(5)}),
+                              custom({conv, bn, flat, relu, dense(6), bn, flat, relu, dense(5)}),
+                              Shape{2, 6, 6}, 8);
 }
 
 // Two trials in two CPU slots: each has its own backend (and arena) and runs at the same time as

@@ -29,66 +29,56 @@ __host__ __device__ bool tiled_cast(const Job& j) {
   return j.c >= kMinTiled && j.hw >= kMinTiled;
 }
 
-__global__ void __launch_bounds__(kBlock) narrow_kernel(CastList<NarrowJob> list) {
-  __shared__ float tile[kTile][kTile + 1];
-  const NarrowJob j = job_of(list);
-  const unsigned c = unsigned(j.c), hw = unsigned(j.hw), n = unsigned(j.n);
-  if (!tiled_cast(j)) {
-    const unsigned total = n * c * hw;
-    for (unsigned o = blockIdx.x * kBlock + threadIdx.y * kTile + threadIdx.x; o < total;
-         o += gridDim.x * kBlock) {
-      const unsigned ci = o % c, rest = o / c, p = rest % hw, ni = rest / hw;
-      j.dst[o] = __float2bfloat16_rn(j.src[(ni * c + ci) * hw + p]);
-    }
-    return;
+// Both casts are one transpose: src (n, a, b) with b contiguous to dst (n, b, a) with a
+// contiguous. Narrow: a = channels, b = pixels, fp32 to bf16. Widen: a = pixels, b = channels,
+// bf16 to fp32 plus the channel's bias.
+struct NarrowCast {
+  using Job = NarrowJob;
+  static __device__ unsigned a(const Job& j) { return unsigned(j.c); }
+  static __device__ unsigned b(const Job& j) { return unsigned(j.hw); }
+  static __device__ float load(const Job& j, unsigned i) { return j.src[i]; }
+  static __device__ void store(const Job& j, unsigned i, unsigned ai, unsigned, float v) {
+    (void)ai;
+    j.dst[i] = __float2bfloat16_rn(v);
   }
-  const unsigned ctiles = (c + kTile - 1) / kTile, ptiles = (hw + kTile - 1) / kTile;
-  for (unsigned t = blockIdx.x; t < n * ctiles * ptiles; t += gridDim.x) {
-    const unsigned p0 = t % ptiles * kTile, c0 = t / ptiles % ctiles * kTile,
-                   ni = t / ptiles / ctiles;
-    for (unsigned r = threadIdx.y; r < kTile; r += kTileRows) {  // rows: channels; along: pixels
-      const unsigned ci = c0 + r, p = p0 + threadIdx.x;
-      if (ci < c && p < hw) tile[r][threadIdx.x] = j.src[(ni * c + ci) * hw + p];
-    }
-    __syncthreads();
-    for (unsigned r = threadIdx.y; r < kTile; r += kTileRows) {  // rows: pixels; along: channels
-      const unsigned p = p0 + r, ci = c0 + threadIdx.x;
-      if (ci < c && p < hw)
-        j.dst[(ni * hw + p) * c + ci] = __float2bfloat16_rn(tile[threadIdx.x][r]);
-    }
-    __syncthreads();
+};
+struct WidenCast {
+  using Job = WidenJob;
+  static __device__ unsigned a(const Job& j) { return unsigned(j.hw); }
+  static __device__ unsigned b(const Job& j) { return unsigned(j.c); }
+  static __device__ float load(const Job& j, unsigned i) { return __bfloat162float(j.src[i]); }
+  static __device__ void store(const Job& j, unsigned i, unsigned, unsigned bi, float v) {
+    j.dst[i] = j.bias ? v + j.bias[bi] : v;
   }
-}
+};
 
-__global__ void __launch_bounds__(kBlock) widen_kernel(CastList<WidenJob> list) {
+template <class Cast>
+__global__ void __launch_bounds__(kBlock) cast_kernel(CastList<typename Cast::Job> list) {
   __shared__ float tile[kTile][kTile + 1];
-  const WidenJob j = job_of(list);
-  const unsigned c = unsigned(j.c), hw = unsigned(j.hw), n = unsigned(j.n);
-  if (!tiled_cast(j)) {
-    const unsigned total = n * c * hw;
+  const typename Cast::Job j = job_of(list);
+  const unsigned na = Cast::a(j), nb = Cast::b(j), n = unsigned(j.n);
+  if (!tiled_cast(j)) {  // element by element, walking dst in order
+    const unsigned total = n * na * nb;
     for (unsigned o = blockIdx.x * kBlock + threadIdx.y * kTile + threadIdx.x; o < total;
          o += gridDim.x * kBlock) {
-      const unsigned p = o % hw, rest = o / hw, ci = rest % c, ni = rest / c;
-      const float v = __bfloat162float(j.src[(ni * hw + p) * c + ci]);
-      j.dst[o] = j.bias ? v + j.bias[ci] : v;
+      const unsigned ai = o % na, rest = o / na, bi = rest % nb, ni = rest / nb;
+      Cast::store(j, o, ai, bi, Cast::load(j, (ni * na + ai) * nb + bi));
     }
     return;
   }
-  const unsigned ctiles = (c + kTile - 1) / kTile, ptiles = (hw + kTile - 1) / kTile;
-  for (unsigned t = blockIdx.x; t < n * ctiles * ptiles; t += gridDim.x) {
-    const unsigned p0 = t % ptiles * kTile, c0 = t / ptiles % ctiles * kTile,
-                   ni = t / ptiles / ctiles;
-    for (unsigned r = threadIdx.y; r < kTile; r += kTileRows) {  // rows: pixels; along: channels
-      const unsigned p = p0 + r, ci = c0 + threadIdx.x;
-      if (ci < c && p < hw) tile[r][threadIdx.x] = __bfloat162float(j.src[(ni * hw + p) * c + ci]);
+  const unsigned atiles = (na + kTile - 1) / kTile, btiles = (nb + kTile - 1) / kTile;
+  for (unsigned t = blockIdx.x; t < n * atiles * btiles; t += gridDim.x) {
+    const unsigned b0 = t % btiles * kTile, a0 = t / btiles % atiles * kTile,
+                   ni = t / btiles / atiles;
+    for (unsigned r = threadIdx.y; r < kTile; r += kTileRows) {  // rows: a; along: b (src order)
+      const unsigned ai = a0 + r, bi = b0 + threadIdx.x;
+      if (ai < na && bi < nb) tile[r][threadIdx.x] = Cast::load(j, (ni * na + ai) * nb + bi);
     }
     __syncthreads();
-    for (unsigned r = threadIdx.y; r < kTile; r += kTileRows) {  // rows: channels; along: pixels
-      const unsigned ci = c0 + r, p = p0 + threadIdx.x;
-      if (ci < c && p < hw) {
-        const float v = tile[threadIdx.x][r];
-        j.dst[(ni * c + ci) * hw + p] = j.bias ? v + j.bias[ci] : v;
-      }
+    for (unsigned r = threadIdx.y; r < kTile; r += kTileRows) {  // rows: b; along: a (dst order)
+      const unsigned bi = b0 + r, ai = a0 + threadIdx.x;
+      if (ai < na && bi < nb)
+        Cast::store(j, (ni * nb + bi) * na + ai, ai, bi, tile[threadIdx.x][r]);
     }
     __syncthreads();
   }
@@ -121,10 +111,10 @@ void launch_casts(Kernel kernel, std::initializer_list<Job> jobs, cudaStream_t s
 }  // namespace
 
 void narrow(std::initializer_list<NarrowJob> jobs, cudaStream_t stream) {
-  launch_casts(narrow_kernel, jobs, stream);
+  launch_casts(cast_kernel<NarrowCast>, jobs, stream);
 }
 void widen(std::initializer_list<WidenJob> jobs, cudaStream_t stream) {
-  launch_casts(widen_kernel, jobs, stream);
+  launch_casts(cast_kernel<WidenCast>, jobs, stream);
 }
 
 }  // namespace sweep::trainer::cuda
