@@ -11,6 +11,7 @@
  */
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "tests/cuda/cuda_test_util.h"
@@ -115,34 +116,47 @@ TEST_F(CudaBf16, ConvMatchesCpuOnRoundedInputs) {
   }
 }
 
+// Dense layers with more than 32 outputs run on bf16 operands (the CPU's reference rounds its
+// inputs); a classifier head of at most 32 stays fp32 (the same inputs on both, fp32 tolerance).
 TEST_F(CudaBf16, DenseMatchesCpuOnRoundedInputs) {
   struct Case {
     int n, in, out;
   };
-  for (const Case c : {Case{64, 800, 500}, Case{1, 17, 3}, Case{256, 500, 10}}) {
-    const std::string tag = "bf16 dense " + std::to_string(c.n) + "x" + std::to_string(c.in) +
-                            "->" + std::to_string(c.out);
-    auto x = twin_bf16(random(std::size_t(c.n) * c.in));
-    auto w = twin_bf16(random(std::size_t(c.out) * c.in)), b = twin_random(c.out);
+  for (const Case c : {Case{64, 800, 500}, Case{4, 70, 33}, Case{1, 17, 3}, Case{256, 500, 10}}) {
+    const bool head = c.out <= 32;
+    const std::string tag = std::string(head ? "fp32 head " : "bf16 dense ") + std::to_string(c.n) +
+                            "x" + std::to_string(c.in) + "->" + std::to_string(c.out);
+    const auto input = [&](std::size_t count) {
+      return head ? twin(random(count)) : twin_bf16(random(count));
+    };
+    const auto check = [&](const Twin& t, const std::string& what) {
+      if (head)
+        expect_close(t, 1e-5, 1e-4, tag + " " + what);
+      else
+        expect_bf16_close(t, 1e-3, tag + " " + what);
+    };
+    auto x = input(std::size_t(c.n) * c.in);
+    auto w = input(std::size_t(c.out) * c.in), b = twin_random(c.out);
     auto y = twin_out(std::size_t(c.n) * c.out);
     cpu->dense_forward(x.cf(), w.cf(), b.cf(), y.cf(), c.n, c.in, c.out);
     gpu->dense_forward(x.gf(), w.gf(), b.gf(), y.gf(), c.n, c.in, c.out);
-    expect_bf16_close(y, 1e-3, tag + " y");
-    auto dy = twin_bf16(random(std::size_t(c.n) * c.out)), dx = twin_out(std::size_t(c.n) * c.in);
+    check(y, "y");
+    auto dy = input(std::size_t(c.n) * c.out), dx = twin_out(std::size_t(c.n) * c.in);
     auto dw = twin_out(std::size_t(c.out) * c.in), db = twin_out(c.out);
     cpu->dense_backward(x.cf(), w.cf(), dy.cf(), dx.cf(), dw.cf(), nullptr, c.n, c.in, c.out);
     gpu->dense_backward(x.gf(), w.gf(), dy.gf(), dx.gf(), dw.gf(), nullptr, c.n, c.in, c.out);
-    expect_bf16_close(dx, 1e-3, tag + " dx");
-    expect_bf16_close(dw, 1e-3, tag + " dw");
+    check(dx, "dx");
+    check(dw, "dw");
   }
 }
 
 // 64 terms (1 + 2^-9) * 1 and 64 terms 1 * -1: 0.125 in fp32, exactly 0 once the operands are
 // rounded to bf16 (1 + 2^-9 rounds to 1). The fp32 backend must see 0.125, the bf16 one 0. The
-// products are of a realistic size (64 rows, 32 outputs), where cuBLAS' FAST_16BF mode must pick
-// tensor-core kernels, and the same sum is taken by a 1x1 convolution over 128 channels.
+// products are of a realistic size (64 rows, 64 outputs), where cuBLAS' FAST_16BF mode must pick
+// tensor-core kernels, and the same sum is taken by a 1x1 convolution over 128 channels. A
+// classifier head (at most 32 outputs) stays fp32 in bf16 mode, where it is faster: 0.125.
 TEST_F(CudaBf16, ProductsRunOnBf16Operands) {
-  const int in = 128, rows = 64, out = 32;
+  const int in = 128, rows = 64, out = 64;
   std::vector<float> x(std::size_t(rows) * in), w(std::size_t(out) * in);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? 1.f : 1.f + std::ldexp(1.f, -9);
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = i % 2 ? -1.f : 1.f;
@@ -156,7 +170,12 @@ TEST_F(CudaBf16, ProductsRunOnBf16Operands) {
     std::vector<float> y(std::size_t(rows) * out, -1.f);
     b->copy_to_host(y.data(), yd.as<void>(), y.size() * 4);
     for (float v : y) ASSERT_NEAR(v, want, 1e-6) << b->name() << " dense";
-    // Per image, channel c holds x[c] everywhere; 32 filters of w; 64 images of 4x4.
+    const int head = 10;
+    b->dense_forward(xd.f(), wd.f(), nullptr, yd.f(), rows, in, head);
+    b->copy_to_host(y.data(), yd.as<void>(), std::size_t(rows) * head * 4);
+    for (int i = 0; i < rows * head; ++i)
+      ASSERT_NEAR(y[std::size_t(i)], 0.125f, 1e-6) << b->name() << " head of 10 outputs";
+    // Per image, channel c holds x[c] everywhere; 64 filters of w; 64 images of 4x4.
     const ConvGeom g = conv_geom(rows, in, 4, 4, out, 1, 1, 1, 0);
     std::vector<float> images(std::size_t(rows) * in * 16);
     for (std::size_t i = 0; i < images.size(); ++i) images[i] = x[(i / 16) % in];
@@ -208,7 +227,13 @@ TEST(CudaBf16Train, ConvBlockNetWithAdam) {
   ASSERT_EQ(bf16.state, RunState::completed) << bf16.message;
   ASSERT_EQ(fp32.state, RunState::completed) << fp32.message;
   EXPECT_GT(fp32.final_val_accuracy, 0.3);
-  EXPECT_NEAR(bf16.final_val_accuracy, fp32.final_val_accuracy, 0.03)
+  std::printf("conv-block Adam, final validation accuracy: fp32 %.4f bf16 %.4f\n",
+              fp32.final_val_accuracy, bf16.final_val_accuracy);
+  // Within 5 points: over 27 runs on an H100 bf16 ended 0.2-3.2 points below fp32 (0.63), the
+  // weight gradients of this narrow net's layers being bf16 (as autocast's); with fp32 weight
+  // gradients forced everywhere, 0.1-1 point (bench/RESULTS.md). A broken bf16 path ends near
+  // chance (0.1).
+  EXPECT_NEAR(bf16.final_val_accuracy, fp32.final_val_accuracy, 0.05)
       << "fp32 " << fp32.final_val_accuracy << " bf16 " << bf16.final_val_accuracy;
 }
 

@@ -100,15 +100,18 @@ void CudaBackend::dense_forward_relu(const float* x, const float* w, const float
 void CudaBackend::dense_forward_into(const float* x, const float* w, const float* b, float* y,
                                      int n, int in, int out, bool relu) {
   enter();
+  // A classifier head (skinny) runs our fp32 kernels in every mode: in bf16 its conversions and
+  // cuBLAS launches cost more than its products (LeNet's 500 -> 10), and fp32 is the more exact.
+  if (skinny(n, in, out)) {
+    skinny_dense_forward(x, w, b, y, n, in, out, relu, stream());
+    return;  // bias and ReLU included
+  }
   if (math_ == MathMode::bf16) {
     const std::size_t nx = std::size_t(n) * in, nw = std::size_t(out) * in;
     auto* xb = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(nw)));
     __nv_bfloat16* wb = xb + padded(nx);
     narrow({{x, xb, n, in}, {w, wb, out, in}}, stream());
     gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, wb, in, xb, in, y, out);
-  } else if (skinny(n, in, out)) {
-    skinny_dense_forward(x, w, b, y, n, in, out, relu, stream());
-    return;  // bias and ReLU included
   } else {
     // column-major: y^T (out, n) = [w as (in, out)]^T (out, in) * [x as (in, n)]
     SWEEP_CHECK_CUBLAS(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, w,
@@ -129,20 +132,19 @@ void CudaBackend::dense_backward_relu_input(const float* x, const float* w, cons
                                             float* dx, float* dw, float* db, int n, int in,
                                             int out) {
   // Our skinny kernels fold the ReLU into dx's own pass; elsewhere it is relu_backward after.
-  if (math_ != MathMode::bf16 && skinny(n, in, out) && dx)
-    return dense_backward_from(x, w, dy, dx, dw, db, n, in, out, true);
+  if (skinny(n, in, out) && dx) return dense_backward_from(x, w, dy, dx, dw, db, n, in, out, true);
   dense_backward_from(x, w, dy, dx, dw, db, n, in, out, false);
   if (dx) relu_backward(x, dx, dx, std::size_t(n) * std::size_t(in));
 }
 
-// relu_input: skinny fp32 only (the caller checks).
+// relu_input: skinny only (the caller checks).
 void CudaBackend::dense_backward_from(const float* x, const float* w, const float* dy, float* dx,
                                       float* dw, float* db, int n, int in, int out,
                                       bool relu_input) {
   const std::size_t nx = std::size_t(n) * in, ny = std::size_t(n) * out, nw = std::size_t(out) * in;
   enter_backward({floats(x, nx), floats(w, nw), floats(dy, ny)},
                  {floats(dx, nx), floats(dw, nw), floats(db, std::size_t(out))});
-  if (math_ == MathMode::bf16) {
+  if (math_ == MathMode::bf16 && !skinny(n, in, out)) {
     const std::size_t nwd = dx ? nw : 0;
     auto* xb = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(ny) + padded(nwd)));
     __nv_bfloat16 *dyb = xb + padded(nx), *wb = dyb + padded(ny);

@@ -7,9 +7,10 @@
  * about as fast as tf32. The graph API takes a type per tensor and offers cuDNN's newer engines
  * (those PyTorch's channels_last bf16 runs): here x, w, y, dx and dy are bf16 (NHWC, filters
  * K,R,S,C), accumulation is fp32, and the weight gradient is written in fp32 straight into the
- * master gradient's K,C,R,S layout where an engine takes that (else bf16 K,R,S,C). Engines whose
- * notes say they reduce in reduced precision, or use FFT or Winograd, are never taken. Each op
- * takes the fastest of cuDNN's heuristic candidates, timed in a CUDA graph as a step runs them.
+ * master gradient's K,C,R,S layout, or in bf16 K,R,S,C (as autocast's) where that runs more than
+ * 25% faster. Engines whose notes say they reduce in reduced precision, or use FFT or Winograd,
+ * are never taken. Each op takes the fastest of cuDNN's heuristic candidates, timed in a CUDA
+ * graph as a step runs them.
  * The deprecated descriptor API stays in cudnn_legacy.cpp; this file is the graph API's only user.
  */
 #pragma once
@@ -26,7 +27,8 @@ namespace sweep::trainer::cuda {
 
 class Bf16ConvPlan {
  public:
-  // The weight gradient's type: whichever runs faster (the default), or one of them (tests).
+  // The weight gradient's type: fp32 unless bf16 runs more than 25% faster (the default), or one
+  // of them (tests).
   enum class FilterGradient { fastest, fp32, bf16 };
   // Throws sweep::Error when cuDNN offers no acceptable engine for one of the three ops within
   // `workspace_limit` bytes. The candidates are timed on the handle's stream (not capturing).
