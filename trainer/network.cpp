@@ -103,7 +103,7 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
     if (i + 1 < count && i >= first_trainable_) {
       if (layer.is_view()) {
         dout_[i] = dout_[i - 1];  // i > first_trainable_ >= 0: a view has no parameters
-      } else {
+      } else if (!bn_relu_[i]) {  // a folded ReLU's dx is never made: its batch norm reads its dy
         dacts_[i] = DeviceBuffer(backend_, out_bytes);
         dout_[i] = dacts_[i].f();
       }

@@ -34,8 +34,8 @@ class Conv2d final : public Layer {
  private:
   Conv2dOptions opt_;
   int pad_ = 0;
-  DeviceBuffer
-      kept_;  // the input as the backend keeps it for backward (Backend::conv_kept_input_bytes)
+  // The input as the backend keeps it for backward (Backend::conv_kept_input_bytes).
+  DeviceBuffer kept_;
 };
 
 }  // namespace sweep::trainer
