@@ -31,6 +31,20 @@ namespace sweep::trainer {
 
 enum class DeviceKind { cpu, cuda };
 
+// How an activation tensor is stored between two layers (see "activations kept in bf16" below).
+enum class Storage { fp32_nchw, bf16_nhwc };
+inline bool is_bf16(Storage s) { return s == Storage::bf16_nhwc; }
+// One bfloat16 value as stored: the top 16 bits of an fp32.
+struct Bf16 {
+  std::uint16_t bits;
+};
+// Bytes of n values in storage s.
+inline std::size_t storage_bytes(Storage s, std::size_t n) {
+  return n * (is_bf16(s) ? sizeof(Bf16) : sizeof(float));
+}
+// What a layer can do with bf16 activations (Layer::bf16_role).
+enum class Bf16Role { none, passthrough, reads, writes, reads_writes };
+
 struct ConvGeom {
   int n, c, h, w;  // input (N, C, H, W)
   int k, r, s;     // filters, kernel height, kernel width: weights (K, C, R, S)
@@ -149,26 +163,12 @@ class Backend {
   // dx skipped when null (first layer); db skipped when null.
   virtual void conv2d_backward(const ConvGeom& g, const float* x, const float* w, const float* dy,
                                float* dx, float* dw, float* db) = 0;
-  // A convolution's input kept from its training forward to its backward in the form the backend
-  // computes with (CUDA in bf16: x's bf16 NHWC copy, so that backward does not convert x again).
-  // conv_kept_input_bytes: what a layer holds for it at batch g.n (0: nothing to keep, the
-  // default). conv2d_forward_keeping leaves that form in `kept` (when the backend uses it) and
-  // conv2d_backward_kept reads it from there; the layer passes the same buffer to both, and x
-  // must not change between them. By default they are conv2d_forward and conv2d_backward.
+  // Bytes a convolution layer holds for conv2d_forward_stored's `kept` at batch g.n: the form
+  // the backend computes with, kept from the training forward to the backward (CUDA in bf16:
+  // x's bf16 NHWC copy, so backward does not convert x again). 0 (the default): nothing to keep.
   virtual std::size_t conv_kept_input_bytes(const ConvGeom& g) {
     (void)g;
     return 0;
-  }
-  virtual void conv2d_forward_keeping(const ConvGeom& g, const float* x, const float* w,
-                                      const float* b, float* y, void* kept) {
-    (void)kept;
-    conv2d_forward(g, x, w, b, y);
-  }
-  virtual void conv2d_backward_kept(const ConvGeom& g, const float* x, const void* kept,
-                                    const float* w, const float* dy, float* dx, float* dw,
-                                    float* db) {
-    (void)kept;
-    conv2d_backward(g, x, w, dy, dx, dw, db);
   }
 
   // ---- pooling. Max-pool backward routes dy to the first maximum of each window (recomputed
@@ -234,6 +234,66 @@ class Backend {
     add(a, b, y, n);
     relu_forward(y, y, n);
   }
+
+  // ---- activations kept in bf16. A backend may keep the tensors between layers that take them
+  // as bfloat16 NHWC ((N, H, W, C), channels contiguous) instead of fp32 NCHW: half the bytes,
+  // and no conversion around each bf16 convolution (CUDA in bf16 mode). Which tensors are is
+  // planned once per network (trainer/layers/storage_plan.h) from keeps_bf16_activations() and
+  // conv_reads_bf16() / conv_writes_bf16(). The ops below compute in fp32 and round each output
+  // once (to nearest even, as __float2bfloat16_rn); their defaults are the reference every backend
+  // can run: widen the bf16 operands to fp32 NCHW, run the fp32 op, narrow the results back
+  // (backend_bf16_reference.cpp). Parameters, their gradients and batch-norm statistics stay
+  // fp32. A convolution's bias needs fp32 output (conv2d_forward_stored).
+  virtual bool keeps_bf16_activations() const { return false; }
+  // Whether a convolution of this shape reads bf16 activations: channels in multiples of 8 on both
+  // sides (the tensor cores' granule; narrower convolutions run tf32 on fp32); and whether it
+  // writes them: filters in multiples of 8 (a network's first convolution, on 1 or 3 channels,
+  // then writes its output in bf16 for the layers after it).
+  bool conv_reads_bf16(const ConvGeom& g) const {
+    return keeps_bf16_activations() && g.c % 8 == 0 && g.k % 8 == 0;
+  }
+  bool conv_writes_bf16(const ConvGeom& g) const {
+    return keeps_bf16_activations() && g.k % 8 == 0;
+  }
+  // fp32 (n, c, hw) <-> bf16 (n, hw, c).
+  virtual void to_bf16_nhwc(const float* x, Bf16* y, int n, int c, int hw) = 0;
+  virtual void from_bf16_nhwc(const Bf16* x, float* y, int n, int c, int hw) = 0;
+
+  // A convolution whose input and output are each in either storage (xs, ys; dx is in xs and dy
+  // in ys). kept: conv_kept_input_bytes(g) bytes the layer holds from its training forward to
+  // its backward when x is fp32 (null otherwise, or in inference). b must be null when ys is
+  // bf16. fp32 both ways: conv2d_forward / conv2d_backward.
+  virtual void conv2d_forward_stored(const ConvGeom& g, Storage xs, const void* x, const float* w,
+                                     const float* b, Storage ys, void* y, void* kept);
+  virtual void conv2d_backward_stored(const ConvGeom& g, Storage xs, const void* x,
+                                      const void* kept, const float* w, Storage ys, const void* dy,
+                                      void* dx, float* dw, float* db);
+  // Batch norm on bf16 tensors, with the ReLU after it when `relu` (the *_relu ops' semantics);
+  // relu_y: the training forward's output when relu, else null.
+  virtual void batchnorm_forward_train_bf16(const BatchNormGeom& g, const Bf16* x,
+                                            const float* gamma, const float* beta,
+                                            float* running_mean, float* running_var,
+                                            float* save_mean, float* save_invstd, Bf16* y,
+                                            bool relu);
+  virtual void batchnorm_forward_infer_bf16(const BatchNormGeom& g, const Bf16* x,
+                                            const float* gamma, const float* beta,
+                                            const float* running_mean, const float* running_var,
+                                            Bf16* y, bool relu);
+  virtual void batchnorm_backward_bf16(const BatchNormGeom& g, const Bf16* x, const Bf16* relu_y,
+                                       const Bf16* dy, const float* gamma, const float* save_mean,
+                                       const float* save_invstd, Bf16* dx, float* dgamma,
+                                       float* dbeta);
+  virtual void relu_forward_bf16(const Bf16* x, Bf16* y, std::size_t n);
+  virtual void relu_backward_bf16(const Bf16* y, const Bf16* dy, Bf16* dx, std::size_t n);
+  virtual void add_bf16(const Bf16* a, const Bf16* b, Bf16* y, std::size_t n, bool relu);
+  // Max pooling 2x2 stride 2 (is_2x2_stride2) only.
+  virtual void maxpool2x2_forward_bf16(const PoolGeom& g, const Bf16* x, Bf16* y);
+  virtual void maxpool2x2_backward_bf16(const PoolGeom& g, const Bf16* x, const Bf16* y,
+                                        const Bf16* dy, Bf16* dx);
+  // Global average pooling (g's window is its whole plane): bf16 (n, h, w, c) in, fp32 (n, c)
+  // out; backward the other way.
+  virtual void global_avgpool_forward_bf16(const PoolGeom& g, const Bf16* x, float* y);
+  virtual void global_avgpool_backward_bf16(const PoolGeom& g, const float* dy, Bf16* dx);
 
   // ---- loss. logits (n, classes), labels (n). Mean softmax cross-entropy over `mean_over`
   // samples (n, unless these n are one replica's share of a larger batch: then the whole batch's

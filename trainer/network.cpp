@@ -12,6 +12,9 @@
  * before a ReLU takes the ReLU in both directions (BatchNorm::fuse_relu_after): the ReLU is a view
  * of its output, and its backward is skipped, the batch norm reading the ReLU's output gradient
  * (the conv-block net and the ResNets' stems: two passes over an activation fewer each way).
+ * Activations between layers that take bf16 are stored so where the backend keeps them
+ * (storage_plan.h: CUDA in bf16 mode); the input, the logits and every fp32-only layer's tensors
+ * are fp32.
  * Dropout streams: layer i draws from hash2(mix64(dropout_seed ^ mix64(i)), step * span + j) where
  * span = max_batch * features, so no two layers or steps share a mask.
  */
@@ -24,6 +27,7 @@
 #include "trainer/layers/batchnorm.h"
 #include "trainer/layers/dense.h"
 #include "trainer/layers/layer.h"
+#include "trainer/layers/storage_plan.h"
 #include "trainer/models.h"
 #include "trainer/rng.h"
 
@@ -91,13 +95,21 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
     }
   }
 
+  // Which activations are kept in bf16 (storage_plan.h); all fp32 on most backends.
+  std::vector<Bf16Role> roles;
+  for (const auto& layer : layers_) roles.push_back(layer->bf16_role(backend_));
+  const std::vector<Storage> storage = plan_storage(roles, Storage::fp32_nchw, Storage::fp32_nchw);
+  for (std::size_t i = 0; i < count; ++i)
+    layers_[i]->set_storage(i ? storage[i - 1] : Storage::fp32_nchw, storage[i]);
+
   acts_.resize(count);
   dacts_.resize(count);
   out_.assign(count, nullptr);
   dout_.assign(count, nullptr);
   for (std::size_t i = 0; i < count; ++i) {
     Layer& layer = *layers_[i];
-    const std::size_t out_bytes = std::size_t(max_batch) * shapes_[i + 1].numel() * sizeof(float);
+    const std::size_t out_bytes =
+        storage_bytes(storage[i], std::size_t(max_batch) * shapes_[i + 1].numel());
     if (!layer.is_view() && !relu_view_[i]) acts_[i] = DeviceBuffer(backend_, out_bytes);
     // dout_[i] is layer i+1's dx: needed when layer i+1 comes after the first trainable layer.
     if (i + 1 < count && i >= first_trainable_) {
@@ -113,7 +125,8 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
   }
   if (first_trainable_ < count && layers_[first_trainable_]->always_writes_dx())
     first_dx_ = DeviceBuffer(
-        backend_, std::size_t(max_batch) * shapes_[first_trainable_].numel() * sizeof(float));
+        backend_, storage_bytes(layers_[first_trainable_]->in_storage(),
+                                std::size_t(max_batch) * shapes_[first_trainable_].numel()));
 }
 
 Network::~Network() = default;

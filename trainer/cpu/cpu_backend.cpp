@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -159,6 +160,44 @@ void CpuBackend::add(const float* a, const float* b, float* y, std::size_t n) {
       for (std::size_t i = lo; i < hi; ++i) y[i] = a[i] + b[i];
     });
   });
+}
+
+// ---------------------------------------------------------------- bf16 activations
+
+namespace {
+
+// Round to nearest even, as __float2bfloat16_rn; a NaN stays a (quiet) NaN.
+Bf16 round_to_bf16(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if (std::isnan(f)) return Bf16{static_cast<std::uint16_t>((bits >> 16) | 0x40)};
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return Bf16{static_cast<std::uint16_t>(bits >> 16)};
+}
+
+float from_bf16(Bf16 b) {
+  const std::uint32_t bits = std::uint32_t(b.bits) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+}  // namespace
+
+void CpuBackend::to_bf16_nhwc(const float* x, Bf16* y, int n, int c, int hw) {
+  const std::size_t image = std::size_t(c) * hw;
+  for (std::size_t i = 0; i < std::size_t(n); ++i)
+    for (std::size_t ci = 0; ci < std::size_t(c); ++ci)
+      for (std::size_t p = 0; p < std::size_t(hw); ++p)
+        y[i * image + p * c + ci] = round_to_bf16(x[i * image + ci * hw + p]);
+}
+
+void CpuBackend::from_bf16_nhwc(const Bf16* x, float* y, int n, int c, int hw) {
+  const std::size_t image = std::size_t(c) * hw;
+  for (std::size_t i = 0; i < std::size_t(n); ++i)
+    for (std::size_t ci = 0; ci < std::size_t(c); ++ci)
+      for (std::size_t p = 0; p < std::size_t(hw); ++p)
+        y[i * image + ci * hw + p] = from_bf16(x[i * image + p * c + ci]);
 }
 
 // ---------------------------------------------------------------- dense

@@ -58,6 +58,13 @@ class CpuBackend final : public Backend {
   void relu_forward(const float* x, float* y, std::size_t n) override;
   void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) override;
 
+  // Tests: keep bf16 activations as the CUDA backend does in bf16 mode, through the reference ops
+  // (backend_bf16_reference.cpp), so that a network's storage plan runs in CI.
+  void set_bf16_activations(bool on) { bf16_activations_ = on; }
+  bool keeps_bf16_activations() const override { return bf16_activations_; }
+  void to_bf16_nhwc(const float* x, Bf16* y, int n, int c, int hw) override;
+  void from_bf16_nhwc(const Bf16* x, float* y, int n, int c, int hw) override;
+
   void batchnorm_forward_train(const BatchNormGeom& g, const float* x, const float* gamma,
                                const float* beta, float* running_mean, float* running_var,
                                float* save_mean, float* save_invstd, float* y) override;
@@ -86,6 +93,7 @@ class CpuBackend final : public Backend {
   void gather_batch(const GatherDesc& d, float* x, std::int32_t* y) override;
 
  private:
+  bool bf16_activations_ = false;
   // Runs f inside this backend's arena, so the tbb::parallel_for calls in f use its threads only.
   template <class F>
   void run(F&& f) {

@@ -101,10 +101,40 @@ class CudaBackend final : public Backend {
   void conv2d_backward(const ConvGeom& g, const float* x, const float* w, const float* dy,
                        float* dx, float* dw, float* db) override;
   std::size_t conv_kept_input_bytes(const ConvGeom& g) override;
-  void conv2d_forward_keeping(const ConvGeom& g, const float* x, const float* w, const float* b,
-                              float* y, void* kept) override;
-  void conv2d_backward_kept(const ConvGeom& g, const float* x, const void* kept, const float* w,
-                            const float* dy, float* dx, float* dw, float* db) override;
+  void conv2d_forward_stored(const ConvGeom& g, Storage xs, const void* x, const float* w,
+                             const float* b, Storage ys, void* y, void* kept) override;
+  void conv2d_backward_stored(const ConvGeom& g, Storage xs, const void* x, const void* kept,
+                              const float* w, Storage ys, const void* dy, void* dx, float* dw,
+                              float* db) override;
+
+  // bf16 mode keeps activations in bf16 between the layers that take them (backend.h), unless
+  // turned off here (before the network is built: bench_gpu_train measures both) or
+  // deterministic (its convolutions run tf32 on fp32).
+  void set_bf16_activations(bool on) { bf16_activations_ = on; }
+  bool keeps_bf16_activations() const override {
+    return math_ == MathMode::bf16 && !deterministic_ && bf16_activations_;
+  }
+  void to_bf16_nhwc(const float* x, Bf16* y, int n, int c, int hw) override;
+  void from_bf16_nhwc(const Bf16* x, float* y, int n, int c, int hw) override;
+  void batchnorm_forward_train_bf16(const BatchNormGeom& g, const Bf16* x, const float* gamma,
+                                    const float* beta, float* running_mean, float* running_var,
+                                    float* save_mean, float* save_invstd, Bf16* y,
+                                    bool relu) override;
+  void batchnorm_forward_infer_bf16(const BatchNormGeom& g, const Bf16* x, const float* gamma,
+                                    const float* beta, const float* running_mean,
+                                    const float* running_var, Bf16* y, bool relu) override;
+  void batchnorm_backward_bf16(const BatchNormGeom& g, const Bf16* x, const Bf16* relu_y,
+                               const Bf16* dy, const float* gamma, const float* save_mean,
+                               const float* save_invstd, Bf16* dx, float* dgamma,
+                               float* dbeta) override;
+  void relu_forward_bf16(const Bf16* x, Bf16* y, std::size_t n) override;
+  void relu_backward_bf16(const Bf16* y, const Bf16* dy, Bf16* dx, std::size_t n) override;
+  void add_bf16(const Bf16* a, const Bf16* b, Bf16* y, std::size_t n, bool relu) override;
+  void maxpool2x2_forward_bf16(const PoolGeom& g, const Bf16* x, Bf16* y) override;
+  void maxpool2x2_backward_bf16(const PoolGeom& g, const Bf16* x, const Bf16* y, const Bf16* dy,
+                                Bf16* dx) override;
+  void global_avgpool_forward_bf16(const PoolGeom& g, const Bf16* x, float* y) override;
+  void global_avgpool_backward_bf16(const PoolGeom& g, const float* dy, Bf16* dx) override;
 
   void pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) override;
   void pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
@@ -260,13 +290,19 @@ class CudaBackend final : public Backend {
   // c (m, n) column-major = op(a) op(b) with bfloat16 a and b, fp32 accumulation and c.
   void gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void* a,
                  int lda, const void* b, int ldb, float* c, int ldc);
-  // kept: x's bf16 NHWC copy, written by the forward and read by the backward (null: converted
-  // into scratch each time).
-  void conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
-                           const float* w, const float* b, float* y, void* kept);
-  void conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
-                            const void* kept, const float* w, const float* dy, float* dx,
+  // The bf16 plan with activations in either storage (xs, ys): fp32 ones are converted before
+  // and after. kept: x's bf16 NHWC copy when x is fp32, written by the forward and read by the
+  // backward (null: converted into scratch each time).
+  void conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs, const void* x,
+                           const float* w, const float* b, Storage ys, void* y, void* kept);
+  void conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs, const void* x,
+                            const void* kept, const float* w, Storage ys, const void* dy, void* dx,
                             float* dw);
+  // The fp32 / tf32 plan (or our kernels) on fp32 NCHW tensors.
+  void conv2d_forward_fp32(const ConvGeom& g, const ConvEntry& e, const float* x, const float* w,
+                           const float* b, float* y);
+  void conv2d_backward_fp32(const ConvGeom& g, const ConvEntry& e, const float* x, const float* w,
+                            const float* dy, float* dx, float* dw, float* db);
   void require_not_capturing(const char* what) const;
   void retire(DeviceMemory& m);  // frees m, or keeps it for the graph (graph_owned_)
   const StepScalars* dyn() const { return capturing_ ? step_block_.as<StepScalars>() : nullptr; }
@@ -304,6 +340,10 @@ class CudaBackend final : public Backend {
   DeviceMemory sumsq_partial_;   // (kSumSquaresBlocks) doubles
   DeviceMemory scratch_;         // grown only when a new shape needs more
   DeviceMemory bf16_scratch_;    // likewise (MathMode::bf16 only)
+  // fp32 copies of bf16 activations for a convolution whose shape has no bf16 plan (a partial
+  // batch): grown only, like the others.
+  DeviceMemory widened_scratch_;
+  bool bf16_activations_ = true;
   // Workspaces replaced while a graph exists: the graph still points at them, so they live until
   // no graph is left (an eager step of a new shape, e.g. a last partial batch, may grow one).
   std::vector<DeviceMemory> graph_owned_;

@@ -179,8 +179,9 @@ bool CudaBackend::bf16_runs_faster(const ConvGeom& g, const Bf16ConvPlan& bf16,
   // As a layer runs it: x's bf16 copy kept from the forward for the backward.
   DeviceBuffer kept(*this, conv_kept_input_bytes(g));
   const auto run_bf16 = [&] {
-    conv2d_forward_bf16(g, bf16, x.f(), w.f(), nullptr, y.f(), kept.as<void>());
-    conv2d_backward_bf16(g, bf16, x.f(), kept.as<void>(), w.f(), y.f(), dx.f(), dw.f());
+    constexpr Storage fp32 = Storage::fp32_nchw;
+    conv2d_forward_bf16(g, bf16, fp32, x.f(), w.f(), nullptr, fp32, y.f(), kept.as<void>());
+    conv2d_backward_bf16(g, bf16, fp32, x.f(), kept.as<void>(), w.f(), fp32, y.f(), dx.f(), dw.f());
   };
   const auto run_tf32 = [&] {
     void* ws = conv_workspace(tf32.workspace_bytes());

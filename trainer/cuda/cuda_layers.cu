@@ -40,6 +40,8 @@ std::size_t padded(std::size_t n) { return (n + kBf16Align - 1) / kBf16Align * k
 
 // n floats at p, for the side stream's bookkeeping (pending_ranges.h).
 MemoryRange floats(const void* p, std::size_t n) { return {p, n * sizeof(float)}; }
+// n values in storage s.
+MemoryRange stored(const void* p, std::size_t n, Storage s) { return {p, storage_bytes(s, n)}; }
 }  // namespace
 
 // ------------------------------------------------------------------------------ elementwise
@@ -233,26 +235,52 @@ void CudaBackend::make_conv_plans(const ConvGeom& g, bool find, ConvEntry& e) {
   if (std::getenv("SWEEP_CUDNN_LOG"))
     std::fprintf(stderr, "sweep: conv n%d c%d %dx%d k%d %dx%d s%d p%d bf16: %s\n", g.n, g.c, g.h,
                  g.w, g.k, g.r, g.s, g.stride_h, g.pad_h, bf16->describe().c_str());
-  if (conv_choice_ == ConvChoice::bf16_first || bf16_runs_faster(g, *bf16, *e.plan))
+  // A shape that takes bf16 activations would pay conversions on the tf32 plan instead.
+  if (conv_choice_ == ConvChoice::bf16_first || conv_reads_bf16(g) ||
+      bf16_runs_faster(g, *bf16, *e.plan))
     e.bf16 = std::move(bf16);
 }
 
 void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
                                  float* y) {
-  conv2d_forward_keeping(g, x, w, b, y, nullptr);
+  conv2d_forward_stored(g, Storage::fp32_nchw, x, w, b, Storage::fp32_nchw, y, nullptr);
 }
 
-// In bf16 mode a layer keeps its input's bf16 NHWC copy from forward to backward: one conversion
-// fewer per step (of five), whichever plan the shape takes (a tf32 shape leaves it unused).
+// In bf16 mode a layer with an fp32 input keeps its bf16 NHWC copy from forward to backward: one
+// conversion fewer per step, whichever plan the shape takes (a tf32 shape leaves it unused).
 std::size_t CudaBackend::conv_kept_input_bytes(const ConvGeom& g) {
   return math_ == MathMode::bf16 ? std::size_t(g.n) * g.c * g.h * g.w * sizeof(__nv_bfloat16) : 0;
 }
 
-void CudaBackend::conv2d_forward_keeping(const ConvGeom& g, const float* x, const float* w,
-                                         const float* b, float* y, void* kept) {
+void CudaBackend::conv2d_forward_stored(const ConvGeom& g, Storage xs, const void* x,
+                                        const float* w, const float* b, Storage ys, void* y,
+                                        void* kept) {
   enter();
+  if (b && is_bf16(ys)) throw Error("cuda: a convolution with a bias writes fp32 activations");
   const ConvEntry& e = conv_entry(g);
-  if (e.bf16) return conv2d_forward_bf16(g, *e.bf16, x, w, b, y, kept);
+  if (e.bf16) return conv2d_forward_bf16(g, *e.bf16, xs, x, w, b, ys, y, kept);
+  // A shape without a bf16 plan (a partial batch) on bf16 activations: widened before, narrowed
+  // after.
+  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                    ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+  float* base =
+      is_bf16(xs) || is_bf16(ys)
+          ? scratch_floats(widened_scratch_, (is_bf16(xs) ? nx : 0) + (is_bf16(ys) ? ny : 0))
+          : nullptr;
+  const float* xf = static_cast<const float*>(x);
+  float* yf = static_cast<float*>(y);
+  if (is_bf16(xs)) {
+    widen({{static_cast<const __nv_bfloat16*>(x), base, g.n, g.c, g.h * g.w}}, stream());
+    xf = base;
+  }
+  if (is_bf16(ys)) yf = base + (is_bf16(xs) ? nx : 0);
+  conv2d_forward_fp32(g, e, xf, w, b, yf);
+  if (is_bf16(ys))
+    narrow({{yf, static_cast<__nv_bfloat16*>(y), g.n, g.k, g.out_h * g.out_w}}, stream());
+}
+
+void CudaBackend::conv2d_forward_fp32(const ConvGeom& g, const ConvEntry& e, const float* x,
+                                      const float* w, const float* b, float* y) {
   const ConvPlan& plan = *e.plan;
   // Ours add the bias in the same pass.
   if (e.forward == ConvImpl::direct) return direct_conv_forward(g, x, w, b, y, stream());
@@ -261,41 +289,75 @@ void CudaBackend::conv2d_forward_keeping(const ConvGeom& g, const float* x, cons
   if (b) add_channel_bias(y, b, g.n, g.k, g.out_h * g.out_w, stream());
 }
 
-// bf16: narrow x and w to NHWC (one launch), convolve in bf16 with fp32 accumulation, widen y back
-// to NCHW and add the bias (one launch). One launch more than fp32; the products run on bf16
-// tensor cores.
-void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
-                                      const float* w, const float* b, float* y, void* kept) {
+// bf16: narrow what is fp32 of x and w to NHWC (one launch), convolve in bf16 with fp32
+// accumulation, and widen y back to NCHW adding the bias (one launch) unless y is kept in bf16.
+// The products run on bf16 tensor cores.
+void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs,
+                                      const void* x, const float* w, const float* b, Storage ys,
+                                      void* y, void* kept) {
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
-  auto* base = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(nw) + padded(ny)));
-  __nv_bfloat16 *xb = kept ? static_cast<__nv_bfloat16*>(kept) : base, *wb = base + padded(nx),
-                *yb = wb + padded(nw);
-  narrow({{x, xb, g.n, g.c, g.h * g.w}, {w, wb, g.k, g.c, g.r * g.s}}, stream());
+  const bool x_ready = is_bf16(xs), convert_x = !x_ready && !kept, y_ready = is_bf16(ys);
+  auto* base = static_cast<__nv_bfloat16*>(
+      bf16_scratch(padded(convert_x ? nx : 0) + padded(nw) + padded(y_ready ? 0 : ny)));
+  const __nv_bfloat16* xb = x_ready     ? static_cast<const __nv_bfloat16*>(x)
+                            : convert_x ? base
+                                        : static_cast<__nv_bfloat16*>(kept);
+  __nv_bfloat16* wb = base + padded(convert_x ? nx : 0);
+  __nv_bfloat16* yb = y_ready ? static_cast<__nv_bfloat16*>(y) : wb + padded(nw);
+  narrow({{static_cast<const float*>(x), const_cast<__nv_bfloat16*>(xb), x_ready ? 0 : g.n, g.c,
+           g.h * g.w},
+          {w, wb, g.k, g.c, g.r * g.s}},
+         stream());
   plan.forward(dnn(), xb, wb, yb, conv_workspace(plan.workspace_bytes()));
-  widen({{yb, y, g.n, g.k, g.out_h * g.out_w, b}}, stream());
+  if (!y_ready) widen({{yb, static_cast<float*>(y), g.n, g.k, g.out_h * g.out_w, b}}, stream());
 }
 
 void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float* w,
                                   const float* dy, float* dx, float* dw, float* db) {
-  conv2d_backward_kept(g, x, nullptr, w, dy, dx, dw, db);
+  conv2d_backward_stored(g, Storage::fp32_nchw, x, nullptr, w, Storage::fp32_nchw, dy, dx, dw, db);
 }
 
-void CudaBackend::conv2d_backward_kept(const ConvGeom& g, const float* x, const void* kept,
+void CudaBackend::conv2d_backward_stored(const ConvGeom& g, Storage xs, const void* x,
+                                         const void* kept, const float* w, Storage ys,
+                                         const void* dy, void* dx, float* dw, float* db) {
+  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                    ny = std::size_t(g.n) * g.k * g.out_h * g.out_w,
+                    nw = std::size_t(g.k) * g.c * g.r * g.s;
+  enter_backward({stored(x, nx, xs), floats(w, nw), stored(dy, ny, ys)},
+                 {stored(dx, nx, xs), floats(dw, nw), floats(db, std::size_t(g.k))});
+  if (db && is_bf16(ys)) throw Error("cuda: a convolution with a bias writes fp32 activations");
+  const ConvEntry& e = conv_entry(g);
+  if (e.bf16) {
+    conv2d_backward_bf16(g, *e.bf16, xs, x, kept, w, ys, dy, dx, dw);
+    if (db) channel_sums_into(g, static_cast<const float*>(dy), db, scratch_, stream());
+    return;
+  }
+  if (!is_bf16(xs) && !is_bf16(ys))
+    return conv2d_backward_fp32(g, e, static_cast<const float*>(x), w,
+                                static_cast<const float*>(dy), static_cast<float*>(dx), dw, db);
+  // A shape without a bf16 plan on bf16 activations: x, dy widened before, dx narrowed after.
+  join_side();  // the widened copies share one scratch with the forward's
+  const std::size_t wx = is_bf16(xs) ? nx : 0, wy = is_bf16(ys) ? ny : 0,
+                    wd = is_bf16(xs) && dx ? nx : 0;
+  float* base = scratch_floats(widened_scratch_, wx + wy + wd);
+  const float* xf = is_bf16(xs) ? base : static_cast<const float*>(x);
+  const float* dyf = is_bf16(ys) ? base + wx : static_cast<const float*>(dy);
+  float* dxf = is_bf16(xs) ? (dx ? base + wx + wy : nullptr) : static_cast<float*>(dx);
+  widen({{static_cast<const __nv_bfloat16*>(x), base, wx ? g.n : 0, g.c, g.h * g.w},
+         {static_cast<const __nv_bfloat16*>(dy), base + wx, wy ? g.n : 0, g.k, g.out_h * g.out_w}},
+        stream());
+  conv2d_backward_fp32(g, e, xf, w, dyf, dxf, dw, db);
+  if (wd) narrow({{dxf, static_cast<__nv_bfloat16*>(dx), g.n, g.c, g.h * g.w}}, stream());
+}
+
+void CudaBackend::conv2d_backward_fp32(const ConvGeom& g, const ConvEntry& e, const float* x,
                                        const float* w, const float* dy, float* dx, float* dw,
                                        float* db) {
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s;
-  enter_backward({floats(x, nx), floats(w, nw), floats(dy, ny)},
-                 {floats(dx, nx), floats(dw, nw), floats(db, std::size_t(g.k))});
-  const ConvEntry& e = conv_entry(g);
-  if (e.bf16) {
-    conv2d_backward_bf16(g, *e.bf16, x, kept, w, dy, dx, dw);
-    if (db) channel_sums_into(g, dy, db, scratch_, stream());
-    return;
-  }
   const ConvPlan& plan = *e.plan;
   // The weight side (and the bias gradient) first, on the side stream when there is a data
   // gradient to run beside it; its workspace and scratch are the side's own.
@@ -344,33 +406,42 @@ void CudaBackend::channel_sums_into(const ConvGeom& g, const float* dy, float* d
   channel_sums(dy, db, g.n, g.k, g.out_h * g.out_w, scratch.as<float>(), s);
 }
 
-// bf16: narrow x, dy (and w when dx is wanted) to NHWC in one launch, both products in bf16 with
-// fp32 accumulation, then widen dx back to NCHW (and dw, when the plan's weight gradient is bf16)
-// in one launch; an fp32 weight gradient is written in place.
-void CudaBackend::conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, const float* x,
-                                       const void* kept, const float* w, const float* dy, float* dx,
-                                       float* dw) {
+// bf16: narrow what is fp32 of x and dy (and w when dx is wanted) to NHWC in one launch, both
+// products in bf16 with fp32 accumulation, then widen dx back to NCHW unless it is kept in bf16
+// (and dw, when the plan's weight gradient is bf16) in one launch; an fp32 weight gradient is
+// written in place.
+void CudaBackend::conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs,
+                                       const void* x, const void* kept, const float* w, Storage ys,
+                                       const void* dy, void* dx, float* dw) {
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
   const bool dw_fp32 = plan.filter_gradient_fp32();
-  // x's copy from the forward when the layer kept it; else converted again here.
-  const std::size_t nxb = kept ? 0 : nx, nxd = dx ? nx : 0, nwd = dx ? nw : 0,
-                    nwb = dw_fp32 ? 0 : nw;
+  // x as the forward kept it, or as it is stored, or converted again here.
+  const bool x_ready = is_bf16(xs), convert_x = !x_ready && !kept, dy_ready = is_bf16(ys);
+  const std::size_t nxb = convert_x ? nx : 0, nyb = dy_ready ? 0 : ny, nwd = dx ? nw : 0,
+                    nwb = dw_fp32 ? 0 : nw, nxd = dx && !x_ready ? nx : 0;
   auto* base = static_cast<__nv_bfloat16*>(
-      bf16_scratch(padded(nxb) + padded(ny) + padded(nwd) + padded(nwb) + padded(nxd)));
-  __nv_bfloat16 *xb = kept ? static_cast<__nv_bfloat16*>(const_cast<void*>(kept)) : base,
-                *dyb = base + padded(nxb), *wb = dyb + padded(ny), *dwb = wb + padded(nwd),
-                *dxb = dwb + padded(nwb);
+      bf16_scratch(padded(nxb) + padded(nyb) + padded(nwd) + padded(nwb) + padded(nxd)));
+  const __nv_bfloat16* xb = x_ready     ? static_cast<const __nv_bfloat16*>(x)
+                            : convert_x ? base
+                                        : static_cast<const __nv_bfloat16*>(kept);
+  __nv_bfloat16* dyb_scratch = base + padded(nxb);
+  const __nv_bfloat16* dyb = dy_ready ? static_cast<const __nv_bfloat16*>(dy) : dyb_scratch;
+  __nv_bfloat16 *wb = dyb_scratch + padded(nyb), *dwb = wb + padded(nwd),
+                *dx_scratch = dwb + padded(nwb);
+  __nv_bfloat16* dxb = x_ready ? static_cast<__nv_bfloat16*>(dx) : dx_scratch;
   const int hw = g.h * g.w, rs = g.r * g.s;
-  narrow({{x, xb, kept ? 0 : g.n, g.c, hw},
-          {dy, dyb, g.n, g.k, g.out_h * g.out_w},
+  narrow({{static_cast<const float*>(x), base, convert_x ? g.n : 0, g.c, hw},
+          {static_cast<const float*>(dy), dyb_scratch, dy_ready ? 0 : g.n, g.k, g.out_h * g.out_w},
           {w, wb, dx ? g.k : 0, g.c, rs}},
          stream());
   void* ws = conv_workspace(plan.workspace_bytes());
   plan.backward_filter(dnn(), xb, dyb, dw_fp32 ? static_cast<void*>(dw) : dwb, ws);
   if (dx) plan.backward_data(dnn(), wb, dyb, dxb, ws);
-  widen({{dwb, dw, dw_fp32 ? 0 : g.k, g.c, rs}, {dxb, dx, dx ? g.n : 0, g.c, hw}}, stream());
+  widen({{dwb, dw, dw_fp32 ? 0 : g.k, g.c, rs},
+         {dx_scratch, static_cast<float*>(dx), nxd ? g.n : 0, g.c, hw}},
+        stream());
 }
 
 void* CudaBackend::bf16_scratch(std::size_t elements) {

@@ -11,11 +11,20 @@
 namespace sweep::trainer {
 
 void ReLU::forward(const float* x, float* y, int batch, bool training) {
-  backend_->relu_forward(x, y, std::size_t(batch) * in_.numel());
+  const std::size_t n = std::size_t(batch) * in_.numel();
+  if (is_bf16(in_storage_))
+    backend_->relu_forward_bf16(as_bf16(x), as_bf16(y), n);
+  else
+    backend_->relu_forward(x, y, n);
 }
 
 void ReLU::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
-  if (dx) backend_->relu_backward(y, dy, dx, std::size_t(batch) * in_.numel());
+  if (!dx) return;
+  const std::size_t n = std::size_t(batch) * in_.numel();
+  if (is_bf16(in_storage_))
+    backend_->relu_backward_bf16(as_bf16(y), as_bf16(dy), as_bf16(dx), n);
+  else
+    backend_->relu_backward(y, dy, dx, n);
 }
 
 std::string Dropout::describe() const {

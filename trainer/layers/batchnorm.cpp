@@ -39,11 +39,21 @@ void BatchNorm::forward(const float* x, float* y, int batch, bool training) {
   const BatchNormGeom g = geometry(batch);
   const float* gamma = params_;
   const float* beta = params_ + in_.c;
+  if (training && std::int64_t(batch) * g.hw < 2)
+    throw Error("batchnorm in training needs more than one value per channel; batch " +
+                std::to_string(batch) + " of " + std::to_string(in_.c) +
+                " features gives one (use a batch of at least 2)");
+  if (is_bf16(in_storage_)) {
+    if (training)
+      backend_->batchnorm_forward_train_bf16(g, as_bf16(x), gamma, beta, state_, state_ + in_.c,
+                                             saved_.f(), saved_.f() + in_.c, as_bf16(y),
+                                             relu_after_);
+    else
+      backend_->batchnorm_forward_infer_bf16(g, as_bf16(x), gamma, beta, state_, state_ + in_.c,
+                                             as_bf16(y), relu_after_);
+    return;
+  }
   if (training) {
-    if (std::int64_t(batch) * g.hw < 2)
-      throw Error("batchnorm in training needs more than one value per channel; batch " +
-                  std::to_string(batch) + " of " + std::to_string(in_.c) +
-                  " features gives one (use a batch of at least 2)");
     if (relu_after_)
       backend_->batchnorm_forward_train_relu(g, x, gamma, beta, state_, state_ + in_.c, saved_.f(),
                                              saved_.f() + in_.c, y);
@@ -58,7 +68,11 @@ void BatchNorm::forward(const float* x, float* y, int batch, bool training) {
 }
 
 void BatchNorm::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
-  if (relu_after_)
+  if (is_bf16(in_storage_))
+    backend_->batchnorm_backward_bf16(
+        geometry(batch), as_bf16(x), relu_after_ ? as_bf16(y) : nullptr, as_bf16(dy), params_,
+        saved_.f(), saved_.f() + in_.c, as_bf16(dx), grads_, grads_ + in_.c);
+  else if (relu_after_)
     backend_->batchnorm_backward_relu(geometry(batch), x, y, dy, params_, saved_.f(),
                                       saved_.f() + in_.c, dx, grads_, grads_ + in_.c);
   else

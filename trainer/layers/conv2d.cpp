@@ -74,9 +74,23 @@ ConvGeom Conv2d::geometry(int batch) const {
   return g;
 }
 
+// What the backend offers for the shape, less writing bf16 where a bias has to be added (the bf16
+// kernels add none; a batch norm after a convolution makes a bias redundant).
+Bf16Role Conv2d::bf16_role(const Backend& backend) const {
+  const bool reads = backend.conv_reads_bf16(geometry(1)),
+             writes = backend.conv_writes_bf16(geometry(1)) && !opt_.bias;
+  return reads && writes ? Bf16Role::reads_writes
+         : reads         ? Bf16Role::reads
+         : writes        ? Bf16Role::writes
+                         : Bf16Role::none;
+}
+
+// The input's computing form is kept for backward only when the input is fp32 (a bf16 input
+// already is that form).
 void Conv2d::bind(Backend& backend, float* params, float* grads, float* state, int max_batch) {
   Layer::bind(backend, params, grads, state, max_batch);
-  const std::size_t kept = backend.conv_kept_input_bytes(geometry(max_batch));
+  const std::size_t kept =
+      is_bf16(in_storage_) ? 0 : backend.conv_kept_input_bytes(geometry(max_batch));
   kept_ = kept ? DeviceBuffer(backend, kept) : DeviceBuffer();
 }
 
@@ -86,20 +100,16 @@ void Conv2d::bind(Backend& backend, float* params, float* grads, float* state, i
 void Conv2d::forward(const float* x, float* y, int batch, bool training) {
   const std::size_t wsize = param_count_ - (opt_.bias ? opt_.filters : 0);
   const float* b = opt_.bias ? params_ + wsize : nullptr;
-  if (training && kept_.bytes())
-    backend_->conv2d_forward_keeping(geometry(batch), x, params_, b, y, kept_.as<void>());
-  else
-    backend_->conv2d_forward(geometry(batch), x, params_, b, y);
+  backend_->conv2d_forward_stored(geometry(batch), in_storage_, x, params_, b, out_storage_, y,
+                                  training && kept_.bytes() ? kept_.as<void>() : nullptr);
 }
 
 void Conv2d::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   const std::size_t wsize = param_count_ - (opt_.bias ? opt_.filters : 0);
   float* db = opt_.bias ? grads_ + wsize : nullptr;
-  if (kept_.bytes())
-    backend_->conv2d_backward_kept(geometry(batch), x, kept_.as<void>(), params_, dy, dx, grads_,
-                                   db);
-  else
-    backend_->conv2d_backward(geometry(batch), x, params_, dy, dx, grads_, db);
+  backend_->conv2d_backward_stored(geometry(batch), in_storage_, x,
+                                   kept_.bytes() ? kept_.as<void>() : nullptr, params_,
+                                   out_storage_, dy, dx, grads_, db);
 }
 
 }  // namespace sweep::trainer

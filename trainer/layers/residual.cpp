@@ -15,6 +15,7 @@
 
 #include "common/check.h"
 #include "trainer/layers/batchnorm.h"
+#include "trainer/layers/storage_plan.h"
 #include "trainer/rng.h"
 
 namespace sweep::trainer {
@@ -110,10 +111,29 @@ Shape Residual::setup(Shape in) {
   return out_;
 }
 
+// F's output comes from its last convolution when it has one (which writes either storage), else
+// from the block's input; the sum needs F's output and the shortcut's in one storage.
+Bf16Role Residual::bf16_role(const Backend& backend) const {
+  bool writes = false;
+  for (const auto& layer : body_) {
+    const Bf16Role role = layer->bf16_role(backend);
+    if (role != Bf16Role::passthrough && role != Bf16Role::reads_writes) return Bf16Role::none;
+    writes = writes || role == Bf16Role::reads_writes;
+  }
+  if (!proj_conv_) return Bf16Role::passthrough;
+  if (proj_conv_->bf16_role(backend) != Bf16Role::reads_writes) return Bf16Role::none;
+  return writes ? Bf16Role::reads_writes : Bf16Role::passthrough;
+}
+
 void Residual::bind(Backend& backend, float* params, float* grads, float* state, int max_batch) {
   Layer::bind(backend, params, grads, state, max_batch);
   max_batch_ = max_batch;
-  const auto floats = [&](Shape s) { return numel(s) * sizeof(float); };
+  std::vector<Bf16Role> roles;
+  for (const auto& layer : body_) roles.push_back(layer->bf16_role(backend));
+  const std::vector<Storage> storage = plan_storage(roles, in_storage_, out_storage_);
+  for (std::size_t j = 0; j < body_.size(); ++j)
+    body_[j]->set_storage(j ? storage[j - 1] : in_storage_, storage[j]);
+  const auto bytes = [&](Shape s, Storage st) { return storage_bytes(st, numel(s)); };
   std::size_t p = 0, st = 0;
   std::int64_t largest = in_.numel();
   acts_.clear();
@@ -127,17 +147,21 @@ void Residual::bind(Backend& backend, float* params, float* grads, float* state,
     layer.bind(backend, params + p, grads + p, state + st, max_batch);
     p += layer.param_count();
     st += layer.state_count();
-    if (!layer.is_view() && !folded_[j]) acts_[j] = DeviceBuffer(backend, floats(shapes_[j + 1]));
+    if (!layer.is_view() && !folded_[j])
+      acts_[j] = DeviceBuffer(backend, bytes(shapes_[j + 1], storage[j]));
     largest = std::max(largest, shapes_[j + 1].numel());
   }
   if (proj_conv_) {
+    proj_conv_->set_storage(in_storage_, out_storage_);
+    proj_bn_->set_storage(out_storage_, out_storage_);
     proj_conv_->bind(backend, params + p, grads + p, state + st, max_batch);
     p += proj_conv_->param_count();
     proj_bn_->bind(backend, params + p, grads + p, state + st, max_batch);
-    proj_out_ = DeviceBuffer(backend, floats(out_));
-    shortcut_out_ = DeviceBuffer(backend, floats(out_));
+    proj_out_ = DeviceBuffer(backend, bytes(out_, out_storage_));
+    shortcut_out_ = DeviceBuffer(backend, bytes(out_, out_storage_));
   }
-  if (activation_ == Activation::relu) dsum_ = DeviceBuffer(backend, floats(out_));
+  if (activation_ == Activation::relu) dsum_ = DeviceBuffer(backend, bytes(out_, out_storage_));
+  // In fp32's bytes: the chain carries gradients of either storage.
   const std::size_t chain_bytes = std::size_t(max_batch) * std::size_t(largest) * sizeof(float);
   ping_ = DeviceBuffer(backend, chain_bytes);
   pong_ = DeviceBuffer(backend, chain_bytes);
@@ -184,17 +208,27 @@ void Residual::forward(const float* x, float* y, int batch, bool training) {
     proj_bn_->forward(proj_out_.f(), shortcut_out_.f(), batch, training);
     shortcut = shortcut_out_.f();
   }
-  const std::size_t n = std::size_t(batch) * std::size_t(out_.numel());
-  if (activation_ == Activation::relu)
-    backend_->add_relu(in, shortcut, y, n);
+  sum(in, shortcut, y, std::size_t(batch) * std::size_t(out_.numel()), out_storage_,
+      activation_ == Activation::relu);
+}
+
+void Residual::sum(const float* a, const float* b, float* y, std::size_t n, Storage s, bool relu) {
+  if (is_bf16(s))
+    backend_->add_bf16(as_bf16(a), as_bf16(b), as_bf16(y), n, relu);
+  else if (relu)
+    backend_->add_relu(a, b, y, n);
   else
-    backend_->add(in, shortcut, y, n);
+    backend_->add(a, b, y, n);
 }
 
 void Residual::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   const float* dsum = dy;  // d(F(x) + shortcut(x)): what both branches receive
   if (activation_ == Activation::relu) {
-    backend_->relu_backward(y, dy, dsum_.f(), std::size_t(batch) * std::size_t(out_.numel()));
+    const std::size_t n = std::size_t(batch) * std::size_t(out_.numel());
+    if (is_bf16(out_storage_))
+      backend_->relu_backward_bf16(as_bf16(y), as_bf16(dy), as_bf16(dsum_.f()), n);
+    else
+      backend_->relu_backward(y, dy, dsum_.f(), n);
     dsum = dsum_.f();
   }
   if (proj_conv_) {
@@ -221,9 +255,9 @@ void Residual::backward(const float* x, const float* y, const float* dy, float* 
   if (!dx) return;
   const std::size_t n = std::size_t(batch) * std::size_t(in_.numel());
   if (proj_conv_)
-    backend_->add(dx, g, dx, n);  // the projection's input gradient + F's
+    sum(dx, g, dx, n, in_storage_, false);  // the projection's input gradient + F's
   else
-    backend_->add(g, dsum, dx, n);  // F's (in dx, unless F is all views) + the identity's
+    sum(g, dsum, dx, n, in_storage_, false);  // F's (in dx, unless F is all views) + the identity's
 }
 
 }  // namespace sweep::trainer

@@ -1,0 +1,183 @@
+/*
+ * backend_bf16_reference.cpp — the reference for every op on bf16 activations (backend.h,
+ * "activations kept in bf16"): widen the bf16 operands to fp32 NCHW, run the backend's fp32 op,
+ * narrow the results back. The CPU backend runs these when a test asks it to keep bf16
+ * activations, which makes it the reference the CUDA kernels are compared with; they allocate
+ * their fp32 copies per call, so a backend that captures its steps in a graph overrides them all.
+ */
+#include <limits>
+
+#include "common/check.h"
+#include "trainer/backend.h"
+
+namespace sweep::trainer {
+
+namespace {
+
+// One tensor of n images, c channels, hw pixels, in the reference's fp32 form.
+class Fp32Copy {
+ public:
+  Fp32Copy(Backend& b, int n, int c, int hw) : backend_(b), n_(n), c_(c), hw_(hw) {}
+  // x as fp32 NCHW: itself when fp32, else widened into this copy.
+  const float* read(Storage s, const void* x) {
+    if (!x || !is_bf16(s)) return static_cast<const float*>(x);
+    backend_.from_bf16_nhwc(static_cast<const Bf16*>(x), target(), n_, c_, hw_);
+    return buffer_.f();
+  }
+  // Where the fp32 op writes a result meant for y: y itself when fp32, else this copy.
+  float* write(Storage s, void* y) {
+    if (!y || !is_bf16(s)) return static_cast<float*>(y);
+    return target();
+  }
+  // After the fp32 op: narrows this copy into y when y is bf16.
+  void store(Storage s, void* y) {
+    if (y && is_bf16(s)) backend_.to_bf16_nhwc(buffer_.f(), static_cast<Bf16*>(y), n_, c_, hw_);
+  }
+
+ private:
+  float* target() {
+    if (!buffer_) buffer_ = DeviceBuffer(backend_, std::size_t(n_) * c_ * hw_ * sizeof(float));
+    return buffer_.f();
+  }
+  Backend& backend_;
+  int n_, c_, hw_;
+  DeviceBuffer buffer_;
+};
+
+// Elementwise ops see n values as one image of n pixels and one channel (no transpose).
+int elements(std::size_t n) {
+  if (n > std::size_t(std::numeric_limits<int>::max()))
+    throw Error("bf16 reference op on 2^31 values or more");
+  return static_cast<int>(n);
+}
+
+constexpr Storage kBf16 = Storage::bf16_nhwc;
+
+}  // namespace
+
+void Backend::conv2d_forward_stored(const ConvGeom& g, Storage xs, const void* x, const float* w,
+                                    const float* b, Storage ys, void* y, void* kept) {
+  (void)kept;
+  Fp32Copy xf(*this, g.n, g.c, g.h * g.w), yf(*this, g.n, g.k, g.out_h * g.out_w);
+  conv2d_forward(g, xf.read(xs, x), w, b, yf.write(ys, y));
+  yf.store(ys, y);
+}
+
+void Backend::conv2d_backward_stored(const ConvGeom& g, Storage xs, const void* x, const void* kept,
+                                     const float* w, Storage ys, const void* dy, void* dx,
+                                     float* dw, float* db) {
+  (void)kept;
+  Fp32Copy xf(*this, g.n, g.c, g.h * g.w), dyf(*this, g.n, g.k, g.out_h * g.out_w),
+      dxf(*this, g.n, g.c, g.h * g.w);
+  conv2d_backward(g, xf.read(xs, x), w, dyf.read(ys, dy), dxf.write(xs, dx), dw, db);
+  dxf.store(xs, dx);
+}
+
+void Backend::batchnorm_forward_train_bf16(const BatchNormGeom& g, const Bf16* x,
+                                           const float* gamma, const float* beta,
+                                           float* running_mean, float* running_var,
+                                           float* save_mean, float* save_invstd, Bf16* y,
+                                           bool relu) {
+  Fp32Copy xf(*this, g.n, g.c, g.hw), yf(*this, g.n, g.c, g.hw);
+  const float* xin = xf.read(kBf16, x);
+  float* yout = yf.write(kBf16, y);
+  if (relu)
+    batchnorm_forward_train_relu(g, xin, gamma, beta, running_mean, running_var, save_mean,
+                                 save_invstd, yout);
+  else
+    batchnorm_forward_train(g, xin, gamma, beta, running_mean, running_var, save_mean, save_invstd,
+                            yout);
+  yf.store(kBf16, y);
+}
+
+void Backend::batchnorm_forward_infer_bf16(const BatchNormGeom& g, const Bf16* x,
+                                           const float* gamma, const float* beta,
+                                           const float* running_mean, const float* running_var,
+                                           Bf16* y, bool relu) {
+  Fp32Copy xf(*this, g.n, g.c, g.hw), yf(*this, g.n, g.c, g.hw);
+  const float* xin = xf.read(kBf16, x);
+  float* yout = yf.write(kBf16, y);
+  if (relu)
+    batchnorm_forward_infer_relu(g, xin, gamma, beta, running_mean, running_var, yout);
+  else
+    batchnorm_forward_infer(g, xin, gamma, beta, running_mean, running_var, yout);
+  yf.store(kBf16, y);
+}
+
+void Backend::batchnorm_backward_bf16(const BatchNormGeom& g, const Bf16* x, const Bf16* relu_y,
+                                      const Bf16* dy, const float* gamma, const float* save_mean,
+                                      const float* save_invstd, Bf16* dx, float* dgamma,
+                                      float* dbeta) {
+  Fp32Copy xf(*this, g.n, g.c, g.hw), yf(*this, g.n, g.c, g.hw), dyf(*this, g.n, g.c, g.hw),
+      dxf(*this, g.n, g.c, g.hw);
+  const float* xin = xf.read(kBf16, x);
+  const float* dyin = dyf.read(kBf16, dy);  // before dx is written: they may be one buffer
+  float* dxout = dxf.write(kBf16, dx);
+  if (relu_y)
+    batchnorm_backward_relu(g, xin, yf.read(kBf16, relu_y), dyin, gamma, save_mean, save_invstd,
+                            dxout, dgamma, dbeta);
+  else
+    batchnorm_backward(g, xin, dyin, gamma, save_mean, save_invstd, dxout, dgamma, dbeta);
+  dxf.store(kBf16, dx);
+}
+
+void Backend::relu_forward_bf16(const Bf16* x, Bf16* y, std::size_t n) {
+  Fp32Copy xf(*this, 1, 1, elements(n)), yf(*this, 1, 1, elements(n));
+  relu_forward(xf.read(kBf16, x), yf.write(kBf16, y), n);
+  yf.store(kBf16, y);
+}
+
+void Backend::relu_backward_bf16(const Bf16* y, const Bf16* dy, Bf16* dx, std::size_t n) {
+  Fp32Copy yf(*this, 1, 1, elements(n)), dyf(*this, 1, 1, elements(n)),
+      dxf(*this, 1, 1, elements(n));
+  const float* yin = yf.read(kBf16, y);
+  const float* dyin = dyf.read(kBf16, dy);
+  relu_backward(yin, dyin, dxf.write(kBf16, dx), n);
+  dxf.store(kBf16, dx);
+}
+
+void Backend::add_bf16(const Bf16* a, const Bf16* b, Bf16* y, std::size_t n, bool relu) {
+  Fp32Copy af(*this, 1, 1, elements(n)), bf(*this, 1, 1, elements(n)), yf(*this, 1, 1, elements(n));
+  const float* ain = af.read(kBf16, a);
+  const float* bin = bf.read(kBf16, b);
+  float* yout = yf.write(kBf16, y);
+  if (relu)
+    add_relu(ain, bin, yout, n);
+  else
+    add(ain, bin, yout, n);
+  yf.store(kBf16, y);
+}
+
+void Backend::maxpool2x2_forward_bf16(const PoolGeom& g, const Bf16* x, Bf16* y) {
+  if (!is_2x2_stride2(g)) throw Error("bf16 max pooling takes 2x2 windows of stride 2 only");
+  Fp32Copy xf(*this, g.n, g.c, g.h * g.w), yf(*this, g.n, g.c, g.out_h * g.out_w);
+  pool_forward(g, PoolMode::max, xf.read(kBf16, x), yf.write(kBf16, y));
+  yf.store(kBf16, y);
+}
+
+void Backend::maxpool2x2_backward_bf16(const PoolGeom& g, const Bf16* x, const Bf16* y,
+                                       const Bf16* dy, Bf16* dx) {
+  if (!is_2x2_stride2(g)) throw Error("bf16 max pooling takes 2x2 windows of stride 2 only");
+  Fp32Copy xf(*this, g.n, g.c, g.h * g.w), yf(*this, g.n, g.c, g.out_h * g.out_w),
+      dyf(*this, g.n, g.c, g.out_h * g.out_w), dxf(*this, g.n, g.c, g.h * g.w);
+  const float* xin = xf.read(kBf16, x);
+  const float* yin = yf.read(kBf16, y);
+  const float* dyin = dyf.read(kBf16, dy);
+  pool_backward(g, PoolMode::max, xin, yin, dyin, dxf.write(kBf16, dx));
+  dxf.store(kBf16, dx);
+}
+
+void Backend::global_avgpool_forward_bf16(const PoolGeom& g, const Bf16* x, float* y) {
+  Fp32Copy xf(*this, g.n, g.c, g.h * g.w);
+  pool_forward(g, PoolMode::average, xf.read(kBf16, x), y);
+}
+
+void Backend::global_avgpool_backward_bf16(const PoolGeom& g, const float* dy, Bf16* dx) {
+  Fp32Copy dxf(*this, g.n, g.c, g.h * g.w);
+  // Average pooling's backward reads neither x nor y: arrays of their shapes stand in.
+  float* dxout = dxf.write(kBf16, dx);
+  pool_backward(g, PoolMode::average, dxout, dy, dy, dxout);
+  dxf.store(kBf16, dx);
+}
+
+}  // namespace sweep::trainer

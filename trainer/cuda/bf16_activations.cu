@@ -1,0 +1,811 @@
+/*
+ * bf16_activations.cu — the kernels of bf16_activations.h.
+ *
+ * Every kernel is memory-bound, so the layout of the accesses is the design: consecutive threads
+ * take consecutive channels (the contiguous dimension of NHWC), and a thread moves several
+ * channels in one access where the address allows it (8 values, 16 bytes, in the elementwise ops
+ * and the pooling; a channel pair, 4 bytes, in batch norm, where a pair per thread keeps a warp on
+ * whole cache lines while leaving enough blocks). Loops read a batch of rows before using any of
+ * them, so a thread's loads overlap even where an output may alias an input.
+ */
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "common/check.h"
+#include "trainer/cuda/bf16_activations.h"
+#include "trainer/cuda/launch.cuh"
+
+namespace sweep::trainer::cuda {
+
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+// ----------------------------------------------------------------------- loads and stores
+
+// V consecutive bf16 values moved as one access: the caller makes sure the address is aligned to
+// the whole pack (2 * V bytes).
+template <int V>
+struct alignas(2 * V) Pack {
+  unsigned short bits[V];
+};
+
+template <int V>
+__device__ __forceinline__ void load(const bf16* p, float (&v)[V]) {
+  const Pack<V> k = *reinterpret_cast<const Pack<V>*>(p);
+#pragma unroll
+  for (int j = 0; j < V; ++j) v[j] = __bfloat162float(__ushort_as_bfloat16(k.bits[j]));
+}
+
+template <int V>
+__device__ __forceinline__ void store(bf16* p, const float (&v)[V]) {
+  Pack<V> k;
+#pragma unroll
+  for (int j = 0; j < V; ++j) k.bits[j] = __bfloat16_as_ushort(__float2bfloat16_rn(v[j]));
+  *reinterpret_cast<Pack<V>*>(p) = k;
+}
+
+// P values as one access (kVec) or one by one (an address not aligned for the pack).
+template <int P, bool kVec>
+__device__ __forceinline__ void load_n(const bf16* p, float (&v)[P]) {
+  if constexpr (kVec) {
+    load<P>(p, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < P; ++j) v[j] = __bfloat162float(p[j]);
+  }
+}
+
+template <int P, bool kVec>
+__device__ __forceinline__ void store_n(bf16* p, const float (&v)[P]) {
+  if constexpr (kVec) {
+    store<P>(p, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < P; ++j) p[j] = __float2bfloat16_rn(v[j]);
+  }
+}
+
+bool aligned(const void* p, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
+// The widest pack (8, 2 or 1 values) that divides c and whose accesses every pointer allows.
+template <class... Ptr>
+int pack_for(int c, Ptr... ptrs) {
+  if (c % 8 == 0 && (aligned(ptrs, 16) && ...)) return 8;
+  if (c % 2 == 0 && (aligned(ptrs, 4) && ...)) return 2;
+  return 1;
+}
+
+// The pooling and batch-norm kernels index with 32-bit arithmetic (a 64-bit division per element
+// costs more than the memory traffic).
+unsigned checked_size(const char* op, std::size_t size) {
+  if (size >= (std::size_t{1} << 31))
+    throw Error(std::string(op) + ": " + std::to_string(size) +
+                " values is more than the CUDA kernels take (2^31)");
+  return static_cast<unsigned>(size);
+}
+
+// ------------------------------------------------------------------------------ elementwise
+
+// The fp32 kernels' formulas (elementwise.cuh), on widened values.
+struct ReluForward {
+  static constexpr int kInputs = 1;
+  __device__ float operator()(float x, float) const { return x <= 0.f ? 0.f : x; }  // NaN stays
+};
+struct ReluBackward {
+  static constexpr int kInputs = 2;
+  __device__ float operator()(float y, float dy) const { return y > 0.f ? dy : 0.f; }
+};
+template <bool kRelu>
+struct Add {
+  static constexpr int kInputs = 2;
+  __device__ float operator()(float a, float b) const {
+    const float v = __fadd_rn(a, b);  // as add_kernel: nothing contracted into the sum
+    return kRelu && v <= 0.f ? 0.f : v;
+  }
+};
+
+// y = op(a, b) over n values: 8 per access where every pointer is 16-byte aligned (vec), the last
+// n % 8 (or all, without vec) one by one. Each thread reads its values before writing them, so y
+// may be a or b.
+template <class Op>
+__global__ void __launch_bounds__(kThreads)
+    map_kernel(const bf16* a, const bf16* b, bf16* y, std::size_t n, bool vec, Op op) {
+  const std::size_t first = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t packs = vec ? n / 8 : 0;
+  for (std::size_t k = first; k < packs; k += stride) {
+    float va[8], vb[8] = {};
+    load<8>(a + 8 * k, va);
+    if constexpr (Op::kInputs == 2) load<8>(b + 8 * k, vb);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) va[j] = op(va[j], vb[j]);
+    store<8>(y + 8 * k, va);
+  }
+  for (std::size_t i = 8 * packs + first; i < n; i += stride) {
+    float vb = 0.f;
+    if constexpr (Op::kInputs == 2) vb = __bfloat162float(b[i]);
+    y[i] = __float2bfloat16_rn(op(__bfloat162float(a[i]), vb));
+  }
+}
+
+template <class Op>
+void map(const bf16* a, const bf16* b, bf16* y, std::size_t n, Op op, cudaStream_t stream) {
+  if (!n) return;
+  const bool vec = aligned(a, 16) && aligned(b, 16) && aligned(y, 16);
+  map_kernel<<<grid_for(vec ? (n + 7) / 8 : n), kThreads, 0, stream>>>(a, b, y, n, vec, op);
+  SWEEP_CHECK_CUDA(cudaGetLastError());
+}
+
+// ------------------------------------------------------------------------------ pooling
+
+__device__ __forceinline__ float std_max(float a, float b) { return a < b ? b : a; }
+
+// One thread per output pixel and pack of V channels: y = max(max(x00, x01), max(x10, x11)) with
+// std::max's semantics, as maxpool2x2_forward_kernel and the CPU backend.
+template <int V>
+__global__ void __launch_bounds__(kThreads)
+    maxpool_forward_kernel(const bf16* __restrict__ x, bf16* __restrict__ y, unsigned total,
+                           unsigned c, unsigned h, unsigned w, unsigned out_h, unsigned out_w) {
+  const unsigned packs = c / V;
+  for (unsigned o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += gridDim.x * blockDim.x) {
+    const unsigned ci = o % packs * V, pix = o / packs;  // pix: output pixel, (ni, oh, ow)
+    const unsigned ow = pix % out_w, oh = pix / out_w % out_h, ni = pix / out_w / out_h;
+    const bf16* r0 = x + ((ni * h + 2 * oh) * w + 2 * ow) * c + ci;
+    const bf16* r1 = r0 + w * c;
+    float v00[V], v01[V], v10[V], v11[V];
+    load<V>(r0, v00);
+    load<V>(r0 + c, v01);
+    load<V>(r1, v10);
+    load<V>(r1 + c, v11);
+#pragma unroll
+    for (int j = 0; j < V; ++j) v00[j] = std_max(std_max(v00[j], v01[j]), std_max(v10[j], v11[j]));
+    store<V>(y + pix * c + ci, v00);
+  }
+}
+
+// One thread per window of the input rounded up ((h + 1) / 2 x (w + 1) / 2) and pack of V
+// channels, writing the window's (up to) four inputs: a full window routes dy to its first
+// element (row-major) equal to y, as maxpool2x2_backward_kernel (no element at all when none is
+// equal: a NaN window); a window cut by the floor is a trailing odd row or column, all zeros.
+template <int V>
+__global__ void __launch_bounds__(kThreads)
+    maxpool_backward_kernel(const bf16* __restrict__ x, const bf16* __restrict__ y,
+                            const bf16* __restrict__ dy, bf16* __restrict__ dx, unsigned total,
+                            unsigned c, unsigned h, unsigned w, unsigned out_h, unsigned out_w) {
+  const unsigned packs = c / V, win_h = (h + 1) / 2, win_w = (w + 1) / 2;
+  for (unsigned o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += gridDim.x * blockDim.x) {
+    const unsigned ci = o % packs * V, win = o / packs;
+    const unsigned ww = win % win_w, wh = win / win_w % win_h, ni = win / win_w / win_h;
+    const unsigned i00 = ((ni * h + 2 * wh) * w + 2 * ww) * c + ci, i10 = i00 + w * c;
+    float g00[V] = {}, g01[V] = {}, g10[V] = {}, g11[V] = {};
+    if (wh < out_h && ww < out_w) {
+      const unsigned io = ((ni * out_h + wh) * out_w + ww) * c + ci;
+      float m[V], d[V], v00[V], v01[V], v10[V], v11[V];
+      load<V>(y + io, m);
+      load<V>(dy + io, d);
+      load<V>(x + i00, v00);
+      load<V>(x + i00 + c, v01);
+      load<V>(x + i10, v10);
+      load<V>(x + i10 + c, v11);
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const bool e0 = v00[j] == m[j], e1 = v01[j] == m[j], e2 = v10[j] == m[j],
+                   e3 = v11[j] == m[j];
+        g00[j] = e0 ? d[j] : 0.f;
+        g01[j] = !e0 && e1 ? d[j] : 0.f;
+        g10[j] = !e0 && !e1 && e2 ? d[j] : 0.f;
+        g11[j] = !e0 && !e1 && !e2 && e3 ? d[j] : 0.f;
+      }
+    }
+    const bool right = 2 * ww + 1 < w, below = 2 * wh + 1 < h;  // the window's other elements
+    store<V>(dx + i00, g00);
+    if (right) store<V>(dx + i00 + c, g01);
+    if (below) store<V>(dx + i10, g10);
+    if (right && below) store<V>(dx + i10 + c, g11);
+  }
+}
+
+// One thread per (image, channel), summing its pixels in order as the CPU backend's average pool
+// (cpu_pool.cpp: a float sum in window order, times 1.f / area): the same bits as the CPU on the
+// NCHW tensor. Consecutive threads read consecutive channels of one pixel (coalesced).
+__global__ void __launch_bounds__(kThreads)
+    avgpool_forward_kernel(const bf16* __restrict__ x, float* __restrict__ y, unsigned planes,
+                           unsigned c, unsigned hw, float inv_area) {
+  for (unsigned o = blockIdx.x * blockDim.x + threadIdx.x; o < planes;
+       o += gridDim.x * blockDim.x) {
+    const unsigned ni = o / c, ci = o - ni * c;
+    const bf16* p = x + ni * hw * c + ci;
+    float sum = 0.f;
+#pragma unroll 8
+    for (unsigned q = 0; q < hw; ++q) sum += __bfloat162float(p[q * c]);
+    y[o] = sum * inv_area;
+  }
+}
+
+// One thread per pixel and pack of V channels: dx = dy * (1 / area), the CPU backend's share.
+template <int V>
+__global__ void __launch_bounds__(kThreads)
+    avgpool_backward_kernel(const float* __restrict__ dy, bf16* __restrict__ dx, unsigned total,
+                            unsigned c, unsigned hw, float inv_area) {
+  const unsigned packs = c / V;
+  for (unsigned o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += gridDim.x * blockDim.x) {
+    const unsigned ci = o % packs * V, pix = o / packs, ni = pix / hw;
+    float v[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) v[j] = dy[ni * c + ci + j] * inv_area;
+    store<V>(dx + pix * c + ci, v);
+  }
+}
+
+// Calls launch(integral_constant<int, V>) for pack V (8, 2 or 1).
+template <class Launch>
+void by_pack(int pack, Launch&& launch) {
+  if (pack == 8)
+    launch(std::integral_constant<int, 8>{});
+  else if (pack == 2)
+    launch(std::integral_constant<int, 2>{});
+  else
+    launch(std::integral_constant<int, 1>{});
+}
+
+// ---------------------------------------------------------------------------- batch norm
+
+// How the rows (n * hw pixels) x c channels split over blocks. A block is tx x ty threads: tx
+// across the channels, P (pack) channels each, ty lanes across the rows; the grid is tiles (across
+// the channels) x chunks (of per rows). A lane sums its channels over rows first, first + ty, ...
+// of its chunk in float, the block adds its lanes in lane order in double, and a combine launch
+// adds the chunks in a fixed order. All of it follows from (n, hw, c) alone, not from the pointers
+// or the GPU, so every sum's order, and the result's bits, depend on the shape only.
+struct BnShape {
+  unsigned rows, c;
+  unsigned pack;    // channels per thread: 2 when c is even, else 1
+  unsigned tx, ty;  // tx * ty == kThreads
+  unsigned tiles, chunks, per;
+};
+
+constexpr unsigned kMinLaneRows = 4;   // rows a lane sums at least (when there are enough)
+constexpr unsigned kMaxChunks = 1024;  // bounds the combine's reads: 8 partials per thread
+// The combine's block: kCombineChannels channels (a 128-byte line of partials per chunk) by
+// kCombineLanes lanes across the chunks, the lanes added as a tree. With 792 chunks of 32
+// channels, one block of 32 channels x 32 lanes adding its lanes in turn took 7 us on an H200;
+// this, 4 blocks, 4 us (3 in a CUDA graph, the launch gap included).
+constexpr unsigned kCombineChannels = 8, kCombineLanes = 128;
+// Rows a thread loads before using any: a lane has some 20 rows, and each batch is a round trip
+// to memory. The gradient's kernels load three arrays per row (registers allow 4).
+constexpr int kBatch = 8, kGradBatch = 4;
+// Blocks of the streaming kernels resident per multiprocessor (registers capped to fit, 40: the
+// gradient's kernels spill at 32), and the blocks a grid aims at: one wave of them on an H100's
+// 132 multiprocessors, with no tail of a few late blocks. A constant, not the GPU's count: the
+// split, and so the sums' order, must not depend on the GPU.
+constexpr int kBnBlocksPerSm = 6;
+constexpr unsigned kBnTargetBlocks = 132 * kBnBlocksPerSm;
+
+BnShape bn_shape(const BatchNormGeom& g) {
+  BnShape s{};
+  s.rows = unsigned(g.n) * unsigned(g.hw);
+  s.c = unsigned(std::max(g.c, 1));
+  s.pack = s.c % 2 == 0 ? 2 : 1;
+  const unsigned groups = s.c / s.pack;
+  s.tx = 1;
+  while (s.tx < groups && s.tx < 32) s.tx *= 2;
+  s.ty = kThreads / s.tx;
+  s.tiles = (groups + s.tx - 1) / s.tx;
+  // About kBnTargetBlocks blocks, fewer when the lanes would get under kMinLaneRows rows each.
+  const unsigned by_blocks = (kBnTargetBlocks + s.tiles - 1) / s.tiles;
+  const unsigned by_rows = s.rows / (s.ty * kMinLaneRows);
+  const unsigned chunks = std::clamp(std::min(by_blocks, by_rows), 1u, kMaxChunks);
+  s.per = std::max(1u, (s.rows + chunks - 1) / chunks);
+  s.chunks = std::max(1u, (s.rows + s.per - 1) / s.per);
+  return s;
+}
+
+BnShape checked_bn_shape(const BatchNormGeom& g) {
+  checked_size("batchnorm (bf16 NHWC)", std::size_t(g.n) * std::size_t(g.hw) * std::size_t(g.c));
+  return bn_shape(g);
+}
+
+// The scratch: partials (chunks x c pairs of doubles, chunk-major: a block writes, and the
+// combine reads, consecutive channels), then the mean (c doubles), then up to four arrays of c
+// per-channel floats (the normalisation's scale and shift, or the gradient's coefficients).
+struct BnScratch {
+  double2* partials;
+  double* mean;
+  float* coef;
+};
+
+BnScratch scratch_of(const BnShape& s, float* scratch) {
+  auto* partials = reinterpret_cast<double2*>(scratch);
+  auto* mean = reinterpret_cast<double*>(partials + std::size_t(s.chunks) * s.c);
+  return {partials, mean, reinterpret_cast<float*>(mean + s.c)};
+}
+
+// The thread's share of its block: rows first, first + ty, ... below end, channels c0 .. c0 + P
+// - 1 (none where c0 >= c: the idle end of the last tile; with P = 2, c is even, so c0 + 1 < c).
+struct Walk {
+  unsigned first, end, c0;
+  bool active;
+};
+
+template <int P>
+__device__ Walk walk_of(const BnShape& s) {
+  const unsigned r0 = blockIdx.y * s.per;
+  const unsigned c0 = (blockIdx.x * s.tx + threadIdx.x) * P;
+  return {r0 + threadIdx.y, min(s.rows, r0 + s.per), c0, c0 < s.c};
+}
+
+// Loads channels c0.. of rows r, r + ty, ... (B of them; 0 for those from end on) into v: a
+// batch's loads are all issued before any of its values is used.
+template <int P, bool kVec, int B>
+__device__ __forceinline__ void load_rows(const bf16* p, const BnShape& s, const Walk& w,
+                                          unsigned r, float (&v)[B][P]) {
+#pragma unroll
+  for (int u = 0; u < B; ++u) {
+    const unsigned ru = r + u * s.ty;
+    if (ru < w.end) {
+      load_n<P, kVec>(p + ru * s.c + w.c0, v[u]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < P; ++j) v[u][j] = 0.f;
+    }
+  }
+}
+
+// Adds the block's lanes (a thread's a and b per channel) in lane order, in double, and writes the
+// block's sums to partials[chunk][channel]. Every thread of the block must call it.
+template <int P>
+__device__ void write_partials(const float (&a)[P], const float (&b)[P], const BnShape& s,
+                               double2* __restrict__ partials) {
+  __shared__ double2 lanes[2 * kThreads];  // [lane][the tile's channel]; P <= 2
+  const unsigned cols = s.tx * P;
+#pragma unroll
+  for (int j = 0; j < P; ++j)
+    lanes[threadIdx.y * cols + threadIdx.x * P + j] = make_double2(a[j], b[j]);
+  __syncthreads();
+  const unsigned t = threadIdx.y * s.tx + threadIdx.x, ch = blockIdx.x * cols + t;
+  if (t >= cols || ch >= s.c) return;
+  double2 sum{0, 0};
+  for (unsigned l = 0; l < s.ty; ++l) {
+    sum.x += lanes[l * cols + t].x;
+    sum.y += lanes[l * cols + t].y;
+  }
+  partials[std::size_t(blockIdx.y) * s.c + ch] = sum;
+}
+
+// The channel's totals over the chunks, to the threads with threadIdx.y == 0. Lane l adds chunks
+// l, l + kCombineLanes, ... in turn; the lanes are then added as a tree of fixed shape. Every
+// thread of the block must call it.
+__device__ double2 combine(const double2* __restrict__ partials, const BnShape& s, unsigned ch) {
+  __shared__ double2 lanes[kCombineLanes][kCombineChannels];
+  double2 t{0, 0};
+  if (ch < s.c) {
+#pragma unroll 4
+    for (unsigned k = threadIdx.y; k < s.chunks; k += kCombineLanes) {
+      const double2 p = partials[std::size_t(k) * s.c + ch];
+      t.x += p.x;
+      t.y += p.y;
+    }
+  }
+  lanes[threadIdx.y][threadIdx.x] = t;
+  for (unsigned half = kCombineLanes / 2; half > 0; half /= 2) {
+    __syncthreads();
+    if (threadIdx.y < half) {
+      t.x += lanes[threadIdx.y + half][threadIdx.x].x;
+      t.y += lanes[threadIdx.y + half][threadIdx.x].y;
+      lanes[threadIdx.y][threadIdx.x] = t;
+    }
+  }
+  return t;
+}
+
+// y = x * scale + shift over the thread's rows (relu: then max(0, y), a NaN staying NaN), as
+// normalize_kernel. y may be x.
+template <int P, bool kVec>
+__device__ void affine(const bf16* x, const BnShape& s, const Walk& w, const float (&scale)[P],
+                       const float (&shift)[P], bool relu, bf16* y) {
+  for (unsigned r = w.first; r < w.end; r += kBatch * s.ty) {
+    float v[kBatch][P];
+    load_rows<P, kVec>(x, s, w, r, v);
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const unsigned ru = r + u * s.ty;
+      if (ru >= w.end) break;
+#pragma unroll
+      for (int j = 0; j < P; ++j) {
+        const float o = v[u][j] * scale[j] + shift[j];
+        v[u][j] = relu && o <= 0.f ? 0.f : o;
+      }
+      store_n<P, kVec>(y + ru * s.c + w.c0, v[u]);
+    }
+  }
+}
+
+// Training forward, pass 1: per chunk, the sums of x.
+template <int P, bool kVec>
+__global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
+    bn_sum_kernel(const bf16* __restrict__ x, BnShape s, double2* __restrict__ partials) {
+  const Walk w = walk_of<P>(s);
+  float sum[P] = {}, unused[P] = {};
+  if (w.active) {
+    for (unsigned r = w.first; r < w.end; r += kBatch * s.ty) {
+      float v[kBatch][P];
+      load_rows<P, kVec>(x, s, w, r, v);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (r + u * s.ty < w.end) {
+#pragma unroll
+          for (int j = 0; j < P; ++j) sum[j] += v[u][j];
+        }
+    }
+  }
+  write_partials<P>(sum, unused, s, partials);
+}
+
+// Its combine: the mean (double), kept for the next passes.
+__global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
+    bn_mean_kernel(BnShape s, const double2* __restrict__ partials, double* __restrict__ mean) {
+  const unsigned ch = blockIdx.x * kCombineChannels + threadIdx.x;
+  const double2 t = combine(partials, s, ch);
+  if (threadIdx.y == 0 && ch < s.c) mean[ch] = t.x / double(s.rows);
+}
+
+// Pass 2: per chunk, the sums of squared deviations from the (float-rounded) mean.
+template <int P, bool kVec>
+__global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
+    bn_deviation_kernel(const bf16* __restrict__ x, BnShape s, const double* __restrict__ mean,
+                        double2* __restrict__ partials) {
+  const Walk w = walk_of<P>(s);
+  float sq[P] = {}, unused[P] = {}, m[P];
+  if (w.active) {
+#pragma unroll
+    for (int j = 0; j < P; ++j) m[j] = float(mean[w.c0 + j]);
+    for (unsigned r = w.first; r < w.end; r += kBatch * s.ty) {
+      float v[kBatch][P];
+      load_rows<P, kVec>(x, s, w, r, v);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (r + u * s.ty < w.end) {
+#pragma unroll
+          for (int j = 0; j < P; ++j) {
+            const float d = v[u][j] - m[j];
+            sq[j] = fmaf(d, d, sq[j]);
+          }
+        }
+    }
+  }
+  write_partials<P>(sq, unused, s, partials);
+}
+
+// Its combine: the statistics, the running averages and the normalisation's scale and shift, by
+// normalize_kernel's formulas.
+__global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
+    bn_stats_kernel(BnShape s, const double2* __restrict__ partials,
+                    const double* __restrict__ means, const float* __restrict__ gamma,
+                    const float* __restrict__ beta, float* __restrict__ running_mean,
+                    float* __restrict__ running_var, float* __restrict__ save_mean,
+                    float* __restrict__ save_invstd, float eps, float momentum,
+                    float* __restrict__ scale, float* __restrict__ shift) {
+  const unsigned ch = blockIdx.x * kCombineChannels + threadIdx.x;
+  const double2 t = combine(partials, s, ch);
+  if (threadIdx.y != 0 || ch >= s.c) return;
+  const double count = double(s.rows), mean = means[ch];
+  // Deviations were taken from the float-rounded mean; correct for the rounding exactly.
+  const double off = double(float(mean)) - mean;
+  const double sumsq = fmax(0.0, t.x - count * off * off);
+  const double var = sumsq / count, invstd = 1.0 / sqrt(var + double(eps));
+  const double unbiased = count > 1 ? sumsq / (count - 1) : var;
+  save_mean[ch] = float(mean);
+  save_invstd[ch] = float(invstd);
+  running_mean[ch] = float((1.0 - momentum) * running_mean[ch] + momentum * mean);
+  running_var[ch] = float((1.0 - momentum) * running_var[ch] + momentum * unbiased);
+  scale[ch] = float(gamma[ch] * invstd);
+  shift[ch] = float(beta[ch] - mean * gamma[ch] * invstd);
+}
+
+// Pass 3: y.
+template <int P, bool kVec>
+__global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
+    bn_normalize_kernel(const bf16* x, BnShape s, const float* __restrict__ scale,
+                        const float* __restrict__ shift, bool relu, bf16* y) {
+  const Walk w = walk_of<P>(s);
+  if (!w.active) return;
+  float a[P], b[P];
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    a[j] = scale[w.c0 + j];
+    b[j] = shift[w.c0 + j];
+  }
+  affine<P, kVec>(x, s, w, a, b, relu, y);
+}
+
+// Inference: y from the running statistics, by infer_kernel's formulas.
+template <int P, bool kVec>
+__global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
+    bn_infer_kernel(const bf16* x, BnShape s, const float* __restrict__ gamma,
+                    const float* __restrict__ beta, const float* __restrict__ running_mean,
+                    const float* __restrict__ running_var, float eps, bool relu, bf16* y) {
+  const Walk w = walk_of<P>(s);
+  if (!w.active) return;
+  float scale[P], shift[P];
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    const unsigned c = w.c0 + j;
+    const double invstd = 1.0 / sqrt(double(running_var[c]) + double(eps));
+    scale[j] = float(gamma[c] * invstd);
+    shift[j] = float(beta[c] - running_mean[c] * gamma[c] * invstd);
+  }
+  affine<P, kVec>(x, s, w, scale, shift, relu, y);
+}
+
+// The gradient reaching the batch norm's output through its ReLU: relu_backward's mask, 0 where
+// the ReLU's output (relu_y) is not positive.
+template <int P, int B>
+__device__ __forceinline__ void mask_relu(const float (&relu_y)[B][P], float (&d)[B][P]) {
+#pragma unroll
+  for (int u = 0; u < B; ++u)
+#pragma unroll
+    for (int j = 0; j < P; ++j)
+      if (!(relu_y[u][j] > 0.f)) d[u][j] = 0.f;
+}
+
+// Backward, pass 1: per chunk, the sums of dy and of dy * (x - mean).
+template <int P, bool kVec>
+__global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
+    bn_grad_sum_kernel(const bf16* __restrict__ x, const bf16* __restrict__ relu_y,
+                       const bf16* __restrict__ dy, BnShape s, const float* __restrict__ save_mean,
+                       double2* __restrict__ partials) {
+  const Walk w = walk_of<P>(s);
+  float sum_dy[P] = {}, sum_dy_xc[P] = {}, m[P];
+  if (w.active) {
+#pragma unroll
+    for (int j = 0; j < P; ++j) m[j] = save_mean[w.c0 + j];
+    for (unsigned r = w.first; r < w.end; r += kGradBatch * s.ty) {
+      float vx[kGradBatch][P], vd[kGradBatch][P], vr[kGradBatch][P];
+      load_rows<P, kVec>(x, s, w, r, vx);
+      load_rows<P, kVec>(dy, s, w, r, vd);
+      if (relu_y) {
+        load_rows<P, kVec>(relu_y, s, w, r, vr);
+        mask_relu(vr, vd);
+      }
+#pragma unroll
+      for (int u = 0; u < kGradBatch; ++u)
+        if (r + u * s.ty < w.end) {
+#pragma unroll
+          for (int j = 0; j < P; ++j) {
+            sum_dy[j] += vd[u][j];
+            sum_dy_xc[j] = fmaf(vd[u][j], vx[u][j] - m[j], sum_dy_xc[j]);
+          }
+        }
+    }
+  }
+  write_partials<P>(sum_dy, sum_dy_xc, s, partials);
+}
+
+// Its combine: dgamma, dbeta and dx's coefficients, by grad_apply_kernel's formulas:
+// dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)) = a * dy + b + cx * (x - mean).
+__global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
+    bn_grad_coef_kernel(BnShape s, const double2* __restrict__ partials,
+                        const float* __restrict__ gamma, const float* __restrict__ save_invstd,
+                        float* __restrict__ dgamma, float* __restrict__ dbeta,
+                        float* __restrict__ coef_a, float* __restrict__ coef_b,
+                        float* __restrict__ coef_cx) {
+  const unsigned ch = blockIdx.x * kCombineChannels + threadIdx.x;
+  const double2 t = combine(partials, s, ch);
+  if (threadIdx.y != 0 || ch >= s.c) return;
+  const double invstd = save_invstd[ch], count = double(s.rows);
+  const double sum_dy = t.x, sum_dy_xhat = t.y * invstd;
+  dgamma[ch] = float(sum_dy_xhat);
+  dbeta[ch] = float(sum_dy);
+  const double k = gamma[ch] * invstd;
+  coef_a[ch] = float(k);
+  coef_b[ch] = float(-k * (sum_dy / count));
+  coef_cx[ch] = float(-k * (sum_dy_xhat / count) * invstd);
+}
+
+// Pass 2: dx. dx may be dy: a thread reads a batch's dy before writing its dx, and no other
+// thread reads those elements.
+template <int P, bool kVec>
+__global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
+    bn_grad_apply_kernel(const bf16* __restrict__ x, const bf16* __restrict__ relu_y,
+                         const bf16* dy, BnShape s, const float* __restrict__ save_mean,
+                         const float* __restrict__ coef_a, const float* __restrict__ coef_b,
+                         const float* __restrict__ coef_cx, bf16* dx) {
+  const Walk w = walk_of<P>(s);
+  if (!w.active) return;
+  float a[P], b[P], cx[P], m[P];
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    a[j] = coef_a[w.c0 + j];
+    b[j] = coef_b[w.c0 + j];
+    cx[j] = coef_cx[w.c0 + j];
+    m[j] = save_mean[w.c0 + j];
+  }
+  for (unsigned r = w.first; r < w.end; r += kGradBatch * s.ty) {
+    float vx[kGradBatch][P], vd[kGradBatch][P], vr[kGradBatch][P];
+    load_rows<P, kVec>(x, s, w, r, vx);
+    load_rows<P, kVec>(dy, s, w, r, vd);
+    if (relu_y) {
+      load_rows<P, kVec>(relu_y, s, w, r, vr);
+      mask_relu(vr, vd);
+    }
+#pragma unroll
+    for (int u = 0; u < kGradBatch; ++u) {
+      const unsigned ru = r + u * s.ty;
+      if (ru >= w.end) break;
+#pragma unroll
+      for (int j = 0; j < P; ++j) vd[u][j] = a[j] * vd[u][j] + b[j] + cx[j] * (vx[u][j] - m[j]);
+      store_n<P, kVec>(dx + ru * s.c + w.c0, vd[u]);
+    }
+  }
+}
+
+// Calls launch(integral_constant<int, P>, bool_constant<kVec>) for s's kernel variant: channel
+// pairs as 4-byte accesses where every pointer allows them, else as two 2-byte ones (the same
+// sums either way), or single channels when c is odd.
+template <class Launch>
+void by_variant(const BnShape& s, bool aligned4, Launch&& launch) {
+  if (s.pack == 1)
+    launch(std::integral_constant<int, 1>{}, std::false_type{});
+  else if (aligned4)
+    launch(std::integral_constant<int, 2>{}, std::true_type{});
+  else
+    launch(std::integral_constant<int, 2>{}, std::false_type{});
+}
+
+dim3 grid_of(const BnShape& s) { return dim3(s.tiles, s.chunks); }
+dim3 block_of(const BnShape& s) { return dim3(s.tx, s.ty); }
+dim3 combine_grid(const BnShape& s) {
+  return dim3((s.c + kCombineChannels - 1) / kCombineChannels);
+}
+dim3 combine_block() { return dim3(kCombineChannels, kCombineLanes); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------- launchers
+
+std::size_t batchnorm_nhwc_scratch_floats(const BatchNormGeom& g) {
+  const BnShape s = bn_shape(g);
+  const std::size_t doubles = 2 * std::size_t(s.chunks) * s.c + s.c;  // partials, mean
+  return 2 * doubles + 4 * std::size_t(s.c);
+}
+
+void batchnorm_train_nhwc(const BatchNormGeom& g, const __nv_bfloat16* x, const float* gamma,
+                          const float* beta, float* running_mean, float* running_var,
+                          float* save_mean, float* save_invstd, __nv_bfloat16* y, bool relu,
+                          float* scratch, cudaStream_t stream) {
+  const BnShape s = checked_bn_shape(g);
+  const BnScratch t = scratch_of(s, scratch);
+  float *scale = t.coef, *shift = t.coef + s.c;
+  by_variant(s, aligned(x, 4) && aligned(y, 4), [&](auto p, auto vec) {
+    constexpr int P = decltype(p)::value;
+    constexpr bool kVec = decltype(vec)::value;
+    bn_sum_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(x, s, t.partials);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_mean_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(s, t.partials, t.mean);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_deviation_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(x, s, t.mean, t.partials);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_stats_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(
+        s, t.partials, t.mean, gamma, beta, running_mean, running_var, save_mean, save_invstd,
+        g.eps, g.momentum, scale, shift);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_normalize_kernel<P, kVec>
+        <<<grid_of(s), block_of(s), 0, stream>>>(x, s, scale, shift, relu, y);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+void batchnorm_infer_nhwc(const BatchNormGeom& g, const __nv_bfloat16* x, const float* gamma,
+                          const float* beta, const float* running_mean, const float* running_var,
+                          __nv_bfloat16* y, bool relu, cudaStream_t stream) {
+  const BnShape s = checked_bn_shape(g);
+  by_variant(s, aligned(x, 4) && aligned(y, 4), [&](auto p, auto vec) {
+    constexpr int P = decltype(p)::value;
+    constexpr bool kVec = decltype(vec)::value;
+    bn_infer_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(
+        x, s, gamma, beta, running_mean, running_var, g.eps, relu, y);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+void batchnorm_grad_nhwc(const BatchNormGeom& g, const __nv_bfloat16* x,
+                         const __nv_bfloat16* relu_y, const __nv_bfloat16* dy, const float* gamma,
+                         const float* save_mean, const float* save_invstd, __nv_bfloat16* dx,
+                         float* dgamma, float* dbeta, float* scratch, cudaStream_t stream) {
+  const BnShape s = checked_bn_shape(g);
+  const BnScratch t = scratch_of(s, scratch);
+  float *coef_a = t.coef, *coef_b = t.coef + s.c, *coef_cx = t.coef + 2 * s.c;
+  const bool aligned4 = aligned(x, 4) && aligned(relu_y, 4) && aligned(dy, 4) && aligned(dx, 4);
+  by_variant(s, aligned4, [&](auto p, auto vec) {
+    constexpr int P = decltype(p)::value;
+    constexpr bool kVec = decltype(vec)::value;
+    bn_grad_sum_kernel<P, kVec>
+        <<<grid_of(s), block_of(s), 0, stream>>>(x, relu_y, dy, s, save_mean, t.partials);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_grad_coef_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(
+        s, t.partials, gamma, save_invstd, dgamma, dbeta, coef_a, coef_b, coef_cx);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_grad_apply_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(
+        x, relu_y, dy, s, save_mean, coef_a, coef_b, coef_cx, dx);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+void relu_forward_bf16(const __nv_bfloat16* x, __nv_bfloat16* y, std::size_t n,
+                       cudaStream_t stream) {
+  map(x, nullptr, y, n, ReluForward{}, stream);
+}
+
+void relu_backward_bf16(const __nv_bfloat16* y, const __nv_bfloat16* dy, __nv_bfloat16* dx,
+                        std::size_t n, cudaStream_t stream) {
+  map(y, dy, dx, n, ReluBackward{}, stream);
+}
+
+void add_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* y, std::size_t n,
+              bool relu, cudaStream_t stream) {
+  if (relu)
+    map(a, b, y, n, Add<true>{}, stream);
+  else
+    map(a, b, y, n, Add<false>{}, stream);
+}
+
+void maxpool2x2_forward_nhwc(int n, int c, int h, int w, const __nv_bfloat16* x, __nv_bfloat16* y,
+                             cudaStream_t stream) {
+  checked_size("maxpool2x2 (bf16 NHWC)", std::size_t(n) * c * h * w);
+  const unsigned out_h = unsigned(h / 2), out_w = unsigned(w / 2);
+  const int pack = pack_for(c, x, y);
+  const unsigned total = unsigned(n) * out_h * out_w * unsigned(c / pack);
+  if (!total) return;
+  by_pack(pack, [&](auto v) {
+    maxpool_forward_kernel<decltype(v)::value><<<grid_for(total), kThreads, 0, stream>>>(
+        x, y, total, unsigned(c), unsigned(h), unsigned(w), out_h, out_w);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+void maxpool2x2_backward_nhwc(int n, int c, int h, int w, const __nv_bfloat16* x,
+                              const __nv_bfloat16* y, const __nv_bfloat16* dy, __nv_bfloat16* dx,
+                              cudaStream_t stream) {
+  checked_size("maxpool2x2 (bf16 NHWC)", std::size_t(n) * c * h * w);
+  const unsigned out_h = unsigned(h / 2), out_w = unsigned(w / 2);
+  const int pack = pack_for(c, x, y, dy, dx);
+  const unsigned total =
+      unsigned(n) * unsigned((h + 1) / 2) * unsigned((w + 1) / 2) * unsigned(c / pack);
+  if (!total) return;
+  by_pack(pack, [&](auto v) {
+    maxpool_backward_kernel<decltype(v)::value><<<grid_for(total), kThreads, 0, stream>>>(
+        x, y, dy, dx, total, unsigned(c), unsigned(h), unsigned(w), out_h, out_w);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+void global_avgpool_forward_nhwc(int n, int c, int hw, const __nv_bfloat16* x, float* y,
+                                 cudaStream_t stream) {
+  checked_size("global average pool (bf16 NHWC)", std::size_t(n) * c * hw);
+  const unsigned planes = unsigned(n) * unsigned(c);
+  if (!planes) return;
+  const float inv_area = 1.f / static_cast<float>(hw);  // cpu_pool.cpp's inv_area
+  avgpool_forward_kernel<<<grid_for(planes), kThreads, 0, stream>>>(x, y, planes, unsigned(c),
+                                                                    unsigned(hw), inv_area);
+  SWEEP_CHECK_CUDA(cudaGetLastError());
+}
+
+void global_avgpool_backward_nhwc(int n, int c, int hw, const float* dy, __nv_bfloat16* dx,
+                                  cudaStream_t stream) {
+  const unsigned size = checked_size("global average pool (bf16 NHWC)", std::size_t(n) * c * hw);
+  if (!size) return;
+  const int pack = pack_for(c, dx);
+  const unsigned total = size / unsigned(pack);
+  const float inv_area = 1.f / static_cast<float>(hw);
+  by_pack(pack, [&](auto v) {
+    avgpool_backward_kernel<decltype(v)::value><<<grid_for(total), kThreads, 0, stream>>>(
+        dy, dx, total, unsigned(c), unsigned(hw), inv_area);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+}  // namespace sweep::trainer::cuda
