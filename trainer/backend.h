@@ -243,7 +243,7 @@ class Backend {
   // once (to nearest even, as __float2bfloat16_rn); their defaults are the reference every backend
   // can run: widen the bf16 operands to fp32 NCHW, run the fp32 op, narrow the results back
   // (backend_bf16_reference.cpp). Parameters, their gradients and batch-norm statistics stay
-  // fp32. A convolution's bias needs fp32 output (conv2d_forward_stored).
+  // fp32.
   virtual bool keeps_bf16_activations() const { return false; }
   // Whether a convolution of this shape reads bf16 activations: channels in multiples of 8 on both
   // sides (the tensor cores' granule; narrower convolutions run tf32 on fp32); and whether it
@@ -261,8 +261,8 @@ class Backend {
 
   // A convolution whose input and output are each in either storage (xs, ys; dx is in xs and dy
   // in ys). kept: conv_kept_input_bytes(g) bytes the layer holds from its training forward to
-  // its backward when x is fp32 (null otherwise, or in inference). b must be null when ys is
-  // bf16. fp32 both ways: conv2d_forward / conv2d_backward.
+  // its backward when x is fp32 (null otherwise, or in inference). fp32 both ways:
+  // conv2d_forward / conv2d_backward.
   virtual void conv2d_forward_stored(const ConvGeom& g, Storage xs, const void* x, const float* w,
                                      const float* b, Storage ys, void* y, void* kept);
   virtual void conv2d_backward_stored(const ConvGeom& g, Storage xs, const void* x,

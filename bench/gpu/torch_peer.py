@@ -160,17 +160,20 @@ def main():
     p.add_argument("--only", default="")
     p.add_argument("--compile", action="store_true",
                    help="also torch.compile(mode='reduce-overhead') for the convolutional nets")
+    p.add_argument("--precision", default="",
+                   help="only these precisions, comma-separated (fp32,tf32,bf16)")
     a = p.parse_args()
     cases = []
+    modes = (False, True) + (("compile",) if a.compile else ())
     if a.only in ("", "lenet"):
         cases += [("lenet", b, g, prec) for b in (64, 256) for prec in ("fp32", "bf16")
                   for g in (False, True)]
     if a.only in ("", "convnet"):
-        cases += [("convnet", 256, g, prec) for prec in ("fp32", "tf32", "bf16")
-                  for g in (False, True)]
+        cases += [("convnet", 256, g, prec) for prec in ("fp32", "tf32", "bf16") for g in modes]
     if a.only in ("", "resnet18"):
-        cases += [("resnet18", 128, g, prec) for prec in ("fp32", "tf32", "bf16")
-                  for g in (False, True) + (("compile",) if a.compile else ())]
+        cases += [("resnet18", 128, g, prec) for prec in ("fp32", "tf32", "bf16") for g in modes]
+    if a.precision:
+        cases = [c for c in cases if c[3] in a.precision.split(",")]
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}", flush=True)
     for name, batch, graph, prec in cases:
         n = a.iters if name == "lenet" else max(50, a.iters // 5)

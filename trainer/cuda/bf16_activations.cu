@@ -285,10 +285,10 @@ constexpr int kBatch = 8, kGradBatch = 4;
 constexpr int kBnBlocksPerSm = 6;
 constexpr unsigned kBnTargetBlocks = 132 * kBnBlocksPerSm;
 
-BnShape bn_shape(const BatchNormGeom& g) {
+BnShape bn_shape(unsigned rows, unsigned c) {
   BnShape s{};
-  s.rows = unsigned(g.n) * unsigned(g.hw);
-  s.c = unsigned(std::max(g.c, 1));
+  s.rows = rows;
+  s.c = std::max(c, 1u);
   s.pack = s.c % 2 == 0 ? 2 : 1;
   const unsigned groups = s.c / s.pack;
   s.tx = 1;
@@ -302,6 +302,10 @@ BnShape bn_shape(const BatchNormGeom& g) {
   s.per = std::max(1u, (s.rows + chunks - 1) / chunks);
   s.chunks = std::max(1u, (s.rows + s.per - 1) / s.per);
   return s;
+}
+
+BnShape bn_shape(const BatchNormGeom& g) {
+  return bn_shape(unsigned(g.n) * unsigned(g.hw), unsigned(std::max(g.c, 1)));
 }
 
 BnShape checked_bn_shape(const BatchNormGeom& g) {
@@ -643,6 +647,39 @@ __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
   }
 }
 
+// ---------------------------------------------------------------------------- convolution bias
+
+// The bias gradient is batch norm's dbeta without the ReLU: bn_sum_kernel's partials of dy (the
+// same per-lane float sums, in the same order, as bn_grad_sum_kernel's), then this combine.
+__global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
+    channel_sums_kernel(BnShape s, const double2* __restrict__ partials, float* __restrict__ sums) {
+  const unsigned ch = blockIdx.x * kCombineChannels + threadIdx.x;
+  const double2 t = combine(partials, s, ch);
+  if (threadIdx.y == 0 && ch < s.c) sums[ch] = float(t.x);
+}
+
+// One thread per pack of V channels of a row: element o * V, channels (o % packs) * V onwards. A
+// thread reads its values before writing them (y is read and written in place).
+template <int V>
+__global__ void __launch_bounds__(kThreads)
+    add_bias_kernel(bf16* y, const float* __restrict__ bias, unsigned total, unsigned k) {
+  const unsigned packs = k / V;
+  for (unsigned o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += gridDim.x * blockDim.x) {
+    const unsigned ci = o % packs * V;
+    float v[V];
+    load<V>(y + std::size_t(o) * V, v);
+#pragma unroll
+    for (int j = 0; j < V; ++j) v[j] = __fadd_rn(v[j], bias[ci + j]);  // as Add: nothing contracted
+    store<V>(y + std::size_t(o) * V, v);
+  }
+}
+
+// rows x k values, checked as checked_size; checking rows first keeps rows * k from wrapping.
+unsigned checked_rows_by_k(const char* op, std::size_t rows, int k) {
+  checked_size(op, rows);
+  return checked_size(op, rows * std::size_t(k));
+}
+
 // Calls launch(integral_constant<int, P>, bool_constant<kVec>) for s's kernel variant: channel
 // pairs as 4-byte accesses where every pointer allows them, else as two 2-byte ones (the same
 // sums either way), or single channels when c is odd.
@@ -731,6 +768,44 @@ void batchnorm_grad_nhwc(const BatchNormGeom& g, const __nv_bfloat16* x,
     SWEEP_CHECK_CUDA(cudaGetLastError());
     bn_grad_apply_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(
         x, relu_y, dy, s, save_mean, coef_a, coef_b, coef_cx, dx);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+void add_bias_nhwc(__nv_bfloat16* y, const float* bias, std::size_t rows, int k,
+                   cudaStream_t stream) {
+  if (k <= 0) return;
+  const unsigned size = checked_rows_by_k("add_bias_nhwc", rows, k);
+  if (!size) return;
+  const int pack = pack_for(k, y);
+  const unsigned total = size / unsigned(pack);
+  by_pack(pack, [&](auto v) {
+    add_bias_kernel<decltype(v)::value>
+        <<<grid_for(total), kThreads, 0, stream>>>(y, bias, total, unsigned(k));
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+std::size_t channel_sums_nhwc_scratch_floats(std::size_t rows, int k) {
+  if (k <= 0) return 0;
+  checked_rows_by_k("channel_sums_nhwc", rows, k);
+  const BnShape s = bn_shape(unsigned(rows), unsigned(k));
+  return 4 * std::size_t(s.chunks) * s.c;  // the partials: chunks x k double2
+}
+
+void channel_sums_nhwc(const __nv_bfloat16* dy, float* db, std::size_t rows, int k, float* scratch,
+                       cudaStream_t stream) {
+  if (k <= 0) return;
+  checked_rows_by_k("channel_sums_nhwc", rows, k);
+  const BnShape s = bn_shape(unsigned(rows), unsigned(k));
+  auto* partials = reinterpret_cast<double2*>(scratch);  // the scratch is the partials alone
+  // No rows still launches both: the partials are zeros and db is overwritten with them.
+  by_variant(s, aligned(dy, 4), [&](auto p, auto vec) {
+    constexpr int P = decltype(p)::value;
+    constexpr bool kVec = decltype(vec)::value;
+    bn_sum_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(dy, s, partials);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    channel_sums_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(s, partials, db);
     SWEEP_CHECK_CUDA(cudaGetLastError());
   });
 }

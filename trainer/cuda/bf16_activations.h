@@ -1,5 +1,6 @@
 /*
- * bf16_activations.h — batch norm, ReLU, residual add and pooling on bfloat16 NHWC activations.
+ * bf16_activations.h — batch norm, ReLU, residual add, pooling and convolution bias on bfloat16
+ * NHWC activations.
  *
  * Why: a bf16 network converting every activation to fp32 NCHW between its convolutions spends
  * most of its step in casts (bf16.cuh) and in fp32 passes twice the bytes. These kernels let the
@@ -47,6 +48,18 @@ void batchnorm_grad_nhwc(const BatchNormGeom& g, const __nv_bfloat16* x,
                          const __nv_bfloat16* relu_y, const __nv_bfloat16* dy, const float* gamma,
                          const float* save_mean, const float* save_invstd, __nv_bfloat16* dx,
                          float* dgamma, float* dbeta, float* scratch, cudaStream_t stream);
+
+// A convolution's bias on its bf16 NHWC output, rows (n * hw) x k: y[r, k] += bias[k], the sum in
+// fp32 rounded once.
+void add_bias_nhwc(__nv_bfloat16* y, const float* bias, std::size_t rows, int k,
+                   cudaStream_t stream);
+// Its gradient: db[k] = the sum over rows of dy[r, k] (fp32, overwritten; 0 when rows is 0),
+// partial sums in double through the scratch and combined as batch norm's, in an order fixed by
+// (rows, k): the bits of batchnorm_grad_nhwc's dbeta for the same dy without a ReLU. The scratch
+// holds doubles: 16-byte aligned, as cudaMalloc's.
+std::size_t channel_sums_nhwc_scratch_floats(std::size_t rows, int k);
+void channel_sums_nhwc(const __nv_bfloat16* dy, float* db, std::size_t rows, int k, float* scratch,
+                       cudaStream_t stream);
 
 // Elementwise over n values (any layout). The output may be an input.
 void relu_forward_bf16(const __nv_bfloat16* x, __nv_bfloat16* y, std::size_t n,

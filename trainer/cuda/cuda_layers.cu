@@ -17,6 +17,7 @@
 #include "common/check.h"
 #include "trainer/cuda/batchnorm.h"
 #include "trainer/cuda/bf16.cuh"
+#include "trainer/cuda/bf16_activations.h"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/cuda/direct_conv.h"
 #include "trainer/cuda/elementwise.cuh"
@@ -256,7 +257,6 @@ void CudaBackend::conv2d_forward_stored(const ConvGeom& g, Storage xs, const voi
                                         const float* w, const float* b, Storage ys, void* y,
                                         void* kept) {
   enter();
-  if (b && is_bf16(ys)) throw Error("cuda: a convolution with a bias writes fp32 activations");
   const ConvEntry& e = conv_entry(g);
   if (e.bf16) return conv2d_forward_bf16(g, *e.bf16, xs, x, w, b, ys, y, kept);
   // A shape without a bf16 plan (a partial batch) on bf16 activations: widened before, narrowed
@@ -290,7 +290,8 @@ void CudaBackend::conv2d_forward_fp32(const ConvGeom& g, const ConvEntry& e, con
 }
 
 // bf16: narrow what is fp32 of x and w to NHWC (one launch), convolve in bf16 with fp32
-// accumulation, and widen y back to NCHW adding the bias (one launch) unless y is kept in bf16.
+// accumulation, and widen y back to NCHW adding the bias (one launch) unless y is kept in bf16
+// (then the bias is a pass of its own).
 // The products run on bf16 tensor cores.
 void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs,
                                       const void* x, const float* w, const float* b, Storage ys,
@@ -311,7 +312,10 @@ void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& pla
           {w, wb, g.k, g.c, g.r * g.s}},
          stream());
   plan.forward(dnn(), xb, wb, yb, conv_workspace(plan.workspace_bytes()));
-  if (!y_ready) widen({{yb, static_cast<float*>(y), g.n, g.k, g.out_h * g.out_w, b}}, stream());
+  if (!y_ready)
+    widen({{yb, static_cast<float*>(y), g.n, g.k, g.out_h * g.out_w, b}}, stream());
+  else if (b)
+    add_bias_nhwc(yb, b, std::size_t(g.n) * g.out_h * g.out_w, g.k, stream());
 }
 
 void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float* w,
@@ -327,11 +331,16 @@ void CudaBackend::conv2d_backward_stored(const ConvGeom& g, Storage xs, const vo
                     nw = std::size_t(g.k) * g.c * g.r * g.s;
   enter_backward({stored(x, nx, xs), floats(w, nw), stored(dy, ny, ys)},
                  {stored(dx, nx, xs), floats(dw, nw), floats(db, std::size_t(g.k))});
-  if (db && is_bf16(ys)) throw Error("cuda: a convolution with a bias writes fp32 activations");
   const ConvEntry& e = conv_entry(g);
   if (e.bf16) {
     conv2d_backward_bf16(g, *e.bf16, xs, x, kept, w, ys, dy, dx, dw);
-    if (db) channel_sums_into(g, static_cast<const float*>(dy), db, scratch_, stream());
+    if (db && is_bf16(ys)) {
+      const std::size_t rows = std::size_t(g.n) * g.out_h * g.out_w;
+      channel_sums_nhwc(static_cast<const __nv_bfloat16*>(dy), db, rows, g.k,
+                        scratch_floats(channel_sums_nhwc_scratch_floats(rows, g.k)), stream());
+    } else if (db) {
+      channel_sums_into(g, static_cast<const float*>(dy), db, scratch_, stream());
+    }
     return;
   }
   if (!is_bf16(xs) && !is_bf16(ys))

@@ -74,11 +74,10 @@ ConvGeom Conv2d::geometry(int batch) const {
   return g;
 }
 
-// What the backend offers for the shape, less writing bf16 where a bias has to be added (the bf16
-// kernels add none; a batch norm after a convolution makes a bias redundant).
+// What the backend offers for the shape.
 Bf16Role Conv2d::bf16_role(const Backend& backend) const {
   const bool reads = backend.conv_reads_bf16(geometry(1)),
-             writes = backend.conv_writes_bf16(geometry(1)) && !opt_.bias;
+             writes = backend.conv_writes_bf16(geometry(1));
   return reads && writes ? Bf16Role::reads_writes
          : reads         ? Bf16Role::reads
          : writes        ? Bf16Role::writes
