@@ -89,9 +89,9 @@ class Layer {
   // What this layer can do with bf16 activations on `backend` (Backend::keeps_bf16_activations),
   // for the network's storage plan (storage_plan.h): nothing (fp32 in and out, the default);
   // `passthrough`: either storage in, the same out (batch norm, ReLU, 2x2 max pooling);
-  // `reads`: either in, fp32 out (global average pooling, a convolution with a bias);
-  // `writes`: fp32 in, either out (a convolution on 1 or 3 channels); `reads_writes`: either in,
-  // either out (a convolution without a bias).
+  // `reads`: either in, fp32 out (global average pooling); `writes`: fp32 in, either out (a
+  // convolution of 8k filters on 1 or 3 channels); `reads_writes`: either in, either out (a
+  // convolution with 8k channels and filters).
   virtual Bf16Role bf16_role(const Backend& backend) const {
     (void)backend;
     return Bf16Role::none;
