@@ -556,6 +556,21 @@ __device__ __forceinline__ void mask_relu(const float (&relu_y)[B][P], float (&d
       if (!(relu_y[u][j] > 0.f)) d[u][j] = 0.f;
 }
 
+// A batch of rows' x and dy from row r, dy passed back through the ReLU when relu_y is given.
+template <int P, bool kVec>
+__device__ __forceinline__ void load_grad_rows(const bf16* x, const bf16* relu_y, const bf16* dy,
+                                               const BnShape& s, const Walk& w, unsigned r,
+                                               float (&vx)[kGradBatch][P],
+                                               float (&vd)[kGradBatch][P]) {
+  load_rows<P, kVec>(x, s, w, r, vx);
+  load_rows<P, kVec>(dy, s, w, r, vd);
+  if (relu_y) {
+    float vr[kGradBatch][P];
+    load_rows<P, kVec>(relu_y, s, w, r, vr);
+    mask_relu(vr, vd);
+  }
+}
+
 // Backward, pass 1: per chunk, the sums of dy and of dy * (x - mean).
 template <int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
@@ -568,13 +583,8 @@ __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
 #pragma unroll
     for (int j = 0; j < P; ++j) m[j] = save_mean[w.c0 + j];
     for (unsigned r = w.first; r < w.end; r += kGradBatch * s.ty) {
-      float vx[kGradBatch][P], vd[kGradBatch][P], vr[kGradBatch][P];
-      load_rows<P, kVec>(x, s, w, r, vx);
-      load_rows<P, kVec>(dy, s, w, r, vd);
-      if (relu_y) {
-        load_rows<P, kVec>(relu_y, s, w, r, vr);
-        mask_relu(vr, vd);
-      }
+      float vx[kGradBatch][P], vd[kGradBatch][P];
+      load_grad_rows<P, kVec>(x, relu_y, dy, s, w, r, vx, vd);
 #pragma unroll
       for (int u = 0; u < kGradBatch; ++u)
         if (r + u * s.ty < w.end) {
@@ -629,13 +639,8 @@ __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
     m[j] = save_mean[w.c0 + j];
   }
   for (unsigned r = w.first; r < w.end; r += kGradBatch * s.ty) {
-    float vx[kGradBatch][P], vd[kGradBatch][P], vr[kGradBatch][P];
-    load_rows<P, kVec>(x, s, w, r, vx);
-    load_rows<P, kVec>(dy, s, w, r, vd);
-    if (relu_y) {
-      load_rows<P, kVec>(relu_y, s, w, r, vr);
-      mask_relu(vr, vd);
-    }
+    float vx[kGradBatch][P], vd[kGradBatch][P];
+    load_grad_rows<P, kVec>(x, relu_y, dy, s, w, r, vx, vd);
 #pragma unroll
     for (int u = 0; u < kGradBatch; ++u) {
       const unsigned ru = r + u * s.ty;
