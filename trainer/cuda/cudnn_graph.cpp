@@ -20,7 +20,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -251,8 +253,10 @@ struct Candidate {
 };
 
 // The heuristics' engines for p's graph that pass `acceptable`, finalise and fit the limit, in
-// the heuristics' order, at most kMaxCandidates.
-std::vector<Candidate> candidates(cudnnHandle_t h, const OpGraph& p, std::size_t limit) {
+// the heuristics' order, at most kMaxCandidates; only engine `only` when it is not -1 (a choice
+// made before: the others are not finalised, which is most of the cost).
+std::vector<Candidate> candidates(cudnnHandle_t h, const OpGraph& p, std::size_t limit,
+                                  std::int64_t only = -1) {
   std::vector<Candidate> out;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
@@ -273,6 +277,7 @@ std::vector<Candidate> candidates(cudnnHandle_t h, const OpGraph& p, std::size_t
                                                CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
                                                raw.data()));
     for (std::int64_t i = 0; i < got && int(out.size()) < kMaxCandidates; ++i) {
+      if (only >= 0 && engine_index(raw[std::size_t(i)]) != only) continue;
       if (!acceptable(raw[std::size_t(i)])) continue;
       auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &h);
@@ -303,6 +308,21 @@ DeviceMemory device_zeros(std::size_t bytes, cudaStream_t s) {
   return m;
 }
 
+// What the timing chose for one op of a shape: its engine, the weight gradient's type and the
+// time, kept for the process (chosen_plans).
+struct OpChoice {
+  std::int64_t engine = -1;
+  cudnnDataType_t filter_type = CUDNN_DATA_BFLOAT16;
+  float us = 0.f;
+};
+using ChoiceKey = std::array<int, 14>;  // device, the geometry, the FilterGradient mode
+
+// The choices made so far in this process. A fused array's members build the same shapes' plans
+// one after another; timing up to 8 finalised candidates per op for each member cost an array of
+// 64 bf16 LeNets 6.6 s of start-up (H200), where the first member's choice serves them all.
+std::mutex choices_mutex;
+std::map<ChoiceKey, std::array<OpChoice, 3>> chosen_plans;
+
 }  // namespace
 
 struct Bf16ConvPlan::Impl {
@@ -315,6 +335,12 @@ Bf16ConvPlan::Bf16ConvPlan(cudnnHandle_t h, const ConvGeom& g, std::size_t limit
     : impl_(std::make_unique<Impl>()) {
   cudaStream_t stream = nullptr;
   SWEEP_CHECK_CUDNN(cudnnGetStream(h, &stream));
+  int device = 0;
+  SWEEP_CHECK_CUDA(cudaGetDevice(&device));
+  const ChoiceKey key{
+      device, g.n,        g.c,        g.h,     g.w,     g.k,     g.r,
+      g.s,    g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, int(filter_gradient)};
+  if (adopt_choice(h, g, limit, key)) return;
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s;
@@ -368,6 +394,42 @@ Bf16ConvPlan::Bf16ConvPlan(cudnnHandle_t h, const ConvGeom& g, std::size_t limit
                   std::to_string(limit >> 20) + " MiB workspace");
   }
   SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream));  // the zeros are freed next
+  std::array<OpChoice, 3> made;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const OpPlan& p = impl_->ops[i];
+    made[i] = {p.engine, i == 2 && impl_->filter_fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_BFLOAT16,
+               p.us};
+  }
+  const std::lock_guard<std::mutex> lock(choices_mutex);
+  chosen_plans.emplace(key, made);
+}
+
+// Builds the plans chosen before for this key, untimed; false when there is none, or when an
+// engine chosen then cannot be made now (then the caller times afresh).
+bool Bf16ConvPlan::adopt_choice(cudnnHandle_t h, const ConvGeom& g, std::size_t limit,
+                                const std::array<int, 14>& key) {
+  std::array<OpChoice, 3> made;
+  {
+    const std::lock_guard<std::mutex> lock(choices_mutex);
+    const auto it = chosen_plans.find(key);
+    if (it == chosen_plans.end()) return false;
+    made = it->second;
+  }
+  for (Op op : {Op::forward, Op::data, Op::filter}) {
+    const OpChoice& c = made[std::size_t(op)];
+    const std::shared_ptr<const OpGraph> graph = build_graph(h, g, op, c.filter_type);
+    std::vector<Candidate> found = candidates(h, *graph, limit, c.engine);
+    if (found.empty()) return false;
+    OpPlan& p = impl_->ops[std::size_t(op)];
+    p.op = op;
+    p.graph = graph;
+    p.plan = std::move(found.front().plan);
+    p.workspace = found.front().workspace;
+    p.engine = c.engine;
+    p.us = c.us;
+  }
+  impl_->filter_fp32 = made[2].filter_type == CUDNN_DATA_FLOAT;
+  return true;
 }
 
 Bf16ConvPlan::~Bf16ConvPlan() = default;

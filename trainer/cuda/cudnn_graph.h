@@ -10,13 +10,15 @@
  * master gradient's K,C,R,S layout, or in bf16 K,R,S,C (as autocast's) where that runs more than
  * 25% faster. Engines whose notes say they reduce in reduced precision, or use FFT or Winograd,
  * are never taken. Each op takes the fastest of cuDNN's heuristic candidates, timed in a CUDA
- * graph as a step runs them.
+ * graph as a step runs them, once per shape and process (later plans of the shape reuse the
+ * choice).
  * The deprecated descriptor API stays in cudnn_legacy.cpp; this file is the graph API's only user.
  */
 #pragma once
 
 #include <cudnn.h>
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -54,6 +56,10 @@ class Bf16ConvPlan {
                        void* workspace) const;
 
  private:
+  // The plans this process chose for the same shape before (a fused array's earlier member),
+  // built without timing; false when none.
+  bool adopt_choice(cudnnHandle_t h, const ConvGeom& g, std::size_t limit,
+                    const std::array<int, 14>& key);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
