@@ -85,6 +85,27 @@ TEST(CudaDataParallel, TrainingOnTwoGpusMatchesOneGpu) {
   EXPECT_NEAR(two.final_train_loss, one.final_train_loss, 0.01 + 0.01 * one.final_train_loss);
 }
 
+// The same with bf16 activations kept between layers (8- and 16-filter convolutions in bf16): each
+// replica's network plans its storage as one GPU's does.
+TEST(CudaDataParallel, Bf16ActivationsOnTwoGpusMatchOneGpu) {
+  SWEEP_SKIP_WITHOUT_TWO_GPUS();
+  TrainConfig c = synthetic_lenet(DeviceKind::cuda, 2048, 512, 2, 64);
+  c.data.synthetic.channels = 3;
+  c.data.synthetic.height = c.data.synthetic.width = 16;
+  c.model.preset = Preset::convnet;
+  c.model.net_width = 8;
+  c.model.block_depth = 1;
+  c.training.precision = Precision::bf16;
+  TrainCallback quiet;
+  const TrainResult one = train(c, quiet);
+  c.replicas = gpus(2);
+  const TrainResult two = train(c, quiet);
+  ASSERT_EQ(two.state, RunState::completed) << two.message;
+  EXPECT_GT(one.final_val_accuracy, 0.2) << "the net must learn";
+  EXPECT_NEAR(two.final_val_accuracy, one.final_val_accuracy, 0.03);
+  EXPECT_NEAR(two.final_train_loss, one.final_train_loss, 0.02 + 0.02 * one.final_train_loss);
+}
+
 TEST(CudaDataParallel, ACheckpointFromTwoGpusResumesOnOne) {
   SWEEP_SKIP_WITHOUT_TWO_GPUS();
   TrainConfig c = synthetic_lenet(DeviceKind::cuda, 2048, 512, 2, 64);

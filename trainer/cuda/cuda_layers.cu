@@ -225,21 +225,22 @@ void CudaBackend::make_conv_plans(const ConvGeom& g, bool find, ConvEntry& e) {
                                : find         ? ConvPlan::Choose::timed
                                               : ConvPlan::Choose::untimed;
   const MathMode math = math_ == MathMode::bf16 ? MathMode::tf32 : math_;
-  e.plan = std::make_unique<ConvPlan>(dnn(), g, math, workspace_limit_, how);
-  if (math_ != MathMode::bf16 || how != ConvPlan::Choose::timed) return;
   std::unique_ptr<Bf16ConvPlan> bf16;
-  try {
-    bf16 = std::make_unique<Bf16ConvPlan>(dnn(), g, workspace_limit_);
-  } catch (const Error&) {  // no bf16 engine for this shape
-    return;
+  if (math_ == MathMode::bf16 && how == ConvPlan::Choose::timed) {
+    try {
+      bf16 = std::make_unique<Bf16ConvPlan>(dnn(), g, workspace_limit_);
+    } catch (const Error&) {  // no bf16 engine for this shape
+    }
   }
-  if (std::getenv("SWEEP_CUDNN_LOG"))
+  if (bf16 && std::getenv("SWEEP_CUDNN_LOG"))
     std::fprintf(stderr, "sweep: conv n%d c%d %dx%d k%d %dx%d s%d p%d bf16: %s\n", g.n, g.c, g.h,
                  g.w, g.k, g.r, g.s, g.stride_h, g.pad_h, bf16->describe().c_str());
-  // A shape that takes bf16 activations would pay conversions on the tf32 plan instead.
-  if (conv_choice_ == ConvChoice::bf16_first || conv_reads_bf16(g) ||
-      bf16_runs_faster(g, *bf16, *e.plan))
-    e.bf16 = std::move(bf16);
+  // A shape that takes bf16 activations would pay conversions on the tf32 plan instead: it runs
+  // bf16, and its tf32 plan (never called) is cuDNN's heuristic one, not timed.
+  const bool bf16_anyway = conv_choice_ == ConvChoice::bf16_first || conv_reads_bf16(g);
+  e.plan = std::make_unique<ConvPlan>(dnn(), g, math, workspace_limit_,
+                                      bf16 && bf16_anyway ? ConvPlan::Choose::untimed : how);
+  if (bf16 && (bf16_anyway || bf16_runs_faster(g, *bf16, *e.plan))) e.bf16 = std::move(bf16);
 }
 
 void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
