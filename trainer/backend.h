@@ -8,7 +8,8 @@
  *
  * Conventions (every backend, every op):
  *  - Pointers are in the backend's own memory (host for cpu, device for cuda); tensors are NCHW
- *    float32, dense activations are (N, features). Dense weights are (out, in), as PyTorch's.
+ *    float32 (but for the ops on bf16 activations, "activations kept in bf16" below), dense
+ *    activations are (N, features). Dense weights are (out, in), as PyTorch's.
  *  - Ops are asynchronous on the backend's stream; only copy_to_host and synchronize wait. No op
  *    allocates device memory per call after the first call with a given shape (workspaces are
  *    cached per backend), so a training step can be captured in a CUDA graph.
