@@ -9,6 +9,8 @@
 # kernels by total time, and writes $OUT/ncu_NAME.csv (or /tmp). METRICS adds ncu metrics
 # (comma-separated) summed per kernel beside the time, e.g. METRICS=sm__cycles_active.sum: the
 # SM-cycles a kernel holds, what it costs when many steps share the GPU (a fused array).
+# NCU_FLAGS adds ncu options, e.g. "--cache-control none --clock-control none" for durations
+# nearer a real run's (caches kept warm, clocks not fixed).
 set -euo pipefail
 name=$1 skip=$2 count=$3
 shift 3
@@ -16,7 +18,7 @@ out="${OUT:-/tmp}"
 ncu_bin="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
 bin="${BENCH:-.gpu/bin/bench_gpu_lenet}"
 metrics="gpu__time_duration.sum${METRICS:+,$METRICS}"
-"$ncu_bin" --metrics "$metrics" --csv --launch-skip "$skip" --launch-count "$count" \
+"$ncu_bin" ${NCU_FLAGS:-} --metrics "$metrics" --csv --launch-skip "$skip" --launch-count "$count" \
   "$bin" "$@" > "$out/ncu_$name.csv" 2> "$out/ncu_$name.err"
 python3 - "$out/ncu_$name.csv" <<'PY'
 import collections, csv, sys
