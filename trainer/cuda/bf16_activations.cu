@@ -428,24 +428,30 @@ __device__ void affine(const bf16* x, const BnShape& s, const Walk& w, const flo
   }
 }
 
+// Calls f(j, value) for each value of x this thread walks (channel j of its P), a batch of rows
+// loaded before any is used.
+template <int P, bool kVec, class F>
+__device__ __forceinline__ void for_each_value(const bf16* x, const BnShape& s, const Walk& w,
+                                               F&& f) {
+  for (unsigned r = w.first; r < w.end; r += kBatch * s.ty) {
+    float v[kBatch][P];
+    load_rows<P, kVec>(x, s, w, r, v);
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (r + u * s.ty < w.end) {
+#pragma unroll
+        for (int j = 0; j < P; ++j) f(j, v[u][j]);
+      }
+  }
+}
+
 // Training forward, pass 1: per chunk, the sums of x.
 template <int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
     bn_sum_kernel(const bf16* __restrict__ x, BnShape s, double2* __restrict__ partials) {
   const Walk w = walk_of<P>(s);
   float sum[P] = {}, unused[P] = {};
-  if (w.active) {
-    for (unsigned r = w.first; r < w.end; r += kBatch * s.ty) {
-      float v[kBatch][P];
-      load_rows<P, kVec>(x, s, w, r, v);
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-        if (r + u * s.ty < w.end) {
-#pragma unroll
-          for (int j = 0; j < P; ++j) sum[j] += v[u][j];
-        }
-    }
-  }
+  if (w.active) for_each_value<P, kVec>(x, s, w, [&](int j, float v) { sum[j] += v; });
   write_partials<P>(sum, unused, s, partials);
 }
 
@@ -467,19 +473,10 @@ __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
   if (w.active) {
 #pragma unroll
     for (int j = 0; j < P; ++j) m[j] = float(mean[w.c0 + j]);
-    for (unsigned r = w.first; r < w.end; r += kBatch * s.ty) {
-      float v[kBatch][P];
-      load_rows<P, kVec>(x, s, w, r, v);
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-        if (r + u * s.ty < w.end) {
-#pragma unroll
-          for (int j = 0; j < P; ++j) {
-            const float d = v[u][j] - m[j];
-            sq[j] = fmaf(d, d, sq[j]);
-          }
-        }
-    }
+    for_each_value<P, kVec>(x, s, w, [&](int j, float v) {
+      const float d = v - m[j];
+      sq[j] = fmaf(d, d, sq[j]);
+    });
   }
   write_partials<P>(sq, unused, s, partials);
 }
