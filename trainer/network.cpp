@@ -96,11 +96,8 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
   }
 
   // Which activations are kept in bf16 (storage_plan.h); all fp32 on most backends.
-  std::vector<Bf16Role> roles;
-  for (const auto& layer : layers_) roles.push_back(layer->bf16_role(backend_));
-  const std::vector<Storage> storage = plan_storage(roles, Storage::fp32_nchw, Storage::fp32_nchw);
-  for (std::size_t i = 0; i < count; ++i)
-    layers_[i]->set_storage(i ? storage[i - 1] : Storage::fp32_nchw, storage[i]);
+  const std::vector<Storage> storage =
+      set_layer_storage(layers_, backend_, Storage::fp32_nchw, Storage::fp32_nchw);
 
   acts_.resize(count);
   dacts_.resize(count);

@@ -128,11 +128,7 @@ Bf16Role Residual::bf16_role(const Backend& backend) const {
 void Residual::bind(Backend& backend, float* params, float* grads, float* state, int max_batch) {
   Layer::bind(backend, params, grads, state, max_batch);
   max_batch_ = max_batch;
-  std::vector<Bf16Role> roles;
-  for (const auto& layer : body_) roles.push_back(layer->bf16_role(backend));
-  const std::vector<Storage> storage = plan_storage(roles, in_storage_, out_storage_);
-  for (std::size_t j = 0; j < body_.size(); ++j)
-    body_[j]->set_storage(j ? storage[j - 1] : in_storage_, storage[j]);
+  const std::vector<Storage> storage = set_layer_storage(body_, backend, in_storage_, out_storage_);
   const auto bytes = [&](Shape s, Storage st) { return storage_bytes(st, numel(s)); };
   std::size_t p = 0, st = 0;
   std::int64_t largest = in_.numel();

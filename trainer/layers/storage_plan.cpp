@@ -5,6 +5,7 @@
 #include "trainer/layers/storage_plan.h"
 
 #include "common/check.h"
+#include "trainer/layers/layer.h"
 
 namespace sweep::trainer {
 
@@ -61,6 +62,16 @@ std::vector<Storage> plan_storage(const std::vector<Bf16Role>& roles, Storage in
                   "'s output cannot be stored as the layers after it need");
     storage[i] = s;
   }
+  return storage;
+}
+
+std::vector<Storage> set_layer_storage(const std::vector<std::unique_ptr<Layer>>& layers,
+                                       const Backend& backend, Storage in, Storage out) {
+  std::vector<Bf16Role> roles;
+  for (const auto& layer : layers) roles.push_back(layer->bf16_role(backend));
+  const std::vector<Storage> storage = plan_storage(roles, in, out);
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    layers[i]->set_storage(i ? storage[i - 1] : in, storage[i]);
   return storage;
 }
 

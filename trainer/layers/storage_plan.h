@@ -14,16 +14,24 @@
  */
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "trainer/backend.h"
 
 namespace sweep::trainer {
 
+class Layer;
+
 // roles[i]: layer i's role; in: the storage of the list's input; out: the storage the list's last
 // output must have (a network's logits: fp32; a residual block's F: the sum's). Returns the
 // storage of each layer's output. Throws sweep::Error when the roles cannot meet in and out (a
 // list whose bf16 input reaches an fp32-only layer: a residual block's role rules this out).
 std::vector<Storage> plan_storage(const std::vector<Bf16Role>& roles, Storage in, Storage out);
+
+// plan_storage over `layers`' roles on `backend` (a network's layers, or a residual block's F),
+// and each layer's storage set from it (Layer::set_storage). Returns each layer's output storage.
+std::vector<Storage> set_layer_storage(const std::vector<std::unique_ptr<Layer>>& layers,
+                                       const Backend& backend, Storage in, Storage out);
 
 }  // namespace sweep::trainer
