@@ -164,11 +164,13 @@ class Backend {
   // dx skipped when null (first layer); db skipped when null.
   virtual void conv2d_backward(const ConvGeom& g, const float* x, const float* w, const float* dy,
                                float* dx, float* dw, float* db) = 0;
-  // Bytes a convolution layer holds for conv2d_forward_stored's `kept` at batch g.n: the form
-  // the backend computes with, kept from the training forward to the backward (CUDA in bf16:
-  // x's bf16 NHWC copy, so backward does not convert x again). 0 (the default): nothing to keep.
-  virtual std::size_t conv_kept_input_bytes(const ConvGeom& g) {
+  // Bytes a convolution layer holds for conv2d_forward_stored's `kept` at batch g.n, its input
+  // stored as xs: operands in the form the backend computes with, kept from the training forward
+  // to the backward (CUDA in bf16: the weights' bf16 copy, and x's when x is fp32, so that
+  // backward converts neither again). 0 (the default): nothing to keep.
+  virtual std::size_t conv_kept_bytes(const ConvGeom& g, Storage xs) {
     (void)g;
+    (void)xs;
     return 0;
   }
 
@@ -261,9 +263,9 @@ class Backend {
   virtual void from_bf16_nhwc(const Bf16* x, float* y, int n, int c, int hw) = 0;
 
   // A convolution whose input and output are each in either storage (xs, ys; dx is in xs and dy
-  // in ys). kept: conv_kept_input_bytes(g) bytes the layer holds from its training forward to
-  // its backward when x is fp32 (null otherwise, or in inference). fp32 both ways:
-  // conv2d_forward / conv2d_backward.
+  // in ys). kept: conv_kept_bytes(g, xs) bytes the layer holds from its training forward to its
+  // backward (null in inference: then nothing is kept). fp32 both ways: conv2d_forward /
+  // conv2d_backward.
   virtual void conv2d_forward_stored(const ConvGeom& g, Storage xs, const void* x, const float* w,
                                      const float* b, Storage ys, void* y, void* kept);
   virtual void conv2d_backward_stored(const ConvGeom& g, Storage xs, const void* x,

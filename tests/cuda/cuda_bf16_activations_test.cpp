@@ -231,8 +231,9 @@ ConvGeom conv_geom(int n, int c, int hw, int k, int stride) {
   return g;
 }
 
-// Every pairing of input and output storage, with and without a bias, on the shape's bf16 plan and
-// (a batch the backend was not tuned for) on the tf32 plan with conversions around it. The CPU's
+// Every pairing of input and output storage, with and without a bias, with and without the
+// operands kept from forward to backward, on the shape's bf16 plan and (a batch the backend was
+// not tuned for) on the tf32 plan with conversions around it. The CPU's
 // fp32 products on the same bf16 inputs are the reference (the GPU also rounds the weights: a few
 // 1e-3 of the largest).
 TEST_F(CudaBf16Activations, ConvolutionsInEveryStorage) {
@@ -244,11 +245,12 @@ TEST_F(CudaBf16Activations, ConvolutionsInEveryStorage) {
     const std::string shape = "conv n" + std::to_string(g.n) + " c" + std::to_string(g.c) + " k" +
                               std::to_string(g.k) + " s" + std::to_string(g.stride_h);
     auto w = twin_random(std::size_t(g.k) * g.c * 9), bias = twin_random(std::size_t(g.k));
-    for (int pairing = 0; pairing < 8; ++pairing) {
+    for (int pairing = 0; pairing < 16; ++pairing) {
       const Storage xs = pairing & 1 ? B : F, ys = pairing & 2 ? B : F;
-      const bool with_bias = pairing & 4;
+      const bool with_bias = pairing & 4, keeping = pairing & 8;
       const std::string what = shape + (xs == B ? " x bf16" : " x fp32") +
-                               (ys == B ? " y bf16" : " y fp32") + (with_bias ? " bias" : "");
+                               (ys == B ? " y bf16" : " y fp32") + (with_bias ? " bias" : "") +
+                               (keeping ? " kept" : "");
       const float* bc = with_bias ? bias.cf() : nullptr;
       const float* bg = with_bias ? bias.gf() : nullptr;
       // Inputs as bf16 values in both storages.
@@ -260,8 +262,9 @@ TEST_F(CudaBf16Activations, ConvolutionsInEveryStorage) {
       auto yf = twin_out(std::size_t(g.n) * g.k * ohw);
       void* yc = ys == B ? static_cast<void*>(yb.cb()) : yf.cf();
       void* yg = ys == B ? static_cast<void*>(yb.gb()) : yf.gf();
-      DeviceBuffer kept(*gpu, gpu->conv_kept_input_bytes(g));
-      void* kept_g = xs == F ? kept.as<void>() : nullptr;
+      // A layer's kept operands (the weights' bf16 copy, x's when x is fp32), or none.
+      DeviceBuffer kept(*gpu, keeping ? gpu->conv_kept_bytes(g, xs) : 0);
+      void* kept_g = kept.as<void>();
       cpu->conv2d_forward_stored(g, xs, xc, w.cf(), bc, ys, yc, nullptr);
       gpu->conv2d_forward_stored(g, xs, xg, w.gf(), bg, ys, yg, kept_g);
       const auto ref_y = ys == B ? widened(*cpu, yb.cb(), yb) : host(*cpu, yf.c.as<void>(), yf.n);

@@ -100,7 +100,7 @@ class CudaBackend final : public Backend {
                       float* y) override;
   void conv2d_backward(const ConvGeom& g, const float* x, const float* w, const float* dy,
                        float* dx, float* dw, float* db) override;
-  std::size_t conv_kept_input_bytes(const ConvGeom& g) override;
+  std::size_t conv_kept_bytes(const ConvGeom& g, Storage xs) override;
   void conv2d_forward_stored(const ConvGeom& g, Storage xs, const void* x, const float* w,
                              const float* b, Storage ys, void* y, void* kept) override;
   void conv2d_backward_stored(const ConvGeom& g, Storage xs, const void* x, const void* kept,
@@ -291,8 +291,8 @@ class CudaBackend final : public Backend {
   void gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void* a,
                  int lda, const void* b, int ldb, float* c, int ldc);
   // The bf16 plan with activations in either storage (xs, ys): fp32 ones are converted before
-  // and after. kept: x's bf16 NHWC copy when x is fp32, written by the forward and read by the
-  // backward (null: converted into scratch each time).
+  // and after. kept (conv_kept_bytes): the weights' bf16 copy, then x's when x is fp32, written by
+  // the forward and read by the backward (null: converted into scratch each time).
   void conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs, const void* x,
                            const float* w, const float* b, Storage ys, void* y, void* kept);
   void conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs, const void* x,

@@ -177,7 +177,7 @@ bool CudaBackend::bf16_runs_faster(const ConvGeom& g, const Bf16ConvPlan& bf16,
   DeviceBuffer x(*this, nx * sizeof(float)), y(*this, ny * sizeof(float)),
       w(*this, nw * sizeof(float)), dx(*this, nx * sizeof(float)), dw(*this, nw * sizeof(float));
   // As a layer runs it: x's bf16 copy kept from the forward for the backward.
-  DeviceBuffer kept(*this, conv_kept_input_bytes(g));
+  DeviceBuffer kept(*this, conv_kept_bytes(g, Storage::fp32_nchw));
   const auto run_bf16 = [&] {
     constexpr Storage fp32 = Storage::fp32_nchw;
     conv2d_forward_bf16(g, bf16, fp32, x.f(), w.f(), nullptr, fp32, y.f(), kept.as<void>());

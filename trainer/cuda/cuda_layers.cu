@@ -248,10 +248,14 @@ void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float*
   conv2d_forward_stored(g, Storage::fp32_nchw, x, w, b, Storage::fp32_nchw, y, nullptr);
 }
 
-// In bf16 mode a layer with an fp32 input keeps its bf16 NHWC copy from forward to backward: one
-// conversion fewer per step, whichever plan the shape takes (a tf32 shape leaves it unused).
-std::size_t CudaBackend::conv_kept_input_bytes(const ConvGeom& g) {
-  return math_ == MathMode::bf16 ? std::size_t(g.n) * g.c * g.h * g.w * sizeof(__nv_bfloat16) : 0;
+// In bf16 mode a layer keeps its weights' bf16 copy, and its input's when the input is fp32, from
+// forward to backward: the backward converts neither again, whichever plan the shape takes (a tf32
+// shape leaves them unused). The weights first, each part padded as bf16_scratch's arrays.
+std::size_t CudaBackend::conv_kept_bytes(const ConvGeom& g, Storage xs) {
+  if (math_ != MathMode::bf16) return 0;
+  const std::size_t nw = std::size_t(g.k) * g.c * g.r * g.s,
+                    nx = is_bf16(xs) ? 0 : std::size_t(g.n) * g.c * g.h * g.w;
+  return (padded(nw) + padded(nx)) * sizeof(__nv_bfloat16);
 }
 
 void CudaBackend::conv2d_forward_stored(const ConvGeom& g, Storage xs, const void* x,
@@ -300,14 +304,18 @@ void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& pla
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
-  const bool x_ready = is_bf16(xs), convert_x = !x_ready && !kept, y_ready = is_bf16(ys);
+  const bool x_ready = is_bf16(xs), y_ready = is_bf16(ys);
+  // Scratch for what is not kept: x and w (inference), y when it is fp32.
+  const std::size_t scratch_x = kept || x_ready ? 0 : nx, scratch_w = kept ? 0 : nw;
   auto* base = static_cast<__nv_bfloat16*>(
-      bf16_scratch(padded(convert_x ? nx : 0) + padded(nw) + padded(y_ready ? 0 : ny)));
-  const __nv_bfloat16* xb = x_ready     ? static_cast<const __nv_bfloat16*>(x)
-                            : convert_x ? base
-                                        : static_cast<__nv_bfloat16*>(kept);
-  __nv_bfloat16* wb = base + padded(convert_x ? nx : 0);
-  __nv_bfloat16* yb = y_ready ? static_cast<__nv_bfloat16*>(y) : wb + padded(nw);
+      bf16_scratch(padded(scratch_x) + padded(scratch_w) + padded(y_ready ? 0 : ny)));
+  auto* kept_w = static_cast<__nv_bfloat16*>(kept);
+  __nv_bfloat16* wb = kept ? kept_w : base + padded(scratch_x);
+  const __nv_bfloat16* xb = x_ready ? static_cast<const __nv_bfloat16*>(x)
+                            : kept  ? kept_w + padded(nw)
+                                    : base;
+  __nv_bfloat16* yb =
+      y_ready ? static_cast<__nv_bfloat16*>(y) : base + padded(scratch_x) + padded(scratch_w);
   narrow({{static_cast<const float*>(x), const_cast<__nv_bfloat16*>(xb), x_ready ? 0 : g.n, g.c,
            g.h * g.w},
           {w, wb, g.k, g.c, g.r * g.s}},
@@ -427,24 +435,27 @@ void CudaBackend::conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& pl
                     nw = std::size_t(g.k) * g.c * g.r * g.s,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
   const bool dw_fp32 = plan.filter_gradient_fp32();
-  // x as the forward kept it, or as it is stored, or converted again here.
-  const bool x_ready = is_bf16(xs), convert_x = !x_ready && !kept, dy_ready = is_bf16(ys);
-  const std::size_t nxb = convert_x ? nx : 0, nyb = dy_ready ? 0 : ny, nwd = dx ? nw : 0,
+  // x and w as the forward kept them, x as it is stored, or converted again here.
+  const bool x_ready = is_bf16(xs), convert_x = !x_ready && !kept, dy_ready = is_bf16(ys),
+             convert_w = dx && !kept;
+  const std::size_t nxb = convert_x ? nx : 0, nyb = dy_ready ? 0 : ny, nwd = convert_w ? nw : 0,
                     nwb = dw_fp32 ? 0 : nw, nxd = dx && !x_ready ? nx : 0;
   auto* base = static_cast<__nv_bfloat16*>(
       bf16_scratch(padded(nxb) + padded(nyb) + padded(nwd) + padded(nwb) + padded(nxd)));
+  const auto* kept_w = static_cast<const __nv_bfloat16*>(kept);
   const __nv_bfloat16* xb = x_ready     ? static_cast<const __nv_bfloat16*>(x)
                             : convert_x ? base
-                                        : static_cast<const __nv_bfloat16*>(kept);
+                                        : kept_w + padded(nw);
   __nv_bfloat16* dyb_scratch = base + padded(nxb);
   const __nv_bfloat16* dyb = dy_ready ? static_cast<const __nv_bfloat16*>(dy) : dyb_scratch;
-  __nv_bfloat16 *wb = dyb_scratch + padded(nyb), *dwb = wb + padded(nwd),
+  __nv_bfloat16 *w_scratch = dyb_scratch + padded(nyb), *dwb = w_scratch + padded(nwd),
                 *dx_scratch = dwb + padded(nwb);
+  const __nv_bfloat16* wb = kept ? kept_w : w_scratch;
   __nv_bfloat16* dxb = x_ready ? static_cast<__nv_bfloat16*>(dx) : dx_scratch;
   const int hw = g.h * g.w, rs = g.r * g.s;
   narrow({{static_cast<const float*>(x), base, convert_x ? g.n : 0, g.c, hw},
           {static_cast<const float*>(dy), dyb_scratch, dy_ready ? 0 : g.n, g.k, g.out_h * g.out_w},
-          {w, wb, dx ? g.k : 0, g.c, rs}},
+          {w, w_scratch, convert_w ? g.k : 0, g.c, rs}},
          stream());
   void* ws = conv_workspace(plan.workspace_bytes());
   plan.backward_filter(dnn(), xb, dyb, dw_fp32 ? static_cast<void*>(dw) : dwb, ws);

@@ -84,16 +84,13 @@ Bf16Role Conv2d::bf16_role(const Backend& backend) const {
                          : Bf16Role::none;
 }
 
-// The input's computing form is kept for backward only when the input is fp32 (a bf16 input
-// already is that form).
 void Conv2d::bind(Backend& backend, float* params, float* grads, float* state, int max_batch) {
   Layer::bind(backend, params, grads, state, max_batch);
-  const std::size_t kept =
-      is_bf16(in_storage_) ? 0 : backend.conv_kept_input_bytes(geometry(max_batch));
+  const std::size_t kept = backend.conv_kept_bytes(geometry(max_batch), in_storage_);
   kept_ = kept ? DeviceBuffer(backend, kept) : DeviceBuffer();
 }
 
-// A training forward leaves the input's computing form in kept_ for backward; an inference one
+// A training forward leaves the operands' computing form in kept_ for backward; an inference one
 // keeps nothing (a validation pass between a forward and its backward never happens, and need not
 // pay for it).
 void Conv2d::forward(const float* x, float* y, int batch, bool training) {

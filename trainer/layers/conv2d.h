@@ -35,7 +35,7 @@ class Conv2d final : public Layer {
  private:
   Conv2dOptions opt_;
   int pad_ = 0;
-  // The input as the backend keeps it for backward (Backend::conv_kept_input_bytes).
+  // Operands as the backend keeps them from forward to backward (Backend::conv_kept_bytes).
   DeviceBuffer kept_;
 };
 
