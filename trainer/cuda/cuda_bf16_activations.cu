@@ -14,8 +14,8 @@ namespace {
 
 const __nv_bfloat16* dev(const Bf16* p) { return reinterpret_cast<const __nv_bfloat16*>(p); }
 __nv_bfloat16* dev(Bf16* p) { return reinterpret_cast<__nv_bfloat16*>(p); }
-MemoryRange halves(const void* p, std::size_t n) { return {p, n * sizeof(Bf16)}; }
-MemoryRange floats_of(const void* p, std::size_t n) { return {p, n * sizeof(float)}; }
+// n bf16 values at p, for the side stream's bookkeeping (pending_ranges.h).
+MemoryRange halves(const void* p, std::size_t n) { return stored(p, n, Storage::bf16_nhwc); }
 
 }  // namespace
 
@@ -52,9 +52,9 @@ void CudaBackend::batchnorm_backward_bf16(const BatchNormGeom& g, const Bf16* x,
                                           const float* save_mean, const float* save_invstd,
                                           Bf16* dx, float* dgamma, float* dbeta) {
   const std::size_t nx = std::size_t(g.n) * g.c * g.hw, c = std::size_t(g.c);
-  enter_backward({halves(x, nx), halves(relu_y, nx), halves(dy, nx), floats_of(gamma, c),
-                  floats_of(save_mean, c), floats_of(save_invstd, c)},
-                 {halves(dx, nx), floats_of(dgamma, c), floats_of(dbeta, c)});
+  enter_backward({halves(x, nx), halves(relu_y, nx), halves(dy, nx), floats(gamma, c),
+                  floats(save_mean, c), floats(save_invstd, c)},
+                 {halves(dx, nx), floats(dgamma, c), floats(dbeta, c)});
   batchnorm_grad_nhwc(g, dev(x), dev(relu_y), dev(dy), gamma, save_mean, save_invstd, dev(dx),
                       dgamma, dbeta, scratch_floats(batchnorm_nhwc_scratch_floats(g)), stream());
 }
@@ -96,7 +96,7 @@ void CudaBackend::global_avgpool_forward_bf16(const PoolGeom& g, const Bf16* x, 
 
 void CudaBackend::global_avgpool_backward_bf16(const PoolGeom& g, const float* dy, Bf16* dx) {
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w;
-  enter_backward({floats_of(dy, std::size_t(g.n) * g.c)}, {halves(dx, nx)});
+  enter_backward({floats(dy, std::size_t(g.n) * g.c)}, {halves(dx, nx)});
   global_avgpool_backward_nhwc(g.n, g.c, g.h * g.w, dy, dev(dx), stream());
 }
 

@@ -39,10 +39,6 @@ bool skinny(int n, int in, int out) {
 constexpr std::size_t kBf16Align = 128;
 std::size_t padded(std::size_t n) { return (n + kBf16Align - 1) / kBf16Align * kBf16Align; }
 
-// n floats at p, for the side stream's bookkeeping (pending_ranges.h).
-MemoryRange floats(const void* p, std::size_t n) { return {p, n * sizeof(float)}; }
-// n values in storage s.
-MemoryRange stored(const void* p, std::size_t n, Storage s) { return {p, storage_bytes(s, n)}; }
 }  // namespace
 
 // ------------------------------------------------------------------------------ elementwise

@@ -17,6 +17,8 @@
 #include <initializer_list>
 #include <vector>
 
+#include "trainer/backend.h"
+
 namespace sweep::trainer::cuda {
 
 // [p, p + bytes); a null p or zero bytes is nothing.
@@ -24,6 +26,12 @@ struct MemoryRange {
   const void* p = nullptr;
   std::size_t bytes = 0;
 };
+
+// n floats at p; n values at p in storage s (half the bytes in bf16).
+inline MemoryRange floats(const void* p, std::size_t n) { return {p, n * sizeof(float)}; }
+inline MemoryRange stored(const void* p, std::size_t n, Storage s) {
+  return {p, storage_bytes(s, n)};
+}
 
 class PendingRanges {
  public:
