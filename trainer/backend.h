@@ -8,7 +8,8 @@
  *
  * Conventions (every backend, every op):
  *  - Pointers are in the backend's own memory (host for cpu, device for cuda); tensors are NCHW
- *    float32 (but for the ops on bf16 activations, "activations kept in bf16" below), dense
+ *    float32 (but for the ops on channels-last activations, "activations kept channels-last"
+ *    below), dense
  *    activations are (N, features). Dense weights are (out, in), as PyTorch's.
  *  - Ops are asynchronous on the backend's stream; only copy_to_host and synchronize wait. No op
  *    allocates device memory per call after the first call with a given shape (workspaces are
@@ -32,8 +33,10 @@ namespace sweep::trainer {
 
 enum class DeviceKind { cpu, cuda };
 
-// How an activation tensor is stored between two layers (see "activations kept in bf16" below).
-enum class Storage { fp32_nchw, bf16_nhwc };
+// How an activation tensor is stored between two layers (see "activations kept channels-last"
+// below): fp32 NCHW, or channels-last (N, H, W, C) in bf16 or fp32.
+enum class Storage { fp32_nchw, bf16_nhwc, fp32_nhwc };
+inline bool is_nhwc(Storage s) { return s != Storage::fp32_nchw; }
 inline bool is_bf16(Storage s) { return s == Storage::bf16_nhwc; }
 // One bfloat16 value as stored: the top 16 bits of an fp32.
 struct Bf16 {
@@ -43,8 +46,8 @@ struct Bf16 {
 inline std::size_t storage_bytes(Storage s, std::size_t n) {
   return n * (is_bf16(s) ? sizeof(Bf16) : sizeof(float));
 }
-// What a layer can do with bf16 activations (Layer::bf16_role).
-enum class Bf16Role { none, passthrough, reads, writes, reads_writes };
+// What a layer can do with channels-last activations (Layer::nhwc_role).
+enum class NhwcRole { none, passthrough, reads, writes, reads_writes };
 
 struct ConvGeom {
   int n, c, h, w;  // input (N, C, H, W)
@@ -166,8 +169,9 @@ class Backend {
                                float* dx, float* dw, float* db) = 0;
   // Bytes a convolution layer holds for conv2d_forward_stored's `kept` at batch g.n, its input
   // stored as xs: operands in the form the backend computes with, kept from the training forward
-  // to the backward (CUDA in bf16: the weights' bf16 copy, and x's when x is fp32, so that
-  // backward converts neither again). 0 (the default): nothing to keep.
+  // to the backward (CUDA on channels-last activations: the weights' K,R,S,C copy in the plan's
+  // type, and x's when x is fp32 NCHW, so that backward converts neither again). 0 (the default):
+  // nothing to keep.
   virtual std::size_t conv_kept_bytes(const ConvGeom& g, Storage xs) {
     (void)g;
     (void)xs;
@@ -238,65 +242,70 @@ class Backend {
     relu_forward(y, y, n);
   }
 
-  // ---- activations kept in bf16. A backend may keep the tensors between layers that take them
-  // as bfloat16 NHWC ((N, H, W, C), channels contiguous) instead of fp32 NCHW: half the bytes,
-  // and no conversion around each bf16 convolution (CUDA in bf16 mode). Which tensors are is
-  // planned once per network (trainer/layers/storage_plan.h) from keeps_bf16_activations() and
-  // conv_reads_bf16() / conv_writes_bf16(). The ops below compute in fp32 and round each output
-  // once (to nearest even, as __float2bfloat16_rn); their defaults are the reference every backend
-  // can run: widen the bf16 operands to fp32 NCHW, run the fp32 op, narrow the results back
-  // (backend_bf16_reference.cpp). Parameters, their gradients and batch-norm statistics stay
-  // fp32.
-  virtual bool keeps_bf16_activations() const { return false; }
-  // Whether a convolution of this shape reads bf16 activations: channels in multiples of 8 on both
-  // sides (the tensor cores' granule; narrower convolutions run tf32 on fp32); and whether it
-  // writes them: filters in multiples of 8 (a network's first convolution, on 1 or 3 channels,
-  // then writes its output in bf16 for the layers after it).
-  bool conv_reads_bf16(const ConvGeom& g) const {
-    return keeps_bf16_activations() && g.c % 8 == 0 && g.k % 8 == 0;
+  // ---- activations kept channels-last. A backend may keep the tensors between layers that take
+  // them channels-last ((N, H, W, C), channels contiguous) instead of fp32 NCHW, in the storage
+  // nhwc_storage() names: bf16 (CUDA in bf16 mode: half the bytes, and no conversion around each
+  // bf16 convolution) or fp32 (CUDA in tf32 mode: cuDNN's tf32 tensor-core convolutions want
+  // channels-last, and transpose NCHW tensors before and after themselves). Which tensors are is
+  // planned once per network (trainer/layers/storage_plan.h) from nhwc_storage() and
+  // conv_reads_nhwc() / conv_writes_nhwc(). The ops below take the storage of their activations
+  // (bf16_nhwc or fp32_nhwc), compute in fp32 and round each bf16 output once (to nearest even, as
+  // __float2bfloat16_rn); their defaults are the reference every backend can run: convert the
+  // operands to fp32 NCHW, run the fp32 op, convert the results back
+  // (backend_nhwc_reference.cpp). Parameters, their gradients and batch-norm statistics stay
+  // fp32 (float*).
+  // The channels-last storage this backend keeps; fp32_nchw: none.
+  virtual Storage nhwc_storage() const { return Storage::fp32_nchw; }
+  bool keeps_nhwc() const { return is_nhwc(nhwc_storage()); }
+  // Whether a convolution of this shape reads channels-last activations: channels in multiples of
+  // 8 on both sides (the tensor cores' granule; narrower convolutions run on fp32 NCHW); and
+  // whether it writes them: filters in multiples of 8 (a network's first convolution, on 1 or 3
+  // channels, then writes its output channels-last for the layers after it).
+  bool conv_reads_nhwc(const ConvGeom& g) const {
+    return keeps_nhwc() && g.c % 8 == 0 && g.k % 8 == 0;
   }
-  bool conv_writes_bf16(const ConvGeom& g) const {
-    return keeps_bf16_activations() && g.k % 8 == 0;
-  }
-  // fp32 (n, c, hw) <-> bf16 (n, hw, c).
-  virtual void to_bf16_nhwc(const float* x, Bf16* y, int n, int c, int hw) = 0;
-  virtual void from_bf16_nhwc(const Bf16* x, float* y, int n, int c, int hw) = 0;
+  bool conv_writes_nhwc(const ConvGeom& g) const { return keeps_nhwc() && g.k % 8 == 0; }
+  // fp32 (n, c, hw) <-> storage s (bf16 or fp32 (n, hw, c); fp32_nchw: a copy).
+  virtual void to_storage(Storage s, const float* x, void* y, int n, int c, int hw) = 0;
+  virtual void from_storage(Storage s, const void* x, float* y, int n, int c, int hw) = 0;
 
-  // A convolution whose input and output are each in either storage (xs, ys; dx is in xs and dy
-  // in ys). kept: conv_kept_bytes(g, xs) bytes the layer holds from its training forward to its
-  // backward (null in inference: then nothing is kept). fp32 both ways: conv2d_forward /
+  // A convolution whose input and output are each in any storage (xs, ys; dx is in xs and dy in
+  // ys). kept: conv_kept_bytes(g, xs) bytes the layer holds from its training forward to its
+  // backward (null in inference: then nothing is kept). fp32 NCHW both ways: conv2d_forward /
   // conv2d_backward.
   virtual void conv2d_forward_stored(const ConvGeom& g, Storage xs, const void* x, const float* w,
                                      const float* b, Storage ys, void* y, void* kept);
   virtual void conv2d_backward_stored(const ConvGeom& g, Storage xs, const void* x,
                                       const void* kept, const float* w, Storage ys, const void* dy,
                                       void* dx, float* dw, float* db);
-  // Batch norm on bf16 tensors, with the ReLU after it when `relu` (the *_relu ops' semantics);
-  // relu_y: the training forward's output when relu, else null.
-  virtual void batchnorm_forward_train_bf16(const BatchNormGeom& g, const Bf16* x,
+  // Batch norm on channels-last tensors of storage s, with the ReLU after it when `relu` (the
+  // *_relu ops' semantics); relu_y: the training forward's output when relu, else null.
+  virtual void batchnorm_forward_train_nhwc(const BatchNormGeom& g, Storage s, const void* x,
                                             const float* gamma, const float* beta,
                                             float* running_mean, float* running_var,
-                                            float* save_mean, float* save_invstd, Bf16* y,
+                                            float* save_mean, float* save_invstd, void* y,
                                             bool relu);
-  virtual void batchnorm_forward_infer_bf16(const BatchNormGeom& g, const Bf16* x,
+  virtual void batchnorm_forward_infer_nhwc(const BatchNormGeom& g, Storage s, const void* x,
                                             const float* gamma, const float* beta,
                                             const float* running_mean, const float* running_var,
-                                            Bf16* y, bool relu);
-  virtual void batchnorm_backward_bf16(const BatchNormGeom& g, const Bf16* x, const Bf16* relu_y,
-                                       const Bf16* dy, const float* gamma, const float* save_mean,
-                                       const float* save_invstd, Bf16* dx, float* dgamma,
-                                       float* dbeta);
-  virtual void relu_forward_bf16(const Bf16* x, Bf16* y, std::size_t n);
-  virtual void relu_backward_bf16(const Bf16* y, const Bf16* dy, Bf16* dx, std::size_t n);
-  virtual void add_bf16(const Bf16* a, const Bf16* b, Bf16* y, std::size_t n, bool relu);
+                                            void* y, bool relu);
+  virtual void batchnorm_backward_nhwc(const BatchNormGeom& g, Storage s, const void* x,
+                                       const void* relu_y, const void* dy, const float* gamma,
+                                       const float* save_mean, const float* save_invstd, void* dx,
+                                       float* dgamma, float* dbeta);
+  virtual void relu_forward_nhwc(Storage s, const void* x, void* y, std::size_t n);
+  virtual void relu_backward_nhwc(Storage s, const void* y, const void* dy, void* dx,
+                                  std::size_t n);
+  virtual void add_nhwc(Storage s, const void* a, const void* b, void* y, std::size_t n, bool relu);
   // Max pooling 2x2 stride 2 (is_2x2_stride2) only.
-  virtual void maxpool2x2_forward_bf16(const PoolGeom& g, const Bf16* x, Bf16* y);
-  virtual void maxpool2x2_backward_bf16(const PoolGeom& g, const Bf16* x, const Bf16* y,
-                                        const Bf16* dy, Bf16* dx);
-  // Global average pooling (g's window is its whole plane): bf16 (n, h, w, c) in, fp32 (n, c)
-  // out; backward the other way.
-  virtual void global_avgpool_forward_bf16(const PoolGeom& g, const Bf16* x, float* y);
-  virtual void global_avgpool_backward_bf16(const PoolGeom& g, const float* dy, Bf16* dx);
+  virtual void maxpool2x2_forward_nhwc(const PoolGeom& g, Storage s, const void* x, void* y);
+  virtual void maxpool2x2_backward_nhwc(const PoolGeom& g, Storage s, const void* x, const void* y,
+                                        const void* dy, void* dx);
+  // Global average pooling (g's window is its whole plane): (n, h, w, c) of storage s in, fp32
+  // (n, c) out; backward the other way.
+  virtual void global_avgpool_forward_nhwc(const PoolGeom& g, Storage s, const void* x, float* y);
+  virtual void global_avgpool_backward_nhwc(const PoolGeom& g, Storage s, const float* dy,
+                                            void* dx);
 
   // ---- loss. logits (n, classes), labels (n). Mean softmax cross-entropy over `mean_over`
   // samples (n, unless these n are one replica's share of a larger batch: then the whole batch's

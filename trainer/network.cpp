@@ -12,9 +12,9 @@
  * before a ReLU takes the ReLU in both directions (BatchNorm::fuse_relu_after): the ReLU is a view
  * of its output, and its backward is skipped, the batch norm reading the ReLU's output gradient
  * (the conv-block net and the ResNets' stems: two passes over an activation fewer each way).
- * Activations between layers that take bf16 are stored so where the backend keeps them
- * (storage_plan.h: CUDA in bf16 mode); the input, the logits and every fp32-only layer's tensors
- * are fp32.
+ * Activations between layers that take channels-last tensors are stored so where the backend
+ * keeps them (storage_plan.h: CUDA in bf16 and tf32 mode); the input, the logits and every
+ * fp32-only layer's tensors are fp32 NCHW.
  * Dropout streams: layer i draws from hash2(mix64(dropout_seed ^ mix64(i)), step * span + j) where
  * span = max_batch * features, so no two layers or steps share a mask.
  */
@@ -95,7 +95,7 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
     }
   }
 
-  // Which activations are kept in bf16 (storage_plan.h); all fp32 on most backends.
+  // Which activations are kept channels-last (storage_plan.h); all fp32 NCHW on most backends.
   const std::vector<Storage> storage =
       set_layer_storage(layers_, backend_, Storage::fp32_nchw, Storage::fp32_nchw);
 

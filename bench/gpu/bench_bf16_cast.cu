@@ -1,6 +1,6 @@
 /*
- * bench_bf16_cast.cu — GPU time of the bf16 conversions (trainer/cuda/bf16.cuh) at the shapes the
- * bf16 convolutions convert: fp32 NCHW to bf16 NHWC (narrow) and back (widen), each timed as 20
+ * bench_bf16_cast.cu — GPU time of the bf16 conversions (trainer/cuda/nhwc_cast.cuh) at the shapes
+ * the bf16 convolutions convert: fp32 NCHW to bf16 NHWC (narrow) and back (widen), each timed as 20
  * calls in a CUDA graph, with the bandwidth that implies (4 + 2 bytes an element); and the
  * element-by-element casts they replaced, as the baseline.
  *   bench_bf16_cast [--shape N C HW]...
@@ -11,9 +11,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "trainer/cuda/bf16.cuh"
 #include "trainer/cuda/cuda_raii.h"
 #include "trainer/cuda/graph_timing.h"
+#include "trainer/cuda/nhwc_cast.cuh"
 
 using namespace sweep::trainer::cuda;
 
@@ -67,13 +67,13 @@ int main(int argc, char** argv) {
       const float narrow_us = graph_time_us(
           stream.get(),
           [&] {
-            narrow({{fp, bp, n, c, hw}}, stream.get());
+            to_nhwc<__nv_bfloat16>({{fp, bp, n, c, hw}}, stream.get());
           },
           20, 5);
       const float widen_us = graph_time_us(
           stream.get(),
           [&] {
-            widen({{bp, fp, n, c, hw}}, stream.get());
+            to_nchw<__nv_bfloat16>({{bp, fp, n, c, hw}}, stream.get());
           },
           20, 5);
       const float naive_narrow_us = graph_time_us(

@@ -13,13 +13,13 @@
  *
  *   bench_gpu_lenet [--iters 500] [--warmup 50] [--repeats 5] [--only lenet|convnet|resnet18]
  *                   [--batch 64|256] [--mode eager|graph] [--direct-conv timed|never|always]
- *                   [--overlap on|off] [--share N] [--bf16-activations on|off]
+ *                   [--overlap on|off] [--share N] [--nhwc-activations on|off]
  * --overlap off runs the weight gradients on the one stream too (CudaBackend::
  * set_overlap_weight_gradients), for the figure without the side stream. --share N plans and
  * times the kernels as a fused array of N members does (CudaBackend::set_gpu_share), so a
- * profiler can see that array's kernels one step at a time. --bf16-activations off keeps every
- * activation in fp32 in bf16 mode (CudaBackend::set_bf16_activations), the path before bf16
- * tensors were kept between layers.
+ * profiler can see that array's kernels one step at a time. --nhwc-activations off keeps every
+ * activation in fp32 NCHW in bf16 and tf32 mode (CudaBackend::set_nhwc_activations), the path
+ * before channels-last tensors were kept between layers.
  * Prints a table and `RESULT peer=sweep model=.. batch=.. mode=.. precision=..
  * images_per_second=..`
  */
@@ -54,9 +54,9 @@ struct Case {
 constexpr int kRows = 16384;  // images in the synthetic device data set
 
 double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::DirectConv direct,
-                bool overlap, int share, bool bf16_activations) {
+                bool overlap, int share, bool nhwc_activations) {
   CudaBackend gpu(0, c.math);
-  gpu.set_bf16_activations(bf16_activations);
+  gpu.set_nhwc_activations(nhwc_activations);
   gpu.set_direct_conv(direct);
   gpu.set_gpu_share(share);
   gpu.set_overlap_weight_gradients(overlap);
@@ -177,10 +177,11 @@ int main(int argc, char** argv) {
                  "plan and time the kernels as one of this many steps sharing the GPU (a fused "
                  "array's DeviceSpec::share); the step itself still runs alone")
       ->check(CLI::Range(1, 64));
-  std::string bf16_activations = "on";
-  app.add_option("--bf16-activations", bf16_activations,
-                 "on: bf16 mode keeps bf16 NHWC activations between the layers that take them; "
-                 "off: fp32 activations, converted around each bf16 convolution")
+  std::string nhwc_activations = "on";
+  app.add_option("--nhwc-activations", nhwc_activations,
+                 "on: bf16 and tf32 mode keep channels-last activations (bf16 or fp32 NHWC) "
+                 "between the layers that take them; off: fp32 NCHW activations, converted around "
+                 "each channels-last convolution")
       ->check(CLI::IsMember({"on", "off"}));
   CLI11_PARSE(app, argc, argv);
   const CudaBackend::DirectConv direct = direct_word == "never"    ? CudaBackend::DirectConv::never
@@ -212,15 +213,15 @@ int main(int argc, char** argv) {
     for (const Case& c : cases) {
       const int n = c.model == "lenet" ? iters : std::max(50, iters / 5);
       const double rate = run_case(c, warmup, n, repeats, direct, overlap_word == "on", share,
-                                   bf16_activations == "on");
+                                   nhwc_activations == "on");
       const char* mode = c.graph ? "graph" : "eager";
       const char* prec = prec_name(c.math);
       std::printf("%-8s %-6d %-6s %-6s %12.0f\n", c.model.c_str(), c.batch, mode, prec, rate);
       std::printf(
           "RESULT peer=sweep model=%s batch=%d mode=%s precision=%s direct_conv=%s overlap=%s "
-          "bf16_activations=%s images_per_second=%.0f\n",
+          "nhwc_activations=%s images_per_second=%.0f\n",
           c.model.c_str(), c.batch, mode, prec, direct_word.c_str(), overlap_word.c_str(),
-          bf16_activations.c_str(), rate);
+          nhwc_activations.c_str(), rate);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

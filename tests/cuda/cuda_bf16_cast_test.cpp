@@ -1,8 +1,8 @@
 /*
  * cuda_bf16_cast_test.cpp — the bf16 path's pieces on their own: the conversions between fp32
- * NCHW and bf16 NHWC (trainer/cuda/bf16.cuh), exact against a host transpose, on the tiled shapes
- * and the element-by-element ones, several jobs in one launch; and the graph API plan's weight
- * gradient in both of its types (trainer/cuda/cudnn_graph.h) against the CPU backend.
+ * NCHW and bf16 NHWC (trainer/cuda/nhwc_cast.cuh), exact against a host transpose, on the tiled
+ * shapes and the element-by-element ones, several jobs in one launch; and the graph API plan's
+ * weight gradient in both of its types (trainer/cuda/cudnn_graph.h) against the CPU backend.
  */
 #include <cuda_bf16.h>
 
@@ -10,8 +10,8 @@
 #include <cstring>
 
 #include "tests/cuda/cuda_test_util.h"
-#include "trainer/cuda/bf16.cuh"
 #include "trainer/cuda/cudnn_graph.h"
+#include "trainer/cuda/nhwc_cast.cuh"
 
 namespace sweep::trainer::test {
 namespace {
@@ -59,16 +59,16 @@ TEST_F(CudaBf16Cast, NarrowAndWidenTransposeExactly) {
       gpu->copy_to_device(bias_d.back().f(), biases.back().data(), std::size_t(s.c) * 4);
     }
     const auto job = [&](std::size_t i) {
-      return cuda::NarrowJob{f32[i].f(), b16[i].as<__nv_bfloat16>(), shapes[i].n, shapes[i].c,
-                             shapes[i].hw};
+      return cuda::ToNhwc<__nv_bfloat16>{f32[i].f(), b16[i].as<__nv_bfloat16>(), shapes[i].n,
+                                         shapes[i].c, shapes[i].hw};
     };
-    cuda::narrow({job(0), job(1), job(2)}, gpu->joined_stream());
+    cuda::to_nhwc<__nv_bfloat16>({job(0), job(1), job(2)}, gpu->joined_stream());
     const auto wjob = [&](std::size_t i) {
-      return cuda::WidenJob{
+      return cuda::ToNchw<__nv_bfloat16>{
           b16[i].as<__nv_bfloat16>(),      back[i].f(), shapes[i].n, shapes[i].c, shapes[i].hw,
           i == 1 ? nullptr : bias_d[i].f()};
     };
-    cuda::widen({wjob(0), wjob(1), wjob(2)}, gpu->joined_stream());
+    cuda::to_nchw<__nv_bfloat16>({wjob(0), wjob(1), wjob(2)}, gpu->joined_stream());
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const auto [n, c, hw] = shapes[i];
       char tag[64];
@@ -127,13 +127,13 @@ TEST_F(CudaBf16Cast, GraphPlanWeightGradientInBothTypes) {
     DeviceBuffer xd(*gpu, nx * 2), dyd(*gpu, ny * 2), dwd(*gpu, nw * 4);
     gpu->copy_to_device(xd.as<void>(), xb.data(), nx * 2);
     gpu->copy_to_device(dyd.as<void>(), dyb.data(), ny * 2);
-    for (auto type :
-         {cuda::Bf16ConvPlan::FilterGradient::fp32, cuda::Bf16ConvPlan::FilterGradient::bf16}) {
-      const bool fp32 = type == cuda::Bf16ConvPlan::FilterGradient::fp32;
+    using FilterGradient = cuda::NhwcConvPlan::FilterGradient;
+    for (auto type : {FilterGradient::nchw_fp32, FilterGradient::nhwc}) {
+      const bool fp32 = type == FilterGradient::nchw_fp32;
       const std::string tag = std::string(fp32 ? "fp32" : "bf16") + " dw, c" + std::to_string(g.c) +
                               " k" + std::to_string(g.k) + " s" + std::to_string(g.stride_h);
-      cuda::Bf16ConvPlan plan(dnn.get(), g, std::size_t{256} << 20, type);
-      ASSERT_EQ(plan.filter_gradient_fp32(), fp32) << tag;
+      cuda::NhwcConvPlan plan(dnn.get(), g, Storage::bf16_nhwc, std::size_t{256} << 20, type);
+      ASSERT_EQ(plan.filter_gradient_nchw(), fp32) << tag;
       DeviceBuffer ws(*gpu, std::max<std::size_t>(plan.workspace_bytes(), 16));
       plan.backward_filter(dnn.get(), xd.as<void>(), dyd.as<void>(), dwd.as<void>(), ws.as<void>());
       std::vector<float> got(nw);

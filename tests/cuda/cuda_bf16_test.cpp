@@ -6,7 +6,7 @@
  * for convolutions, the bf16 rounding of the result (half an ulp: 2^-8 relative). A separate test
  * shows the products really are bf16 (a sum whose fp32 value is 0.125 and whose bf16 value is 0),
  * so a path that silently ran fp32 could not pass; and training in bf16 must learn as fp32 does.
- * The op tests ask for bf16 convolutions on every shape (ConvChoice::bf16_first); training uses
+ * The op tests ask for bf16 convolutions on every shape (ConvChoice::nhwc_first); training uses
  * the default, where each shape takes the faster of its bf16 and tf32 plans.
  */
 #include <algorithm>
@@ -49,7 +49,7 @@ class CudaBf16 : public CudaVsCpu {
     gpu = std::make_unique<cuda::CudaBackend>(0, cuda::MathMode::bf16);
     // The bf16 convolution path on every shape that has a bf16 algorithm, not the faster of bf16
     // and tf32 (training's default, which may take tf32 for narrow layers).
-    gpu->set_conv_choice(cuda::CudaBackend::ConvChoice::bf16_first);
+    gpu->set_conv_choice(cuda::CudaBackend::ConvChoice::nhwc_first);
   }
 
   // The same logical input on both: exact on the GPU (it rounds), pre-rounded on the CPU.

@@ -162,7 +162,7 @@ void CpuBackend::add(const float* a, const float* b, float* y, std::size_t n) {
   });
 }
 
-// ---------------------------------------------------------------- bf16 activations
+// ---------------------------------------------------------------- channels-last activations
 
 namespace {
 
@@ -182,22 +182,38 @@ float from_bf16(Bf16 b) {
   return f;
 }
 
-}  // namespace
-
-void CpuBackend::to_bf16_nhwc(const float* x, Bf16* y, int n, int c, int hw) {
+// Visits every element of n images of c channels and hw pixels: f(its NCHW index, the index of
+// the same element in storage s).
+template <class F>
+void each_element(Storage s, int n, int c, int hw, F&& f) {
   const std::size_t image = std::size_t(c) * hw;
   for (std::size_t i = 0; i < std::size_t(n); ++i)
     for (std::size_t ci = 0; ci < std::size_t(c); ++ci)
       for (std::size_t p = 0; p < std::size_t(hw); ++p)
-        y[i * image + p * c + ci] = round_to_bf16(x[i * image + ci * hw + p]);
+        f(i * image + ci * hw + p, is_nhwc(s) ? i * image + p * c + ci : i * image + ci * hw + p);
 }
 
-void CpuBackend::from_bf16_nhwc(const Bf16* x, float* y, int n, int c, int hw) {
-  const std::size_t image = std::size_t(c) * hw;
-  for (std::size_t i = 0; i < std::size_t(n); ++i)
-    for (std::size_t ci = 0; ci < std::size_t(c); ++ci)
-      for (std::size_t p = 0; p < std::size_t(hw); ++p)
-        y[i * image + ci * hw + p] = from_bf16(x[i * image + p * c + ci]);
+}  // namespace
+
+void CpuBackend::to_storage(Storage s, const float* x, void* y, int n, int c, int hw) {
+  if (is_bf16(s))
+    each_element(s, n, c, hw, [&](std::size_t from, std::size_t to) {
+      static_cast<Bf16*>(y)[to] = round_to_bf16(x[from]);
+    });
+  else
+    each_element(s, n, c, hw,
+                 [&](std::size_t from, std::size_t to) { static_cast<float*>(y)[to] = x[from]; });
+}
+
+void CpuBackend::from_storage(Storage s, const void* x, float* y, int n, int c, int hw) {
+  if (is_bf16(s))
+    each_element(s, n, c, hw, [&](std::size_t to, std::size_t from) {
+      y[to] = from_bf16(static_cast<const Bf16*>(x)[from]);
+    });
+  else
+    each_element(s, n, c, hw, [&](std::size_t to, std::size_t from) {
+      y[to] = static_cast<const float*>(x)[from];
+    });
 }
 
 // ---------------------------------------------------------------- dense

@@ -58,12 +58,13 @@ class CpuBackend final : public Backend {
   void relu_forward(const float* x, float* y, std::size_t n) override;
   void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) override;
 
-  // Tests: keep bf16 activations as the CUDA backend does in bf16 mode, through the reference ops
-  // (backend_bf16_reference.cpp), so that a network's storage plan runs in CI.
-  void set_bf16_activations(bool on) { bf16_activations_ = on; }
-  bool keeps_bf16_activations() const override { return bf16_activations_; }
-  void to_bf16_nhwc(const float* x, Bf16* y, int n, int c, int hw) override;
-  void from_bf16_nhwc(const Bf16* x, float* y, int n, int c, int hw) override;
+  // Tests: keep channels-last activations (bf16_nhwc or fp32_nhwc; fp32_nchw: none, the default)
+  // as the CUDA backend does in bf16 and tf32 mode, through the reference ops
+  // (backend_nhwc_reference.cpp), so that a network's storage plan runs in CI.
+  void set_nhwc_storage(Storage s) { nhwc_storage_ = s; }
+  Storage nhwc_storage() const override { return nhwc_storage_; }
+  void to_storage(Storage s, const float* x, void* y, int n, int c, int hw) override;
+  void from_storage(Storage s, const void* x, float* y, int n, int c, int hw) override;
 
   void batchnorm_forward_train(const BatchNormGeom& g, const float* x, const float* gamma,
                                const float* beta, float* running_mean, float* running_var,
@@ -93,7 +94,7 @@ class CpuBackend final : public Backend {
   void gather_batch(const GatherDesc& d, float* x, std::int32_t* y) override;
 
  private:
-  bool bf16_activations_ = false;
+  Storage nhwc_storage_ = Storage::fp32_nchw;
   // Runs f inside this backend's arena, so the tbb::parallel_for calls in f use its threads only.
   template <class F>
   void run(F&& f) {

@@ -50,11 +50,12 @@ class CudaBackend final : public Backend {
   // reductions, timing events). Call it again for each batch of such work.
   cudaStream_t joined_stream();
   MathMode math() const { return math_; }
-  // bf16 mode: how a convolution shape picks its plan. fastest (default): the bf16 or the tf32
-  // plan, whichever runs faster in a CUDA graph; bf16_first: bf16 whenever cuDNN has a bf16
-  // engine for the shape (the op tests use it to exercise the bf16 path on every shape). Set it
-  // before the first convolution: plans already built keep their choice.
-  enum class ConvChoice { fastest, bf16_first };
+  // bf16 and tf32 mode: how a convolution shape picks its plan. fastest (default): in bf16 the
+  // bf16 or the tf32 plan, whichever runs faster in a CUDA graph; in tf32 the channels-last plan
+  // where the activations are kept channels-last. nhwc_first: the channels-last plan whenever
+  // cuDNN has an engine for the shape (the op tests use it to exercise that path on every shape).
+  // Set it before the first convolution: plans already built keep their choice.
+  enum class ConvChoice { fastest, nhwc_first };
   void set_conv_choice(ConvChoice c) { conv_choice_ = c; }
   // fp32 and tf32: whether a convolution op runs on our kernels (direct_conv.h, tiled_conv.h) or
   // on cuDNN's plan. timed (default): per shape and op, whichever a CUDA-graph timing finds
@@ -107,34 +108,41 @@ class CudaBackend final : public Backend {
                               const float* w, Storage ys, const void* dy, void* dx, float* dw,
                               float* db) override;
 
-  // bf16 mode keeps activations in bf16 between the layers that take them (backend.h), unless
-  // turned off here (before the network is built: bench_gpu_train measures both) or
-  // deterministic (its convolutions run tf32 on fp32).
-  void set_bf16_activations(bool on) { bf16_activations_ = on; }
-  bool keeps_bf16_activations() const override {
-    return math_ == MathMode::bf16 && !deterministic_ && bf16_activations_;
+  // bf16 and tf32 mode keep activations channels-last (bf16 or fp32 NHWC) between the layers that
+  // take them (backend.h), unless turned off here (before the network is built: bench_gpu_lenet
+  // measures both) or deterministic (its convolutions run the legacy plans on NCHW).
+  void set_nhwc_activations(bool on) { nhwc_activations_ = on; }
+  Storage nhwc_storage() const override {
+    if (deterministic_ || !nhwc_activations_) return Storage::fp32_nchw;
+    return math_ == MathMode::bf16   ? Storage::bf16_nhwc
+           : math_ == MathMode::tf32 ? Storage::fp32_nhwc
+                                     : Storage::fp32_nchw;
   }
-  void to_bf16_nhwc(const float* x, Bf16* y, int n, int c, int hw) override;
-  void from_bf16_nhwc(const Bf16* x, float* y, int n, int c, int hw) override;
-  void batchnorm_forward_train_bf16(const BatchNormGeom& g, const Bf16* x, const float* gamma,
-                                    const float* beta, float* running_mean, float* running_var,
-                                    float* save_mean, float* save_invstd, Bf16* y,
+  void to_storage(Storage s, const float* x, void* y, int n, int c, int hw) override;
+  void from_storage(Storage s, const void* x, float* y, int n, int c, int hw) override;
+  void batchnorm_forward_train_nhwc(const BatchNormGeom& g, Storage s, const void* x,
+                                    const float* gamma, const float* beta, float* running_mean,
+                                    float* running_var, float* save_mean, float* save_invstd,
+                                    void* y, bool relu) override;
+  void batchnorm_forward_infer_nhwc(const BatchNormGeom& g, Storage s, const void* x,
+                                    const float* gamma, const float* beta,
+                                    const float* running_mean, const float* running_var, void* y,
                                     bool relu) override;
-  void batchnorm_forward_infer_bf16(const BatchNormGeom& g, const Bf16* x, const float* gamma,
-                                    const float* beta, const float* running_mean,
-                                    const float* running_var, Bf16* y, bool relu) override;
-  void batchnorm_backward_bf16(const BatchNormGeom& g, const Bf16* x, const Bf16* relu_y,
-                               const Bf16* dy, const float* gamma, const float* save_mean,
-                               const float* save_invstd, Bf16* dx, float* dgamma,
+  void batchnorm_backward_nhwc(const BatchNormGeom& g, Storage s, const void* x, const void* relu_y,
+                               const void* dy, const float* gamma, const float* save_mean,
+                               const float* save_invstd, void* dx, float* dgamma,
                                float* dbeta) override;
-  void relu_forward_bf16(const Bf16* x, Bf16* y, std::size_t n) override;
-  void relu_backward_bf16(const Bf16* y, const Bf16* dy, Bf16* dx, std::size_t n) override;
-  void add_bf16(const Bf16* a, const Bf16* b, Bf16* y, std::size_t n, bool relu) override;
-  void maxpool2x2_forward_bf16(const PoolGeom& g, const Bf16* x, Bf16* y) override;
-  void maxpool2x2_backward_bf16(const PoolGeom& g, const Bf16* x, const Bf16* y, const Bf16* dy,
-                                Bf16* dx) override;
-  void global_avgpool_forward_bf16(const PoolGeom& g, const Bf16* x, float* y) override;
-  void global_avgpool_backward_bf16(const PoolGeom& g, const float* dy, Bf16* dx) override;
+  void relu_forward_nhwc(Storage s, const void* x, void* y, std::size_t n) override;
+  void relu_backward_nhwc(Storage s, const void* y, const void* dy, void* dx,
+                          std::size_t n) override;
+  void add_nhwc(Storage s, const void* a, const void* b, void* y, std::size_t n,
+                bool relu) override;
+  void maxpool2x2_forward_nhwc(const PoolGeom& g, Storage s, const void* x, void* y) override;
+  void maxpool2x2_backward_nhwc(const PoolGeom& g, Storage s, const void* x, const void* y,
+                                const void* dy, void* dx) override;
+  void global_avgpool_forward_nhwc(const PoolGeom& g, Storage s, const void* x, float* y) override;
+  void global_avgpool_backward_nhwc(const PoolGeom& g, Storage s, const float* dy,
+                                    void* dx) override;
 
   void pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) override;
   void pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
@@ -248,24 +256,26 @@ class CudaBackend final : public Backend {
   void join_side();  // this stream waits for all queued side work
   cudnnHandle_t dnn() const { return cudnn_.get(); }
   // A convolution shape's cuDNN plan (fp32 or tf32), which of its ops run on our kernels instead,
-  // and in bf16 mode the graph API's bf16 plan when it runs the shape faster (then it runs all
+  // and the graph API's channels-last plan where it is taken (make_conv_plans; then it runs all
   // three ops).
   enum class ConvImpl { cudnn, direct, tiled };
   struct ConvEntry {
     std::unique_ptr<ConvPlan> plan;
-    std::unique_ptr<Bf16ConvPlan> bf16;
+    std::unique_ptr<NhwcConvPlan> nhwc;
     ConvImpl forward = ConvImpl::cudnn, data = ConvImpl::cudnn, filter = ConvImpl::cudnn;
     int filter_parts = 1;  // direct_conv_filter_parts
   };
   const ConvEntry& conv_entry(const ConvGeom& g);
-  // The shape's fp32 or tf32 plan, and in bf16 mode (timed shapes) its bf16 plan if it wins.
+  // The storage of the channels-last plan a shape may take (bf16 or fp32 NHWC), or fp32_nchw.
+  Storage nhwc_plan_storage(const ConvGeom& g) const;
+  // The shape's fp32 or tf32 plan, and (timed shapes) its channels-last plan where it is taken.
   void make_conv_plans(const ConvGeom& g, bool timed, ConvEntry& e);
   // Fills e's direct_* choices (cuda_direct_conv.cu). `timed`: the shape's batch is the tuned one.
   void choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e);
-  // bf16 mode: whether the bf16 plan's forward and backward, with their conversions, take less
-  // GPU time in a CUDA graph than the tf32 plan's (cuda_direct_conv.cu; once per shape and
-  // process).
-  bool bf16_runs_faster(const ConvGeom& g, const Bf16ConvPlan& bf16, const ConvPlan& tf32);
+  // bf16 mode: whether the channels-last plan's forward and backward on fp32 NCHW tensors, with
+  // their conversions, take less GPU time in a CUDA graph than the legacy plan's
+  // (cuda_direct_conv.cu; once per shape and process).
+  bool nhwc_runs_faster(const ConvGeom& g, const NhwcConvPlan& nhwc, const ConvPlan& legacy);
   const PoolPlan& pool_plan(const PoolGeom& g, PoolMode mode);
   void* conv_workspace(std::size_t bytes);
   // m itself when it holds `bytes`, else a larger replacement (the old one retired): workspaces
@@ -280,9 +290,9 @@ class CudaBackend final : public Backend {
   void channel_sums_reserve(const ConvGeom& g, DeviceMemory& scratch);
   void channel_sums_into(const ConvGeom& g, const float* dy, float* db, DeviceMemory& scratch,
                          cudaStream_t s);
-  // Grow-only scratch for the bf16 copies of one convolution's operands and results: `elements`
-  // bfloat16 values (the caller lays its arrays out in it, each rounded up to 128 elements).
-  void* bf16_scratch(std::size_t elements);
+  // Grow-only scratch for the channels-last (and dense bf16) copies of one op's operands and
+  // results (the caller lays its arrays out in it, each rounded up to 128 elements).
+  void* nhwc_scratch(std::size_t bytes);
   void dense_forward_into(const float* x, const float* w, const float* b, float* y, int n, int in,
                           int out, bool relu);
   void dense_backward_from(const float* x, const float* w, const float* dy, float* dx, float* dw,
@@ -290,12 +300,13 @@ class CudaBackend final : public Backend {
   // c (m, n) column-major = op(a) op(b) with bfloat16 a and b, fp32 accumulation and c.
   void gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void* a,
                  int lda, const void* b, int ldb, float* c, int ldc);
-  // The bf16 plan with activations in either storage (xs, ys): fp32 ones are converted before
-  // and after. kept (conv_kept_bytes): the weights' bf16 copy, then x's when x is fp32, written by
-  // the forward and read by the backward (null: converted into scratch each time).
-  void conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs, const void* x,
+  // The channels-last plan with activations in its storage or fp32 NCHW (xs, ys): the latter are
+  // converted before and after. kept (conv_kept_bytes): the weights' K,R,S,C copy, then x's when
+  // x is fp32 NCHW, written by the forward and read by the backward (null: converted into scratch
+  // each time).
+  void conv2d_forward_nhwc(const ConvGeom& g, const NhwcConvPlan& plan, Storage xs, const void* x,
                            const float* w, const float* b, Storage ys, void* y, void* kept);
-  void conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs, const void* x,
+  void conv2d_backward_nhwc(const ConvGeom& g, const NhwcConvPlan& plan, Storage xs, const void* x,
                             const void* kept, const float* w, Storage ys, const void* dy, void* dx,
                             float* dw);
   // The fp32 / tf32 plan (or our kernels) on fp32 NCHW tensors.
@@ -339,11 +350,11 @@ class CudaBackend final : public Backend {
   DeviceMemory conv_workspace_;  // grown only when a new shape needs more
   DeviceMemory sumsq_partial_;   // (kSumSquaresBlocks) doubles
   DeviceMemory scratch_;         // grown only when a new shape needs more
-  DeviceMemory bf16_scratch_;    // likewise (MathMode::bf16 only)
-  // fp32 copies of bf16 activations for a convolution whose shape has no bf16 plan (a partial
-  // batch): grown only, like the others.
+  DeviceMemory nhwc_scratch_;    // likewise (bf16 and tf32 mode only)
+  // fp32 NCHW copies of channels-last activations for a convolution whose shape has no
+  // channels-last plan (a partial batch): grown only, like the others.
   DeviceMemory widened_scratch_;
-  bool bf16_activations_ = true;
+  bool nhwc_activations_ = true;
   // Workspaces replaced while a graph exists: the graph still points at them, so they live until
   // no graph is left (an eager step of a new shape, e.g. a last partial batch, may grow one).
   std::vector<DeviceMemory> graph_owned_;

@@ -1,8 +1,8 @@
 /*
  * cuda_direct_conv.cu — the timed choices of how a convolution shape runs: which of its ops run on
  * our direct kernels (direct_conv.h) rather than on cuDNN's plan, and in bf16 mode whether the
- * bf16 plan or the tf32 plan runs it. Timed once per shape and process, both sides as a training
- * step runs them (graph_timing.h).
+ * bf16 (channels-last) plan or the tf32 plan runs it. Timed once per shape and process, both sides
+ * as a training step runs them (graph_timing.h).
  */
 #include <algorithm>
 #include <array>
@@ -51,8 +51,8 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   }
   const bool direct = direct_conv_fits(g), tiled = tiled_conv_fits(g),
              tiled_filter = tiled_conv_filter_fits(g, sm_count_);
-  // A bf16 plan runs the shape's three ops on cuDNN's bf16 engines; ours are fp32 only.
-  if (e.bf16 || direct_conv_ == DirectConv::never || !(direct || tiled)) return;
+  // A channels-last plan runs the shape's three ops on cuDNN's engines; ours are NCHW only.
+  if (e.nhwc || direct_conv_ == DirectConv::never || !(direct || tiled)) return;
   e.filter_parts = direct_conv_filter_parts(g, sm_count_);
   if (direct_conv_ == DirectConv::always || direct_conv_ == DirectConv::tiled) {
     const ConvImpl ours = tiled && (direct_conv_ == DirectConv::tiled || !direct)
@@ -163,12 +163,13 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   cache.emplace(key, TimedChoice{int(e.forward), int(e.data), int(e.filter)});
 }
 
-bool CudaBackend::bf16_runs_faster(const ConvGeom& g, const Bf16ConvPlan& bf16,
-                                   const ConvPlan& tf32) {
+bool CudaBackend::nhwc_runs_faster(const ConvGeom& g, const NhwcConvPlan& nhwc,
+                                   const ConvPlan& legacy) {
   static std::mutex mutex;
   static std::map<ChoiceKey, bool> cache;
-  const ChoiceKey key{device_,    g.n,        g.c,     g.h,     g.w,     g.k,     g.r, g.s,
-                      g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, g.out_w, 1};
+  const ChoiceKey key{device_, g.n,     g.c,     g.h,        g.w,
+                      g.k,     g.r,     g.s,     g.stride_h, g.stride_w,
+                      g.pad_h, g.pad_w, g.out_h, g.out_w,    int(nhwc.storage())};
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w;
@@ -176,30 +177,31 @@ bool CudaBackend::bf16_runs_faster(const ConvGeom& g, const Bf16ConvPlan& bf16,
   const std::size_t nw = std::size_t(g.k) * g.c * g.r * g.s;
   DeviceBuffer x(*this, nx * sizeof(float)), y(*this, ny * sizeof(float)),
       w(*this, nw * sizeof(float)), dx(*this, nx * sizeof(float)), dw(*this, nw * sizeof(float));
-  // As a layer runs it: x's bf16 copy kept from the forward for the backward.
+  // As a layer runs it: x's converted copy kept from the forward for the backward.
   DeviceBuffer kept(*this, conv_kept_bytes(g, Storage::fp32_nchw));
-  const auto run_bf16 = [&] {
+  const auto run_nhwc = [&] {
     constexpr Storage fp32 = Storage::fp32_nchw;
-    conv2d_forward_bf16(g, bf16, fp32, x.f(), w.f(), nullptr, fp32, y.f(), kept.as<void>());
-    conv2d_backward_bf16(g, bf16, fp32, x.f(), kept.as<void>(), w.f(), fp32, y.f(), dx.f(), dw.f());
+    conv2d_forward_nhwc(g, nhwc, fp32, x.f(), w.f(), nullptr, fp32, y.f(), kept.as<void>());
+    conv2d_backward_nhwc(g, nhwc, fp32, x.f(), kept.as<void>(), w.f(), fp32, y.f(), dx.f(), dw.f());
   };
-  const auto run_tf32 = [&] {
-    void* ws = conv_workspace(tf32.workspace_bytes());
-    tf32.forward(dnn(), x.f(), w.f(), y.f(), ws);
-    tf32.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws);
-    tf32.backward_data(dnn(), w.f(), y.f(), dx.f(), ws);
+  const auto run_legacy = [&] {
+    void* ws = conv_workspace(legacy.workspace_bytes());
+    legacy.forward(dnn(), x.f(), w.f(), y.f(), ws);
+    legacy.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws);
+    legacy.backward_data(dnn(), w.f(), y.f(), dx.f(), ws);
   };
   // Once eagerly: the scratch and workspace grow outside the capture.
-  run_bf16();
-  run_tf32();
-  const float bf16_us = graph_us(stream(), run_bf16), tf32_us = graph_us(stream(), run_tf32);
-  const bool faster = bf16_us <= tf32_us;
+  run_nhwc();
+  run_legacy();
+  const float nhwc_us = graph_us(stream(), run_nhwc), legacy_us = graph_us(stream(), run_legacy);
+  const bool faster = nhwc_us <= legacy_us;
+  const char* name = is_bf16(nhwc.storage()) ? "bf16" : "nhwc";
   if (std::getenv("SWEEP_CUDNN_LOG"))
     std::fprintf(stderr,
-                 "sweep: conv n%d c%d %dx%d k%d %dx%d s%d: bf16 %.1f us, tf32 %.1f us in a graph "
+                 "sweep: conv n%d c%d %dx%d k%d %dx%d s%d: %s %.1f us, legacy %.1f us in a graph "
                  "(fwd + both backward): %s\n",
-                 g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, double(bf16_us), double(tf32_us),
-                 faster ? "bf16" : "tf32");
+                 g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, name, double(nhwc_us),
+                 double(legacy_us), faster ? name : "legacy");
   cache.emplace(key, faster);
   return faster;
 }

@@ -16,12 +16,12 @@
 
 #include "common/check.h"
 #include "trainer/cuda/batchnorm.h"
-#include "trainer/cuda/bf16.cuh"
-#include "trainer/cuda/bf16_activations.h"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/cuda/direct_conv.h"
 #include "trainer/cuda/elementwise.cuh"
 #include "trainer/cuda/maxpool2x2.cuh"
+#include "trainer/cuda/nhwc_activations.h"
+#include "trainer/cuda/nhwc_cast.cuh"
 #include "trainer/cuda/skinny_dense.cuh"
 #include "trainer/cuda/tiled_conv.h"
 
@@ -35,9 +35,10 @@ bool skinny(int n, int in, int out) {
   return out <= kSkinnyMaxOut && std::size_t(n) * in <= (std::size_t{1} << 22);
 }
 
-// Offsets of consecutive arrays in one bf16 scratch: each starts on a 256-byte boundary.
-constexpr std::size_t kBf16Align = 128;
-std::size_t padded(std::size_t n) { return (n + kBf16Align - 1) / kBf16Align * kBf16Align; }
+// Offsets (in elements) of consecutive arrays in one channels-last scratch: each starts on a
+// 256-byte boundary (bf16; 512 for fp32).
+constexpr std::size_t kNhwcAlign = 128;
+std::size_t padded(std::size_t n) { return (n + kNhwcAlign - 1) / kNhwcAlign * kNhwcAlign; }
 
 }  // namespace
 
@@ -107,9 +108,10 @@ void CudaBackend::dense_forward_into(const float* x, const float* w, const float
   }
   if (math_ == MathMode::bf16) {
     const std::size_t nx = std::size_t(n) * in, nw = std::size_t(out) * in;
-    auto* xb = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(nw)));
+    auto* xb = static_cast<__nv_bfloat16*>(
+        nhwc_scratch((padded(nx) + padded(nw)) * sizeof(__nv_bfloat16)));
     __nv_bfloat16* wb = xb + padded(nx);
-    narrow({{x, xb, n, in}, {w, wb, out, in}}, stream());
+    to_nhwc<__nv_bfloat16>({{x, xb, n, in}, {w, wb, out, in}}, stream());
     gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, wb, in, xb, in, y, out);
   } else {
     // column-major: y^T (out, n) = [w as (in, out)]^T (out, in) * [x as (in, n)]
@@ -145,9 +147,11 @@ void CudaBackend::dense_backward_from(const float* x, const float* w, const floa
                  {floats(dx, nx), floats(dw, nw), floats(db, std::size_t(out))});
   if (math_ == MathMode::bf16 && !skinny(n, in, out)) {
     const std::size_t nwd = dx ? nw : 0;
-    auto* xb = static_cast<__nv_bfloat16*>(bf16_scratch(padded(nx) + padded(ny) + padded(nwd)));
+    auto* xb = static_cast<__nv_bfloat16*>(
+        nhwc_scratch((padded(nx) + padded(ny) + padded(nwd)) * sizeof(__nv_bfloat16)));
     __nv_bfloat16 *dyb = xb + padded(nx), *wb = dyb + padded(ny);
-    narrow({{x, xb, n, in}, {dy, dyb, n, out}, {w, wb, dx ? out : 0, in}}, stream());
+    to_nhwc<__nv_bfloat16>({{x, xb, n, in}, {dy, dyb, n, out}, {w, wb, dx ? out : 0, in}},
+                           stream());
     if (dx) gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, wb, in, dyb, out, dx, in);
     gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, xb, in, dyb, out, dw, in);
     if (db) column_sums(dy, db, n, out, stream());
@@ -208,35 +212,48 @@ const CudaBackend::ConvEntry& CudaBackend::conv_entry(const ConvGeom& g) {
   return it->second;
 }
 
-// bf16 where it pays: cuDNN's bf16 kernels are fast for wide layers (tensor cores want channels
-// in multiples of 8) and slow or missing for narrow ones (LeNet's weight gradients at batch 64:
-// 14-27x slower than fp32, measured). So in bf16 mode each timed shape gets a tf32 plan and a
-// bf16 plan (cudnn_graph.h), and keeps the bf16 one when its three ops run faster in a CUDA
-// graph, conversions included (bf16_runs_faster); a shape with no bf16 engine runs tf32. tf32
-// (not fp32) because a bf16 user has already accepted reduced-precision products. Untimed shapes
-// (a partial batch) and deterministic mode run tf32: a bf16 engine unseen could be a slow one,
-// and the graph API's fast weight gradients may add in any order.
+// Channels-last plans (cudnn_graph.h) where they pay. bf16 mode: cuDNN's bf16 kernels are fast for
+// wide layers (tensor cores want channels in multiples of 8) and slow or missing for narrow ones
+// (LeNet's weight gradients at batch 64: 14-27x slower than fp32, measured). So each timed shape
+// gets a tf32 plan and a bf16 plan, and keeps the bf16 one when its three ops run faster in a CUDA
+// graph, conversions included (nhwc_runs_faster); a shape with no bf16 engine runs tf32. tf32 (not
+// fp32) because a bf16 user has already accepted reduced-precision products. tf32 mode: a shape
+// that reads channels-last activations gets the fp32 NHWC plan, which reaches cuDNN's tf32
+// tensor-core engines (for NCHW tensors its fastest at our shapes are fp32 FMA kernels). Untimed
+// shapes (a partial batch) and deterministic mode run the legacy plan: an engine unseen could be
+// a slow one, and the graph API's fast weight gradients may add in any order.
+Storage CudaBackend::nhwc_plan_storage(const ConvGeom& g) const {
+  if (deterministic_) return Storage::fp32_nchw;
+  if (math_ == MathMode::bf16) return Storage::bf16_nhwc;
+  if (math_ == MathMode::tf32 && (conv_choice_ == ConvChoice::nhwc_first || conv_reads_nhwc(g)))
+    return Storage::fp32_nhwc;
+  return Storage::fp32_nchw;
+}
+
 void CudaBackend::make_conv_plans(const ConvGeom& g, bool find, ConvEntry& e) {
   const ConvPlan::Choose how = deterministic_ ? ConvPlan::Choose::deterministic_untimed
                                : find         ? ConvPlan::Choose::timed
                                               : ConvPlan::Choose::untimed;
   const MathMode math = math_ == MathMode::bf16 ? MathMode::tf32 : math_;
-  std::unique_ptr<Bf16ConvPlan> bf16;
-  if (math_ == MathMode::bf16 && how == ConvPlan::Choose::timed) {
+  const Storage plan_storage = nhwc_plan_storage(g);
+  std::unique_ptr<NhwcConvPlan> nhwc;
+  if (is_nhwc(plan_storage) && how == ConvPlan::Choose::timed) {
     try {
-      bf16 = std::make_unique<Bf16ConvPlan>(dnn(), g, workspace_limit_);
-    } catch (const Error&) {  // no bf16 engine for this shape
+      nhwc = std::make_unique<NhwcConvPlan>(dnn(), g, plan_storage, workspace_limit_);
+    } catch (const Error&) {  // no channels-last engine for this shape
     }
   }
-  if (bf16 && std::getenv("SWEEP_CUDNN_LOG"))
-    std::fprintf(stderr, "sweep: conv n%d c%d %dx%d k%d %dx%d s%d p%d bf16: %s\n", g.n, g.c, g.h,
-                 g.w, g.k, g.r, g.s, g.stride_h, g.pad_h, bf16->describe().c_str());
-  // A shape that takes bf16 activations would pay conversions on the tf32 plan instead: it runs
-  // bf16, and its tf32 plan (never called) is cuDNN's heuristic one, not timed.
-  const bool bf16_anyway = conv_choice_ == ConvChoice::bf16_first || conv_reads_bf16(g);
+  if (nhwc && std::getenv("SWEEP_CUDNN_LOG"))
+    std::fprintf(stderr, "sweep: conv n%d c%d %dx%d k%d %dx%d s%d p%d %s: %s\n", g.n, g.c, g.h, g.w,
+                 g.k, g.r, g.s, g.stride_h, g.pad_h, is_bf16(plan_storage) ? "bf16" : "nhwc",
+                 nhwc->describe().c_str());
+  // A shape that takes channels-last activations would pay conversions on the legacy plan
+  // instead: it runs the channels-last plan, and its legacy plan (never called) is cuDNN's
+  // heuristic one, not timed.
+  const bool nhwc_anyway = conv_choice_ == ConvChoice::nhwc_first || conv_reads_nhwc(g);
   e.plan = std::make_unique<ConvPlan>(dnn(), g, math, workspace_limit_,
-                                      bf16 && bf16_anyway ? ConvPlan::Choose::untimed : how);
-  if (bf16 && (bf16_anyway || bf16_runs_faster(g, *bf16, *e.plan))) e.bf16 = std::move(bf16);
+                                      nhwc && nhwc_anyway ? ConvPlan::Choose::untimed : how);
+  if (nhwc && (nhwc_anyway || nhwc_runs_faster(g, *nhwc, *e.plan))) e.nhwc = std::move(nhwc);
 }
 
 void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
@@ -244,14 +261,16 @@ void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float*
   conv2d_forward_stored(g, Storage::fp32_nchw, x, w, b, Storage::fp32_nchw, y, nullptr);
 }
 
-// In bf16 mode a layer keeps its weights' bf16 copy, and its input's when the input is fp32, from
-// forward to backward: the backward converts neither again, whichever plan the shape takes (a tf32
-// shape leaves them unused). The weights first, each part padded as bf16_scratch's arrays.
+// Where a shape may run a channels-last plan, its layer keeps the weights' K,R,S,C copy in the
+// plan's type, and its input's when the input is fp32 NCHW, from forward to backward: the backward
+// converts neither again, whichever plan the shape takes (a legacy-plan shape leaves them unused).
+// The weights first, each part padded as nhwc_scratch's arrays.
 std::size_t CudaBackend::conv_kept_bytes(const ConvGeom& g, Storage xs) {
-  if (math_ != MathMode::bf16) return 0;
+  const Storage s = nhwc_plan_storage(g);
+  if (!is_nhwc(s)) return 0;
   const std::size_t nw = std::size_t(g.k) * g.c * g.r * g.s,
-                    nx = is_bf16(xs) ? 0 : std::size_t(g.n) * g.c * g.h * g.w;
-  return (padded(nw) + padded(nx)) * sizeof(__nv_bfloat16);
+                    nx = xs == s ? 0 : std::size_t(g.n) * g.c * g.h * g.w;
+  return storage_bytes(s, padded(nw) + padded(nx));
 }
 
 void CudaBackend::conv2d_forward_stored(const ConvGeom& g, Storage xs, const void* x,
@@ -259,25 +278,26 @@ void CudaBackend::conv2d_forward_stored(const ConvGeom& g, Storage xs, const voi
                                         void* kept) {
   enter();
   const ConvEntry& e = conv_entry(g);
-  if (e.bf16) return conv2d_forward_bf16(g, *e.bf16, xs, x, w, b, ys, y, kept);
-  // A shape without a bf16 plan (a partial batch) on bf16 activations: widened before, narrowed
-  // after.
-  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
-                    ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
-  float* base =
-      is_bf16(xs) || is_bf16(ys)
-          ? scratch_floats(widened_scratch_, (is_bf16(xs) ? nx : 0) + (is_bf16(ys) ? ny : 0))
-          : nullptr;
-  const float* xf = static_cast<const float*>(x);
-  float* yf = static_cast<float*>(y);
-  if (is_bf16(xs)) {
-    widen({{static_cast<const __nv_bfloat16*>(x), base, g.n, g.c, g.h * g.w}}, stream());
-    xf = base;
-  }
-  if (is_bf16(ys)) yf = base + (is_bf16(xs) ? nx : 0);
-  conv2d_forward_fp32(g, e, xf, w, b, yf);
-  if (is_bf16(ys))
-    narrow({{yf, static_cast<__nv_bfloat16*>(y), g.n, g.k, g.out_h * g.out_w}}, stream());
+  if (e.nhwc) return conv2d_forward_nhwc(g, *e.nhwc, xs, x, w, b, ys, y, kept);
+  if (!is_nhwc(xs) && !is_nhwc(ys))
+    return conv2d_forward_fp32(g, e, static_cast<const float*>(x), w, b, static_cast<float*>(y));
+  // A shape without a channels-last plan (a partial batch) on channels-last activations:
+  // converted to fp32 NCHW before, back after.
+  with_nhwc_type(is_nhwc(xs) ? xs : ys, [&](auto tag) {
+    using T = decltype(tag);
+    const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                      ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+    float* base = scratch_floats(widened_scratch_, (is_nhwc(xs) ? nx : 0) + (is_nhwc(ys) ? ny : 0));
+    const float* xf = static_cast<const float*>(x);
+    float* yf = static_cast<float*>(y);
+    if (is_nhwc(xs)) {
+      to_nchw<T>({{static_cast<const T*>(x), base, g.n, g.c, g.h * g.w}}, stream());
+      xf = base;
+    }
+    if (is_nhwc(ys)) yf = base + (is_nhwc(xs) ? nx : 0);
+    conv2d_forward_fp32(g, e, xf, w, b, yf);
+    if (is_nhwc(ys)) to_nhwc<T>({{yf, static_cast<T*>(y), g.n, g.k, g.out_h * g.out_w}}, stream());
+  });
 }
 
 void CudaBackend::conv2d_forward_fp32(const ConvGeom& g, const ConvEntry& e, const float* x,
@@ -290,37 +310,36 @@ void CudaBackend::conv2d_forward_fp32(const ConvGeom& g, const ConvEntry& e, con
   if (b) add_channel_bias(y, b, g.n, g.k, g.out_h * g.out_w, stream());
 }
 
-// bf16: narrow what is fp32 of x and w to NHWC (one launch), convolve in bf16 with fp32
-// accumulation, and widen y back to NCHW adding the bias (one launch) unless y is kept in bf16
-// (then the bias is a pass of its own).
-// The products run on bf16 tensor cores.
-void CudaBackend::conv2d_forward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs,
+// Channels-last: convert what is fp32 NCHW of x and w (one launch; w to K,R,S,C), convolve with
+// fp32 accumulation on tensor cores, and convert y back to NCHW adding the bias (one launch)
+// unless y is kept channels-last (then the bias is a pass of its own).
+void CudaBackend::conv2d_forward_nhwc(const ConvGeom& g, const NhwcConvPlan& plan, Storage xs,
                                       const void* x, const float* w, const float* b, Storage ys,
                                       void* y, void* kept) {
-  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
-                    nw = std::size_t(g.k) * g.c * g.r * g.s,
-                    ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
-  const bool x_ready = is_bf16(xs), y_ready = is_bf16(ys);
-  // Scratch for what is not kept: x and w (inference), y when it is fp32.
-  const std::size_t scratch_x = kept || x_ready ? 0 : nx, scratch_w = kept ? 0 : nw;
-  auto* base = static_cast<__nv_bfloat16*>(
-      bf16_scratch(padded(scratch_x) + padded(scratch_w) + padded(y_ready ? 0 : ny)));
-  auto* kept_w = static_cast<__nv_bfloat16*>(kept);
-  __nv_bfloat16* wb = kept ? kept_w : base + padded(scratch_x);
-  const __nv_bfloat16* xb = x_ready ? static_cast<const __nv_bfloat16*>(x)
-                            : kept  ? kept_w + padded(nw)
-                                    : base;
-  __nv_bfloat16* yb =
-      y_ready ? static_cast<__nv_bfloat16*>(y) : base + padded(scratch_x) + padded(scratch_w);
-  narrow({{static_cast<const float*>(x), const_cast<__nv_bfloat16*>(xb), x_ready ? 0 : g.n, g.c,
-           g.h * g.w},
-          {w, wb, g.k, g.c, g.r * g.s}},
-         stream());
-  plan.forward(dnn(), xb, wb, yb, conv_workspace(plan.workspace_bytes()));
-  if (!y_ready)
-    widen({{yb, static_cast<float*>(y), g.n, g.k, g.out_h * g.out_w, b}}, stream());
-  else if (b)
-    add_bias_nhwc(yb, b, std::size_t(g.n) * g.out_h * g.out_w, g.k, stream());
+  const Storage s = plan.storage();
+  with_nhwc_type(s, [&](auto tag) {
+    using T = decltype(tag);
+    const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                      nw = std::size_t(g.k) * g.c * g.r * g.s,
+                      ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+    const bool x_ready = xs == s, y_ready = ys == s;
+    // Scratch for what is not kept: x and w (inference), y when it is fp32 NCHW.
+    const std::size_t scratch_x = kept || x_ready ? 0 : nx, scratch_w = kept ? 0 : nw;
+    T* base = static_cast<T*>(nhwc_scratch(
+        (padded(scratch_x) + padded(scratch_w) + padded(y_ready ? 0 : ny)) * sizeof(T)));
+    T* kept_w = static_cast<T*>(kept);
+    T* wb = kept ? kept_w : base + padded(scratch_x);
+    T* xb = x_ready ? static_cast<T*>(const_cast<void*>(x)) : kept ? kept_w + padded(nw) : base;
+    T* yb = y_ready ? static_cast<T*>(y) : base + padded(scratch_x) + padded(scratch_w);
+    to_nhwc<T>({{static_cast<const float*>(x), xb, x_ready ? 0 : g.n, g.c, g.h * g.w},
+                {w, wb, g.k, g.c, g.r * g.s}},
+               stream());
+    plan.forward(dnn(), xb, wb, yb, conv_workspace(plan.workspace_bytes()));
+    if (!y_ready)
+      to_nchw<T>({{yb, static_cast<float*>(y), g.n, g.k, g.out_h * g.out_w, b}}, stream());
+    else if (b)
+      add_bias_nhwc(yb, b, std::size_t(g.n) * g.out_h * g.out_w, g.k, stream());
+  });
 }
 
 void CudaBackend::conv2d_backward(const ConvGeom& g, const float* x, const float* w,
@@ -337,33 +356,40 @@ void CudaBackend::conv2d_backward_stored(const ConvGeom& g, Storage xs, const vo
   enter_backward({stored(x, nx, xs), floats(w, nw), stored(dy, ny, ys)},
                  {stored(dx, nx, xs), floats(dw, nw), floats(db, std::size_t(g.k))});
   const ConvEntry& e = conv_entry(g);
-  if (e.bf16) {
-    conv2d_backward_bf16(g, *e.bf16, xs, x, kept, w, ys, dy, dx, dw);
-    if (db && is_bf16(ys)) {
+  if (e.nhwc) {
+    conv2d_backward_nhwc(g, *e.nhwc, xs, x, kept, w, ys, dy, dx, dw);
+    if (db && is_nhwc(ys)) {
       const std::size_t rows = std::size_t(g.n) * g.out_h * g.out_w;
-      channel_sums_nhwc(static_cast<const __nv_bfloat16*>(dy), db, rows, g.k,
-                        scratch_floats(channel_sums_nhwc_scratch_floats(rows, g.k)), stream());
+      float* scratch = scratch_floats(channel_sums_nhwc_scratch_floats(rows, g.k));
+      with_nhwc_type(ys, [&](auto tag) {
+        using T = decltype(tag);
+        channel_sums_nhwc(static_cast<const T*>(dy), db, rows, g.k, scratch, stream());
+      });
     } else if (db) {
       channel_sums_into(g, static_cast<const float*>(dy), db, scratch_, stream());
     }
     return;
   }
-  if (!is_bf16(xs) && !is_bf16(ys))
+  if (!is_nhwc(xs) && !is_nhwc(ys))
     return conv2d_backward_fp32(g, e, static_cast<const float*>(x), w,
                                 static_cast<const float*>(dy), static_cast<float*>(dx), dw, db);
-  // A shape without a bf16 plan on bf16 activations: x, dy widened before, dx narrowed after.
-  join_side();  // the widened copies share one scratch with the forward's
-  const std::size_t wx = is_bf16(xs) ? nx : 0, wy = is_bf16(ys) ? ny : 0,
-                    wd = is_bf16(xs) && dx ? nx : 0;
-  float* base = scratch_floats(widened_scratch_, wx + wy + wd);
-  const float* xf = is_bf16(xs) ? base : static_cast<const float*>(x);
-  const float* dyf = is_bf16(ys) ? base + wx : static_cast<const float*>(dy);
-  float* dxf = is_bf16(xs) ? (dx ? base + wx + wy : nullptr) : static_cast<float*>(dx);
-  widen({{static_cast<const __nv_bfloat16*>(x), base, wx ? g.n : 0, g.c, g.h * g.w},
-         {static_cast<const __nv_bfloat16*>(dy), base + wx, wy ? g.n : 0, g.k, g.out_h * g.out_w}},
-        stream());
-  conv2d_backward_fp32(g, e, xf, w, dyf, dxf, dw, db);
-  if (wd) narrow({{dxf, static_cast<__nv_bfloat16*>(dx), g.n, g.c, g.h * g.w}}, stream());
+  // A shape without a channels-last plan on channels-last activations: x, dy converted to fp32
+  // NCHW before, dx back after.
+  join_side();  // the converted copies share one scratch with the forward's
+  with_nhwc_type(is_nhwc(xs) ? xs : ys, [&](auto tag) {
+    using T = decltype(tag);
+    const std::size_t wx = is_nhwc(xs) ? nx : 0, wy = is_nhwc(ys) ? ny : 0,
+                      wd = is_nhwc(xs) && dx ? nx : 0;
+    float* base = scratch_floats(widened_scratch_, wx + wy + wd);
+    const float* xf = is_nhwc(xs) ? base : static_cast<const float*>(x);
+    const float* dyf = is_nhwc(ys) ? base + wx : static_cast<const float*>(dy);
+    float* dxf = is_nhwc(xs) ? (dx ? base + wx + wy : nullptr) : static_cast<float*>(dx);
+    to_nchw<T>({{static_cast<const T*>(x), base, wx ? g.n : 0, g.c, g.h * g.w},
+                {static_cast<const T*>(dy), base + wx, wy ? g.n : 0, g.k, g.out_h * g.out_w}},
+               stream());
+    conv2d_backward_fp32(g, e, xf, w, dyf, dxf, dw, db);
+    if (wd) to_nhwc<T>({{dxf, static_cast<T*>(dx), g.n, g.c, g.h * g.w}}, stream());
+  });
 }
 
 void CudaBackend::conv2d_backward_fp32(const ConvGeom& g, const ConvEntry& e, const float* x,
@@ -420,49 +446,52 @@ void CudaBackend::channel_sums_into(const ConvGeom& g, const float* dy, float* d
   channel_sums(dy, db, g.n, g.k, g.out_h * g.out_w, scratch.as<float>(), s);
 }
 
-// bf16: narrow what is fp32 of x and dy (and w when dx is wanted) to NHWC in one launch, both
-// products in bf16 with fp32 accumulation, then widen dx back to NCHW unless it is kept in bf16
-// (and dw, when the plan's weight gradient is bf16) in one launch; an fp32 weight gradient is
-// written in place.
-void CudaBackend::conv2d_backward_bf16(const ConvGeom& g, const Bf16ConvPlan& plan, Storage xs,
+// Channels-last: convert what is fp32 NCHW of x and dy (and w when dx is wanted) in one launch,
+// both products with fp32 accumulation, then convert dx back to NCHW unless it is kept
+// channels-last (and dw, when the plan's weight gradient is K,R,S,C) in one launch; an fp32
+// K,C,R,S weight gradient is written in place.
+void CudaBackend::conv2d_backward_nhwc(const ConvGeom& g, const NhwcConvPlan& plan, Storage xs,
                                        const void* x, const void* kept, const float* w, Storage ys,
                                        const void* dy, void* dx, float* dw) {
-  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
-                    nw = std::size_t(g.k) * g.c * g.r * g.s,
-                    ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
-  const bool dw_fp32 = plan.filter_gradient_fp32();
-  // x and w as the forward kept them, x as it is stored, or converted again here.
-  const bool x_ready = is_bf16(xs), convert_x = !x_ready && !kept, dy_ready = is_bf16(ys),
-             convert_w = dx && !kept;
-  const std::size_t nxb = convert_x ? nx : 0, nyb = dy_ready ? 0 : ny, nwd = convert_w ? nw : 0,
-                    nwb = dw_fp32 ? 0 : nw, nxd = dx && !x_ready ? nx : 0;
-  auto* base = static_cast<__nv_bfloat16*>(
-      bf16_scratch(padded(nxb) + padded(nyb) + padded(nwd) + padded(nwb) + padded(nxd)));
-  const auto* kept_w = static_cast<const __nv_bfloat16*>(kept);
-  const __nv_bfloat16* xb = x_ready     ? static_cast<const __nv_bfloat16*>(x)
-                            : convert_x ? base
-                                        : kept_w + padded(nw);
-  __nv_bfloat16* dyb_scratch = base + padded(nxb);
-  const __nv_bfloat16* dyb = dy_ready ? static_cast<const __nv_bfloat16*>(dy) : dyb_scratch;
-  __nv_bfloat16 *w_scratch = dyb_scratch + padded(nyb), *dwb = w_scratch + padded(nwd),
-                *dx_scratch = dwb + padded(nwb);
-  const __nv_bfloat16* wb = kept ? kept_w : w_scratch;
-  __nv_bfloat16* dxb = x_ready ? static_cast<__nv_bfloat16*>(dx) : dx_scratch;
-  const int hw = g.h * g.w, rs = g.r * g.s;
-  narrow({{static_cast<const float*>(x), base, convert_x ? g.n : 0, g.c, hw},
-          {static_cast<const float*>(dy), dyb_scratch, dy_ready ? 0 : g.n, g.k, g.out_h * g.out_w},
-          {w, w_scratch, convert_w ? g.k : 0, g.c, rs}},
-         stream());
-  void* ws = conv_workspace(plan.workspace_bytes());
-  plan.backward_filter(dnn(), xb, dyb, dw_fp32 ? static_cast<void*>(dw) : dwb, ws);
-  if (dx) plan.backward_data(dnn(), wb, dyb, dxb, ws);
-  widen({{dwb, dw, dw_fp32 ? 0 : g.k, g.c, rs},
-         {dx_scratch, static_cast<float*>(dx), nxd ? g.n : 0, g.c, hw}},
+  const Storage s = plan.storage();
+  with_nhwc_type(s, [&](auto tag) {
+    using T = decltype(tag);
+    const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                      nw = std::size_t(g.k) * g.c * g.r * g.s,
+                      ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+    const bool dw_nchw = plan.filter_gradient_nchw();
+    // x and w as the forward kept them, x as it is stored, or converted again here.
+    const bool x_ready = xs == s, convert_x = !x_ready && !kept, dy_ready = ys == s,
+               convert_w = dx && !kept;
+    const std::size_t nxb = convert_x ? nx : 0, nyb = dy_ready ? 0 : ny, nwd = convert_w ? nw : 0,
+                      nwb = dw_nchw ? 0 : nw, nxd = dx && !x_ready ? nx : 0;
+    T* base = static_cast<T*>(nhwc_scratch(
+        (padded(nxb) + padded(nyb) + padded(nwd) + padded(nwb) + padded(nxd)) * sizeof(T)));
+    const T* kept_w = static_cast<const T*>(kept);
+    const T* xb = x_ready ? static_cast<const T*>(x) : convert_x ? base : kept_w + padded(nw);
+    T* dyb_scratch = base + padded(nxb);
+    const T* dyb = dy_ready ? static_cast<const T*>(dy) : dyb_scratch;
+    T *w_scratch = dyb_scratch + padded(nyb), *dwb = w_scratch + padded(nwd),
+      *dx_scratch = dwb + padded(nwb);
+    const T* wb = kept ? kept_w : w_scratch;
+    T* dxb = x_ready ? static_cast<T*>(dx) : dx_scratch;
+    const int hw = g.h * g.w, rs = g.r * g.s;
+    to_nhwc<T>(
+        {{static_cast<const float*>(x), base, convert_x ? g.n : 0, g.c, hw},
+         {static_cast<const float*>(dy), dyb_scratch, dy_ready ? 0 : g.n, g.k, g.out_h * g.out_w},
+         {w, w_scratch, convert_w ? g.k : 0, g.c, rs}},
         stream());
+    void* ws = conv_workspace(plan.workspace_bytes());
+    plan.backward_filter(dnn(), xb, dyb, dw_nchw ? static_cast<void*>(dw) : dwb, ws);
+    if (dx) plan.backward_data(dnn(), wb, dyb, dxb, ws);
+    to_nchw<T>({{dwb, dw, dw_nchw ? 0 : g.k, g.c, rs},
+                {dx_scratch, static_cast<float*>(dx), nxd ? g.n : 0, g.c, hw}},
+               stream());
+  });
 }
 
-void* CudaBackend::bf16_scratch(std::size_t elements) {
-  return grow(bf16_scratch_, elements * sizeof(__nv_bfloat16), "bf16 scratch");
+void* CudaBackend::nhwc_scratch(std::size_t bytes) {
+  return grow(nhwc_scratch_, bytes, "channels-last scratch");
 }
 
 float* CudaBackend::scratch_floats(DeviceMemory& m, std::size_t n) {

@@ -1,5 +1,5 @@
 /*
- * cudnn_graph.cpp — Bf16ConvPlan (cudnn_graph.h): one single-op graph per convolution op, its
+ * cudnn_graph.cpp — NhwcConvPlan (cudnn_graph.h): one single-op graph per convolution op, its
  * engines from cuDNN's heuristics, each candidate finalised into an execution plan and timed.
  *
  * The operation graph and the execution plans are given the handle through
@@ -19,10 +19,12 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,7 +36,10 @@ namespace sweep::trainer::cuda {
 
 namespace {
 
-constexpr int kMaxCandidates = 8;  // engines timed per op, in the heuristics' order
+// Engine configurations timed per op, in the heuristics' order (modes A, then B). The same engine
+// comes back with several knob settings (tile sizes, splits of the reduction); each is a
+// candidate of its own: at 32 channels of 32x32 the weight gradient's fastest is not the first.
+constexpr int kMaxCandidates = 16;
 constexpr int kCallsPerGraph = 10;
 constexpr int kTimedReplays = 3;
 // A bf16 weight gradient must be this much faster than the best fp32 one to be taken: rounding
@@ -104,6 +109,10 @@ const char* op_name(Op op) {
   return op == Op::forward ? "forward" : op == Op::data ? "backward-data" : "backward-filter";
 }
 
+// An engine configuration's knob settings, (type, value) in cuDNN's order: with the engine's
+// index, what tells two configurations apart.
+using Knobs = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
 // One op's operation graph, and the descriptors it refers to.
 struct OpGraph {
   std::vector<Desc> keep;  // tensors, convolution and operation descriptors
@@ -116,7 +125,8 @@ struct OpPlan {
   std::shared_ptr<const OpGraph> graph;
   std::unique_ptr<Desc> plan;
   std::int64_t workspace = 0;
-  std::int64_t engine = -1;  // cuDNN's global engine index, for the log
+  std::int64_t engine = -1;  // cuDNN's global engine index
+  Knobs knobs;               // and its configuration's knobs
   float us = 0.f;            // its GPU time per call, timed in a CUDA graph
   // The variant pack of the last call's pointers: a step calls with the same ones every time.
   mutable std::unique_ptr<Desc> pack;
@@ -141,18 +151,19 @@ void OpPlan::run(cudnnHandle_t h, void* x, void* w, void* y, void* workspace_ptr
   SWEEP_CHECK_CUDNN(cudnnBackendExecute(h, plan->get(), pack->get()));
 }
 
-// op's single-node graph; `filter_type` is the weight (gradient) tensor's type, fp32 only for the
-// weight gradient.
+// op's single-node graph on activations of `type` (channels-last); the weights (or their
+// gradient) of `type` in K,R,S,C, or fp32 in the parameters' K,C,R,S when `filter_nchw` (the
+// weight gradient only).
 std::shared_ptr<const OpGraph> build_graph(cudnnHandle_t h, const ConvGeom& g, Op op,
-                                           cudnnDataType_t filter_type) {
+                                           cudnnDataType_t type, bool filter_nchw) {
   auto p = std::make_shared<OpGraph>();
   const std::array<std::int64_t, 4> xd{g.n, g.c, g.h, g.w}, yd{g.n, g.k, g.out_h, g.out_w},
       wd{g.k, g.c, g.r, g.s};
-  const bool fp32_filter = filter_type == CUDNN_DATA_FLOAT;
   p->keep.reserve(5);  // x, w and y are referred to below while the others are added
-  p->keep.push_back(tensor(kX, CUDNN_DATA_BFLOAT16, xd, nhwc(xd)));
-  p->keep.push_back(tensor(kW, filter_type, wd, fp32_filter ? nchw(wd) : nhwc(wd)));
-  p->keep.push_back(tensor(kY, CUDNN_DATA_BFLOAT16, yd, nhwc(yd)));
+  p->keep.push_back(tensor(kX, type, xd, nhwc(xd)));
+  p->keep.push_back(
+      tensor(kW, filter_nchw ? CUDNN_DATA_FLOAT : type, wd, filter_nchw ? nchw(wd) : nhwc(wd)));
+  p->keep.push_back(tensor(kY, type, yd, nhwc(yd)));
   Desc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
   const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
@@ -211,7 +222,8 @@ std::shared_ptr<const OpGraph> build_graph(cudnnHandle_t h, const ConvGeom& g, O
 }
 
 // Whether an engine's numerical notes allow it: fp32 reduction, no FFT or Winograd (they lose
-// digits; the legacy path rejects them too).
+// digits; the legacy path rejects them too). On fp32 tensors the tensor-core engines (tf32, which
+// cuDNN notes as down-converting the inputs) are allowed: this plan serves tf32 mode.
 bool acceptable(cudnnBackendDescriptor_t config) {
   Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   cudnnBackendDescriptor_t e = engine.get();
@@ -247,18 +259,62 @@ std::int64_t engine_index(cudnnBackendDescriptor_t config) {
   return index;
 }
 
+Knobs knobs_of(cudnnBackendDescriptor_t config) {
+  std::int64_t count = 0;
+  SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+  std::vector<Desc> choices;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (std::int64_t i = 0; i < count; ++i) {
+    choices.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+    raw.push_back(choices.back().get());
+  }
+  std::int64_t got = 0;
+  if (count > 0)
+    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
+                                               raw.data()));
+  Knobs knobs;
+  for (std::int64_t i = 0; i < got; ++i) {
+    cudnnBackendKnobType_t type{};
+    std::int64_t value = 0, n = 0;
+    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(
+        raw[std::size_t(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n, &type));
+    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(
+        raw[std::size_t(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &n, &value));
+    knobs.emplace_back(std::int64_t(type), value);
+  }
+  return knobs;
+}
+
+std::string describe_knobs(const Knobs& knobs) {
+  std::string s;
+  for (const auto& [type, value] : knobs) {
+    char part[48];
+    std::snprintf(part, sizeof part, "%s%lld=%lld", s.empty() ? "" : ",",
+                  static_cast<long long>(type), static_cast<long long>(value));
+    s += part;
+  }
+  return s;
+}
+
 struct Candidate {
   std::unique_ptr<Desc> plan;
   std::int64_t workspace = 0, engine = -1;
+  Knobs knobs;
 };
 
-// The heuristics' engines for p's graph that pass `acceptable`, finalise and fit the limit, in
-// the heuristics' order, at most kMaxCandidates; only engine `only` when it is not -1 (a choice
-// made before: the others are not finalised, which is most of the cost).
+// The heuristics' engine configurations for p's graph that pass `acceptable`, finalise and fit
+// the limit, in the heuristics' order (mode A's, then mode B's not seen, else the fallback
+// list's), at most kMaxCandidates; only the configuration (only_engine, only_knobs) when
+// only_engine is not -1 (a choice made before: the others are not finalised, which is most of the
+// cost).
 std::vector<Candidate> candidates(cudnnHandle_t h, const OpGraph& p, std::size_t limit,
-                                  std::int64_t only = -1) {
+                                  std::int64_t only_engine = -1, const Knobs& only_knobs = {}) {
   std::vector<Candidate> out;
-  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+  for (cudnnBackendHeurMode_t mode :
+       {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK}) {
+    if (mode == CUDNN_HEUR_MODE_FALLBACK && !out.empty()) break;
     Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
     heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *p.graph);
     heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
@@ -277,8 +333,13 @@ std::vector<Candidate> candidates(cudnnHandle_t h, const OpGraph& p, std::size_t
                                                CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
                                                raw.data()));
     for (std::int64_t i = 0; i < got && int(out.size()) < kMaxCandidates; ++i) {
-      if (only >= 0 && engine_index(raw[std::size_t(i)]) != only) continue;
-      if (!acceptable(raw[std::size_t(i)])) continue;
+      const std::int64_t index = engine_index(raw[std::size_t(i)]);
+      const Knobs knobs = knobs_of(raw[std::size_t(i)]);
+      if (only_engine >= 0 && (index != only_engine || knobs != only_knobs)) continue;
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const Candidate& c) {
+        return c.engine == index && c.knobs == knobs;
+      });
+      if (seen || !acceptable(raw[std::size_t(i)])) continue;
       auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &h);
       plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
@@ -289,14 +350,16 @@ std::vector<Candidate> candidates(cudnnHandle_t h, const OpGraph& p, std::size_t
                                                  CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                                  CUDNN_TYPE_INT64, 1, &n, &workspace));
       if (workspace < 0 || std::size_t(workspace) > limit) continue;
-      const std::int64_t index = engine_index(raw[std::size_t(i)]);
-      const bool seen = std::any_of(out.begin(), out.end(),
-                                    [&](const Candidate& c) { return c.engine == index; });
-      if (!seen) out.push_back({std::move(plan), workspace, index});
+      out.push_back({std::move(plan), workspace, index, knobs});
     }
-    if (!out.empty()) break;
   }
   return out;
+}
+
+// SWEEP_CUDNN_LOG=2: every candidate's time, not only the choice.
+bool log_every_candidate() {
+  const char* v = std::getenv("SWEEP_CUDNN_LOG");
+  return v && std::string(v) == "2";
 }
 
 DeviceMemory device_zeros(std::size_t bytes, cudaStream_t s) {
@@ -308,14 +371,16 @@ DeviceMemory device_zeros(std::size_t bytes, cudaStream_t s) {
   return m;
 }
 
-// What the timing chose for one op of a shape: its engine, the weight gradient's type and the
+// What the timing chose for one op of a shape: its engine, the weight gradient's layout and the
 // time, kept for the process (chosen_plans).
 struct OpChoice {
   std::int64_t engine = -1;
-  cudnnDataType_t filter_type = CUDNN_DATA_BFLOAT16;
+  Knobs knobs;
+  bool filter_nchw = false;
   float us = 0.f;
 };
-using ChoiceKey = std::array<int, 14>;  // device, the geometry, the FilterGradient mode
+// Device, the geometry, the FilterGradient mode, the activations' type.
+using ChoiceKey = std::array<int, 15>;
 
 // The choices made so far in this process. A fused array's members build the same shapes' plans
 // one after another; timing up to 8 finalised candidates per op for each member cost an array of
@@ -325,43 +390,48 @@ std::map<ChoiceKey, std::array<OpChoice, 3>> chosen_plans;
 
 }  // namespace
 
-struct Bf16ConvPlan::Impl {
+struct NhwcConvPlan::Impl {
   std::array<OpPlan, 3> ops;  // forward, data, filter
-  bool filter_fp32 = false;
+  bool filter_nchw = false;
+  cudnnDataType_t type = CUDNN_DATA_BFLOAT16;
 };
 
-Bf16ConvPlan::Bf16ConvPlan(cudnnHandle_t h, const ConvGeom& g, std::size_t limit,
+NhwcConvPlan::NhwcConvPlan(cudnnHandle_t h, const ConvGeom& g, Storage storage, std::size_t limit,
                            FilterGradient filter_gradient)
     : impl_(std::make_unique<Impl>()) {
+  if (!is_nhwc(storage)) throw Error("cuda: a channels-last convolution plan on NCHW tensors");
+  const bool bf16 = is_bf16(storage);
+  impl_->type = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
   cudaStream_t stream = nullptr;
   SWEEP_CHECK_CUDNN(cudnnGetStream(h, &stream));
   int device = 0;
   SWEEP_CHECK_CUDA(cudaGetDevice(&device));
   const ChoiceKey key{
-      device, g.n,        g.c,        g.h,     g.w,     g.k,     g.r,
-      g.s,    g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, int(filter_gradient)};
+      device,      g.n,        g.c,        g.h,     g.w,     g.k,     g.r,
+      g.s,         g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, int(filter_gradient),
+      int(storage)};
   if (adopt_choice(h, g, limit, key)) return;
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s;
-  // Zeros to time on (an engine's speed does not depend on the values); 2 bytes an element, the
-  // filter gradient's 4.
-  DeviceMemory x = device_zeros(nx * 2, stream), y = device_zeros(ny * 2, stream),
-               w = device_zeros(nw * 4, stream);
+  // Zeros to time on (an engine's speed does not depend on the values); the filter gradient's
+  // as fp32.
+  const std::size_t bytes = storage_bytes(storage, 1);
+  DeviceMemory x = device_zeros(nx * bytes, stream), y = device_zeros(ny * bytes, stream),
+               w = device_zeros(nw * sizeof(float), stream);
   for (Op op : {Op::forward, Op::data, Op::filter}) {
-    // The weight gradient in fp32 or in bf16, whichever an engine runs faster: some shapes have
-    // fast engines for one and only a slow one (or none) for the other (measured: 30 us against
-    // 1.5 ms). bf16 costs the caller a conversion of the gradient, a few microseconds.
-    std::vector<cudnnDataType_t> filter_types;
-    if (op != Op::filter || filter_gradient != FilterGradient::fp32)
-      filter_types.push_back(CUDNN_DATA_BFLOAT16);
-    if (op == Op::filter && filter_gradient != FilterGradient::bf16)
-      filter_types.push_back(CUDNN_DATA_FLOAT);
+    // The weight gradient in the plan's type (K,R,S,C) or in fp32 K,C,R,S, whichever an engine
+    // runs faster: some shapes have fast engines for one and only a slow one (or none) for the
+    // other (measured in bf16: 30 us against 1.5 ms). The first costs the caller a conversion of
+    // the gradient, a few microseconds.
+    std::vector<bool> filter_layouts;  // whether fp32 K,C,R,S
+    if (op != Op::filter || filter_gradient != FilterGradient::nchw_fp32)
+      filter_layouts.push_back(false);
+    if (op == Op::filter && filter_gradient != FilterGradient::nhwc) filter_layouts.push_back(true);
     float best_us = std::numeric_limits<float>::infinity();  // with the handicap
-    for (cudnnDataType_t filter_type : filter_types) {
-      const float handicap =
-          op == Op::filter && filter_type == CUDNN_DATA_BFLOAT16 ? kBf16GradientHandicap : 1.f;
-      const std::shared_ptr<const OpGraph> graph = build_graph(h, g, op, filter_type);
+    for (const bool filter_nchw : filter_layouts) {
+      const float handicap = op == Op::filter && bf16 && !filter_nchw ? kBf16GradientHandicap : 1.f;
+      const std::shared_ptr<const OpGraph> graph = build_graph(h, g, op, impl_->type, filter_nchw);
       std::vector<Candidate> found = candidates(h, *graph, limit);
       std::int64_t most = 0;
       for (const Candidate& c : found) most = std::max(most, c.workspace);
@@ -373,6 +443,7 @@ Bf16ConvPlan::Bf16ConvPlan(cudnnHandle_t h, const ConvGeom& g, std::size_t limit
         p.plan = std::move(c.plan);
         p.workspace = c.workspace;
         p.engine = c.engine;
+        p.knobs = c.knobs;
         try {
           // Every op reads and writes by tensor id (x or dx, w or dw, y or dy): one call.
           p.us = graph_time_us(
@@ -381,24 +452,28 @@ Bf16ConvPlan::Bf16ConvPlan(cudnnHandle_t h, const ConvGeom& g, std::size_t limit
         } catch (const Error&) {  // an engine that cannot run in a CUDA graph is not a candidate
           continue;
         }
+        if (log_every_candidate())
+          std::fprintf(stderr, "sweep: conv n%d c%d %dx%d k%d %s%s engine %lld [%s] %.1f us\n", g.n,
+                       g.c, g.h, g.w, g.k, op_name(op), filter_nchw ? " (fp32 K,C,R,S)" : "",
+                       static_cast<long long>(p.engine), describe_knobs(p.knobs).c_str(),
+                       double(p.us));
         if (!(p.us * handicap < best_us)) continue;
         best_us = p.us * handicap;
         p.pack.reset();  // its pointers were the timing's
         impl_->ops[std::size_t(op)] = std::move(p);
-        if (op == Op::filter) impl_->filter_fp32 = filter_type == CUDNN_DATA_FLOAT;
+        if (op == Op::filter) impl_->filter_nchw = filter_nchw;
       }
     }
     if (!(best_us < std::numeric_limits<float>::infinity()))
-      throw Error(std::string("cuDNN offers no bf16 ") + op_name(op) +
-                  " engine for this convolution that runs in a CUDA graph within a " +
+      throw Error(std::string("cuDNN offers no ") + (bf16 ? "bf16 " : "fp32 channels-last ") +
+                  op_name(op) + " engine for this convolution that runs in a CUDA graph within a " +
                   std::to_string(limit >> 20) + " MiB workspace");
   }
   SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream));  // the zeros are freed next
   std::array<OpChoice, 3> made;
   for (std::size_t i = 0; i < 3; ++i) {
     const OpPlan& p = impl_->ops[i];
-    made[i] = {p.engine, i == 2 && impl_->filter_fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_BFLOAT16,
-               p.us};
+    made[i] = {p.engine, p.knobs, i == 2 && impl_->filter_nchw, p.us};
   }
   const std::lock_guard<std::mutex> lock(choices_mutex);
   chosen_plans.emplace(key, made);
@@ -406,8 +481,8 @@ Bf16ConvPlan::Bf16ConvPlan(cudnnHandle_t h, const ConvGeom& g, std::size_t limit
 
 // Builds the plans chosen before for this key, untimed; false when there is none, or when an
 // engine chosen then cannot be made now (then the caller times afresh).
-bool Bf16ConvPlan::adopt_choice(cudnnHandle_t h, const ConvGeom& g, std::size_t limit,
-                                const std::array<int, 14>& key) {
+bool NhwcConvPlan::adopt_choice(cudnnHandle_t h, const ConvGeom& g, std::size_t limit,
+                                const std::array<int, 15>& key) {
   std::array<OpChoice, 3> made;
   {
     const std::lock_guard<std::mutex> lock(choices_mutex);
@@ -417,8 +492,8 @@ bool Bf16ConvPlan::adopt_choice(cudnnHandle_t h, const ConvGeom& g, std::size_t 
   }
   for (Op op : {Op::forward, Op::data, Op::filter}) {
     const OpChoice& c = made[std::size_t(op)];
-    const std::shared_ptr<const OpGraph> graph = build_graph(h, g, op, c.filter_type);
-    std::vector<Candidate> found = candidates(h, *graph, limit, c.engine);
+    const std::shared_ptr<const OpGraph> graph = build_graph(h, g, op, impl_->type, c.filter_nchw);
+    std::vector<Candidate> found = candidates(h, *graph, limit, c.engine, c.knobs);
     if (found.empty()) return false;
     OpPlan& p = impl_->ops[std::size_t(op)];
     p.op = op;
@@ -426,44 +501,50 @@ bool Bf16ConvPlan::adopt_choice(cudnnHandle_t h, const ConvGeom& g, std::size_t 
     p.plan = std::move(found.front().plan);
     p.workspace = found.front().workspace;
     p.engine = c.engine;
+    p.knobs = c.knobs;
     p.us = c.us;
   }
-  impl_->filter_fp32 = made[2].filter_type == CUDNN_DATA_FLOAT;
+  impl_->filter_nchw = made[2].filter_nchw;
   return true;
 }
 
-Bf16ConvPlan::~Bf16ConvPlan() = default;
+NhwcConvPlan::~NhwcConvPlan() = default;
 
-std::size_t Bf16ConvPlan::workspace_bytes() const {
+Storage NhwcConvPlan::storage() const {
+  return impl_->type == CUDNN_DATA_BFLOAT16 ? Storage::bf16_nhwc : Storage::fp32_nhwc;
+}
+
+std::size_t NhwcConvPlan::workspace_bytes() const {
   std::int64_t most = 0;
   for (const OpPlan& p : impl_->ops) most = std::max(most, p.workspace);
   return std::size_t(most);
 }
 
-bool Bf16ConvPlan::filter_gradient_fp32() const { return impl_->filter_fp32; }
+bool NhwcConvPlan::filter_gradient_nchw() const { return impl_->filter_nchw; }
 
-std::string Bf16ConvPlan::describe() const {
+std::string NhwcConvPlan::describe() const {
   std::string s;
   for (const OpPlan& p : impl_->ops) {
-    char part[96];
-    std::snprintf(part, sizeof part, "%s%s engine %lld (%.1f us)", s.empty() ? "" : ", ",
-                  op_name(p.op), static_cast<long long>(p.engine), double(p.us));
+    char part[256];
+    std::snprintf(part, sizeof part, "%s%s engine %lld [%s] (%.1f us)", s.empty() ? "" : ", ",
+                  op_name(p.op), static_cast<long long>(p.engine), describe_knobs(p.knobs).c_str(),
+                  double(p.us));
     s += part;
   }
-  return s + (impl_->filter_fp32 ? ", fp32 weight gradient" : ", bf16 weight gradient");
+  return s + (impl_->filter_nchw ? ", fp32 K,C,R,S weight gradient" : ", K,R,S,C weight gradient");
 }
 
-void Bf16ConvPlan::forward(cudnnHandle_t h, const void* x, const void* w, void* y,
+void NhwcConvPlan::forward(cudnnHandle_t h, const void* x, const void* w, void* y,
                            void* workspace) const {
   impl_->ops[0].run(h, const_cast<void*>(x), const_cast<void*>(w), y, workspace);
 }
 
-void Bf16ConvPlan::backward_data(cudnnHandle_t h, const void* w, const void* dy, void* dx,
+void NhwcConvPlan::backward_data(cudnnHandle_t h, const void* w, const void* dy, void* dx,
                                  void* workspace) const {
   impl_->ops[1].run(h, dx, const_cast<void*>(w), const_cast<void*>(dy), workspace);
 }
 
-void Bf16ConvPlan::backward_filter(cudnnHandle_t h, const void* x, const void* dy, void* dw,
+void NhwcConvPlan::backward_filter(cudnnHandle_t h, const void* x, const void* dy, void* dw,
                                    void* workspace) const {
   impl_->ops[2].run(h, const_cast<void*>(x), dw, const_cast<void*>(dy), workspace);
 }

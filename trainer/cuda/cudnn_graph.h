@@ -1,16 +1,19 @@
 /*
- * cudnn_graph.h — bf16 convolutions through cuDNN's graph (backend) API.
+ * cudnn_graph.h — channels-last convolutions through cuDNN's graph (backend) API: bf16, and fp32
+ * with tf32 tensor cores.
  *
  * The legacy API (cudnn_legacy.h) gives bf16 convolutions one storage type for x, w and y, so a
  * weight gradient comes out in bf16, and its fast algorithms add those gradients with bf16
  * atomics (3-4% errors, measured): only its deterministic algorithms were usable, and they ran
  * about as fast as tf32. The graph API takes a type per tensor and offers cuDNN's newer engines
- * (those PyTorch's channels_last bf16 runs): here x, w, y, dx and dy are bf16 (NHWC, filters
+ * (those PyTorch's channels_last runs): here x, w, y, dx and dy are bf16 or fp32 (NHWC, filters
  * K,R,S,C), accumulation is fp32, and the weight gradient is written in fp32 straight into the
- * master gradient's K,C,R,S layout, or in bf16 K,R,S,C (as autocast's) where that runs more than
- * 25% faster. Engines whose notes say they reduce in reduced precision, or use FFT or Winograd,
- * are never taken. Each op takes the fastest of cuDNN's heuristic candidates, timed in a CUDA
- * graph as a step runs them, once per shape and process (later plans of the shape reuse the
+ * master gradient's K,C,R,S layout, or in the plan's type in K,R,S,C where that runs faster (bf16,
+ * as autocast's: only when more than 25% faster). In tf32 mode this plan on fp32 NHWC tensors is
+ * what reaches the tensor cores: for NCHW tensors cudnnFind's fastest are fp32 FMA kernels at
+ * our shapes (measured). Engines whose notes say they reduce in reduced precision, or use FFT or
+ * Winograd, are never taken. Each op takes the fastest of cuDNN's heuristic candidates, timed in a
+ * CUDA graph as a step runs them, once per shape and process (later plans of the shape reuse the
  * choice).
  * The deprecated descriptor API stays in cudnn_legacy.cpp; this file is the graph API's only user.
  */
@@ -27,31 +30,35 @@
 
 namespace sweep::trainer::cuda {
 
-class Bf16ConvPlan {
+class NhwcConvPlan {
  public:
-  // The weight gradient's type: fp32 unless bf16 runs more than 25% faster (the default), or one
-  // of them (tests).
-  enum class FilterGradient { fastest, fp32, bf16 };
-  // Throws sweep::Error when cuDNN offers no acceptable engine for one of the three ops within
-  // `workspace_limit` bytes. The candidates are timed on the handle's stream (not capturing).
-  Bf16ConvPlan(cudnnHandle_t handle, const ConvGeom& g, std::size_t workspace_limit,
+  // The weight gradient's form: the faster of fp32 K,C,R,S and the plan's type in K,R,S,C (the
+  // default; bf16 only when 25% faster), or one of them (tests).
+  enum class FilterGradient { fastest, nchw_fp32, nhwc };
+  // storage: the activations' (bf16_nhwc or fp32_nhwc). Throws sweep::Error when cuDNN offers no
+  // acceptable engine for one of the three ops within `workspace_limit` bytes. The candidates are
+  // timed on the handle's stream (not capturing).
+  NhwcConvPlan(cudnnHandle_t handle, const ConvGeom& g, Storage storage,
+               std::size_t workspace_limit,
                FilterGradient filter_gradient = FilterGradient::fastest);
-  ~Bf16ConvPlan();
-  Bf16ConvPlan(const Bf16ConvPlan&) = delete;
-  Bf16ConvPlan& operator=(const Bf16ConvPlan&) = delete;
+  ~NhwcConvPlan();
+  NhwcConvPlan(const NhwcConvPlan&) = delete;
+  NhwcConvPlan& operator=(const NhwcConvPlan&) = delete;
 
+  Storage storage() const;              // the activations' (bf16_nhwc or fp32_nhwc)
   std::size_t workspace_bytes() const;  // the largest of the three chosen engines' needs
-  // Whether backward_filter writes fp32 K,C,R,S (the parameters' own layout); else bf16 K,R,S,C.
-  bool filter_gradient_fp32() const;
+  // Whether backward_filter writes fp32 K,C,R,S (the parameters' own layout); else the plan's
+  // type in K,R,S,C.
+  bool filter_gradient_nchw() const;
   // Which engines run the three ops, for SWEEP_CUDNN_LOG.
   std::string describe() const;
 
-  // y (bf16 NHWC) = conv(x (bf16 NHWC), w (bf16 K,R,S,C)); overwrites y.
+  // y (NHWC) = conv(x (NHWC), w (K,R,S,C)), all of the plan's type; overwrites y.
   void forward(cudnnHandle_t h, const void* x, const void* w, void* y, void* workspace) const;
-  // dx (bf16 NHWC) = conv^T(dy (bf16 NHWC), w); overwrites dx.
+  // dx (NHWC) = conv^T(dy (NHWC), w); overwrites dx.
   void backward_data(cudnnHandle_t h, const void* w, const void* dy, void* dx,
                      void* workspace) const;
-  // dw = sum over the batch of x (*) dy, in the layout filter_gradient_fp32() says; overwrites.
+  // dw = sum over the batch of x (*) dy, in the layout filter_gradient_nchw() says; overwrites.
   void backward_filter(cudnnHandle_t h, const void* x, const void* dy, void* dw,
                        void* workspace) const;
 
@@ -59,7 +66,7 @@ class Bf16ConvPlan {
   // The plans this process chose for the same shape before (a fused array's earlier member),
   // built without timing; false when none.
   bool adopt_choice(cudnnHandle_t h, const ConvGeom& g, std::size_t limit,
-                    const std::array<int, 14>& key);
+                    const std::array<int, 15>& key);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

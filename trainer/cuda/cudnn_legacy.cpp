@@ -241,7 +241,7 @@ void set_conv(const ConvDesc& d, const ConvGeom& g, MathMode mode) {
 
 ConvPlan::ConvPlan(cudnnHandle_t h, const ConvGeom& g, MathMode math, std::size_t limit, Choose how)
     : impl_(std::make_unique<Impl>()) {
-  if (math == MathMode::bf16) throw Error("conv2d: bf16 convolutions take a Bf16ConvPlan");
+  if (math == MathMode::bf16) throw Error("conv2d: bf16 convolutions take an NhwcConvPlan");
   Impl& p = *impl_;
   set_tensor(p.x, g.n, g.c, g.h, g.w);
   set_tensor(p.y, g.n, g.k, g.out_h, g.out_w);

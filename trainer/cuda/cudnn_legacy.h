@@ -28,7 +28,7 @@ enum class MathMode { fp32, tf32, bf16 };
 
 // Convolution: descriptors and the algorithms chosen for forward, backward data and backward
 // filter: the fastest one cudnnFind measures (or, without find, cuDNN's heuristics predict) whose
-// workspace fits `workspace_limit`. math is fp32 or tf32 (bf16: Bf16ConvPlan, cudnn_graph.h);
+// workspace fits `workspace_limit`. math is fp32 or tf32 (bf16: NhwcConvPlan, cudnn_graph.h);
 // tensors are float NCHW, filters K,C,R,S.
 class ConvPlan {
  public:

@@ -12,8 +12,8 @@ namespace sweep::trainer {
 
 void ReLU::forward(const float* x, float* y, int batch, bool training) {
   const std::size_t n = std::size_t(batch) * in_.numel();
-  if (is_bf16(in_storage_))
-    backend_->relu_forward_bf16(as_bf16(x), as_bf16(y), n);
+  if (is_nhwc(in_storage_))
+    backend_->relu_forward_nhwc(in_storage_, x, y, n);
   else
     backend_->relu_forward(x, y, n);
 }
@@ -21,8 +21,8 @@ void ReLU::forward(const float* x, float* y, int batch, bool training) {
 void ReLU::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   if (!dx) return;
   const std::size_t n = std::size_t(batch) * in_.numel();
-  if (is_bf16(in_storage_))
-    backend_->relu_backward_bf16(as_bf16(y), as_bf16(dy), as_bf16(dx), n);
+  if (is_nhwc(in_storage_))
+    backend_->relu_backward_nhwc(in_storage_, y, dy, dx, n);
   else
     backend_->relu_backward(y, dy, dx, n);
 }

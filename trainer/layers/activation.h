@@ -14,7 +14,7 @@ class ReLU final : public Layer {
  public:
   LayerKind kind() const override { return LayerKind::relu; }
   Shape setup(Shape in) override { return in_ = out_ = in; }
-  Bf16Role bf16_role(const Backend&) const override { return Bf16Role::passthrough; }
+  NhwcRole nhwc_role(const Backend&) const override { return NhwcRole::passthrough; }
   void forward(const float* x, float* y, int batch, bool training) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 };

@@ -43,14 +43,13 @@ void BatchNorm::forward(const float* x, float* y, int batch, bool training) {
     throw Error("batchnorm in training needs more than one value per channel; batch " +
                 std::to_string(batch) + " of " + std::to_string(in_.c) +
                 " features gives one (use a batch of at least 2)");
-  if (is_bf16(in_storage_)) {
+  if (is_nhwc(in_storage_)) {
     if (training)
-      backend_->batchnorm_forward_train_bf16(g, as_bf16(x), gamma, beta, state_, state_ + in_.c,
-                                             saved_.f(), saved_.f() + in_.c, as_bf16(y),
-                                             relu_after_);
+      backend_->batchnorm_forward_train_nhwc(g, in_storage_, x, gamma, beta, state_, state_ + in_.c,
+                                             saved_.f(), saved_.f() + in_.c, y, relu_after_);
     else
-      backend_->batchnorm_forward_infer_bf16(g, as_bf16(x), gamma, beta, state_, state_ + in_.c,
-                                             as_bf16(y), relu_after_);
+      backend_->batchnorm_forward_infer_nhwc(g, in_storage_, x, gamma, beta, state_, state_ + in_.c,
+                                             y, relu_after_);
     return;
   }
   if (training) {
@@ -68,10 +67,10 @@ void BatchNorm::forward(const float* x, float* y, int batch, bool training) {
 }
 
 void BatchNorm::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
-  if (is_bf16(in_storage_))
-    backend_->batchnorm_backward_bf16(
-        geometry(batch), as_bf16(x), relu_after_ ? as_bf16(y) : nullptr, as_bf16(dy), params_,
-        saved_.f(), saved_.f() + in_.c, as_bf16(dx), grads_, grads_ + in_.c);
+  if (is_nhwc(in_storage_))
+    backend_->batchnorm_backward_nhwc(geometry(batch), in_storage_, x, relu_after_ ? y : nullptr,
+                                      dy, params_, saved_.f(), saved_.f() + in_.c, dx, grads_,
+                                      grads_ + in_.c);
   else if (relu_after_)
     backend_->batchnorm_backward_relu(geometry(batch), x, y, dy, params_, saved_.f(),
                                       saved_.f() + in_.c, dx, grads_, grads_ + in_.c);

@@ -20,7 +20,7 @@ class BatchNorm final : public Layer {
   void bind(Backend& backend, float* params, float* grads, float* state, int max_batch) override;
   void init(std::mt19937_64& rng, float* host_params, float* host_state) const override;
   bool always_writes_dx() const override { return true; }
-  Bf16Role bf16_role(const Backend&) const override { return Bf16Role::passthrough; }
+  NhwcRole nhwc_role(const Backend&) const override { return NhwcRole::passthrough; }
   void forward(const float* x, float* y, int batch, bool training) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
   // A ReLU follows and is folded in (Network): y = max(0, bn(x)), and backward's dy is the

@@ -75,13 +75,13 @@ ConvGeom Conv2d::geometry(int batch) const {
 }
 
 // What the backend offers for the shape.
-Bf16Role Conv2d::bf16_role(const Backend& backend) const {
-  const bool reads = backend.conv_reads_bf16(geometry(1)),
-             writes = backend.conv_writes_bf16(geometry(1));
-  return reads && writes ? Bf16Role::reads_writes
-         : reads         ? Bf16Role::reads
-         : writes        ? Bf16Role::writes
-                         : Bf16Role::none;
+NhwcRole Conv2d::nhwc_role(const Backend& backend) const {
+  const bool reads = backend.conv_reads_nhwc(geometry(1)),
+             writes = backend.conv_writes_nhwc(geometry(1));
+  return reads && writes ? NhwcRole::reads_writes
+         : reads         ? NhwcRole::reads
+         : writes        ? NhwcRole::writes
+                         : NhwcRole::none;
 }
 
 void Conv2d::bind(Backend& backend, float* params, float* grads, float* state, int max_batch) {

@@ -25,7 +25,7 @@ class Conv2d final : public Layer {
   LayerKind kind() const override { return LayerKind::conv; }
   std::string describe() const override;
   Shape setup(Shape in) override;
-  Bf16Role bf16_role(const Backend& backend) const override;
+  NhwcRole nhwc_role(const Backend& backend) const override;
   void bind(Backend& backend, float* params, float* grads, float* state, int max_batch) override;
   void init(std::mt19937_64& rng, float* host_params, float* host_state) const override;
   void forward(const float* x, float* y, int batch, bool training) override;

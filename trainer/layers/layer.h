@@ -86,15 +86,15 @@ class Layer {
   // Random stream for this forward (dropout): masks come from hash2(seed, counter + i).
   virtual void set_random(std::uint64_t seed, std::uint64_t counter) {}
 
-  // What this layer can do with bf16 activations on `backend` (Backend::keeps_bf16_activations),
-  // for the network's storage plan (storage_plan.h): nothing (fp32 in and out, the default);
+  // What this layer can do with channels-last activations on `backend` (Backend::nhwc_storage),
+  // for the network's storage plan (storage_plan.h): nothing (fp32 NCHW in and out, the default);
   // `passthrough`: either storage in, the same out (batch norm, ReLU, 2x2 max pooling);
   // `reads`: either in, fp32 out (global average pooling); `writes`: fp32 in, either out (a
   // convolution of 8k filters on 1 or 3 channels); `reads_writes`: either in, either out (a
   // convolution with 8k channels and filters).
-  virtual Bf16Role bf16_role(const Backend& backend) const {
+  virtual NhwcRole nhwc_role(const Backend& backend) const {
     (void)backend;
-    return Bf16Role::none;
+    return NhwcRole::none;
   }
   // The storage of the layer's input (and dx) and output (and dy), as planned; before bind.
   virtual void set_storage(Storage in, Storage out) {
@@ -105,8 +105,8 @@ class Layer {
   Storage out_storage() const { return out_storage_; }
 
   // x (batch, in), y (batch, out). training selects batch statistics and dropout. Each pointer
-  // holds its tensor in the planned storage: float NCHW, or bf16 NHWC (read through as_bf16()).
-  // A layer whose role is none only ever sees fp32.
+  // holds its tensor in the planned storage: fp32 NCHW, or channels-last in bf16 or fp32 (typed
+  // float* whichever it holds). A layer whose role is none only ever sees fp32 NCHW.
   virtual void forward(const float* x, float* y, int batch, bool training) = 0;
   // Given dy, writes dx (skipped when null: nothing before this layer needs it) and OVERWRITES this
   // layer's parameter gradients. x and y are the last forward's input and output.
@@ -122,11 +122,6 @@ class Layer {
   std::size_t param_count_ = 0, state_count_ = 0;
   Storage in_storage_ = Storage::fp32_nchw, out_storage_ = Storage::fp32_nchw;
 };
-
-// An activation pointer of a layer whose storage is bf16: the Network's buffers are typed float*
-// whichever storage they hold.
-inline const Bf16* as_bf16(const float* p) { return reinterpret_cast<const Bf16*>(p); }
-inline Bf16* as_bf16(float* p) { return reinterpret_cast<Bf16*>(p); }
 
 // Uniform in [-bound, bound) from the top 24 bits of one draw: the same numbers on every standard
 // library (std::uniform_real_distribution is implementation-defined).

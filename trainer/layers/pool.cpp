@@ -34,24 +34,23 @@ PoolGeom Pool2d::geometry(int batch) const {
                   stride_, stride_, pad_,  pad_,  out_.h, out_.w};
 }
 
-// bf16 activations pass through the common case only: 2x2 max pooling of stride 2.
-Bf16Role Pool2d::bf16_role(const Backend&) const {
-  return mode_ == PoolMode::max && is_2x2_stride2(geometry(1)) ? Bf16Role::passthrough
-                                                               : Bf16Role::none;
+// Channels-last activations pass through the common case only: 2x2 max pooling of stride 2.
+NhwcRole Pool2d::nhwc_role(const Backend&) const {
+  return mode_ == PoolMode::max && is_2x2_stride2(geometry(1)) ? NhwcRole::passthrough
+                                                               : NhwcRole::none;
 }
 
 void Pool2d::forward(const float* x, float* y, int batch, bool training) {
-  if (is_bf16(in_storage_))
-    backend_->maxpool2x2_forward_bf16(geometry(batch), as_bf16(x), as_bf16(y));
+  if (is_nhwc(in_storage_))
+    backend_->maxpool2x2_forward_nhwc(geometry(batch), in_storage_, x, y);
   else
     backend_->pool_forward(geometry(batch), mode_, x, y);
 }
 
 void Pool2d::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   if (!dx) return;
-  if (is_bf16(in_storage_))
-    backend_->maxpool2x2_backward_bf16(geometry(batch), as_bf16(x), as_bf16(y), as_bf16(dy),
-                                       as_bf16(dx));
+  if (is_nhwc(in_storage_))
+    backend_->maxpool2x2_backward_nhwc(geometry(batch), in_storage_, x, y, dy, dx);
   else
     backend_->pool_backward(geometry(batch), mode_, x, y, dy, dx);
 }
@@ -66,8 +65,8 @@ PoolGeom GlobalAvgPool::geometry(int batch) const {
 }
 
 void GlobalAvgPool::forward(const float* x, float* y, int batch, bool training) {
-  if (is_bf16(in_storage_))
-    backend_->global_avgpool_forward_bf16(geometry(batch), as_bf16(x), y);
+  if (is_nhwc(in_storage_))
+    backend_->global_avgpool_forward_nhwc(geometry(batch), in_storage_, x, y);
   else
     backend_->pool_forward(geometry(batch), PoolMode::average, x, y);
 }
@@ -75,8 +74,8 @@ void GlobalAvgPool::forward(const float* x, float* y, int batch, bool training) 
 void GlobalAvgPool::backward(const float* x, const float* y, const float* dy, float* dx,
                              int batch) {
   if (!dx) return;
-  if (is_bf16(in_storage_))
-    backend_->global_avgpool_backward_bf16(geometry(batch), dy, as_bf16(dx));
+  if (is_nhwc(in_storage_))
+    backend_->global_avgpool_backward_nhwc(geometry(batch), in_storage_, dy, dx);
   else
     backend_->pool_backward(geometry(batch), PoolMode::average, x, y, dy, dx);
 }

@@ -20,7 +20,7 @@ class Pool2d final : public Layer {
   }
   std::string describe() const override;
   Shape setup(Shape in) override;
-  Bf16Role bf16_role(const Backend& backend) const override;
+  NhwcRole nhwc_role(const Backend& backend) const override;
   void forward(const float* x, float* y, int batch, bool training) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 
@@ -34,7 +34,7 @@ class GlobalAvgPool final : public Layer {
  public:
   LayerKind kind() const override { return LayerKind::gap; }
   Shape setup(Shape in) override;
-  Bf16Role bf16_role(const Backend&) const override { return Bf16Role::reads; }
+  NhwcRole nhwc_role(const Backend&) const override { return NhwcRole::reads; }
   void forward(const float* x, float* y, int batch, bool training) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 

@@ -113,16 +113,16 @@ Shape Residual::setup(Shape in) {
 
 // F's output comes from its last convolution when it has one (which writes either storage), else
 // from the block's input; the sum needs F's output and the shortcut's in one storage.
-Bf16Role Residual::bf16_role(const Backend& backend) const {
+NhwcRole Residual::nhwc_role(const Backend& backend) const {
   bool writes = false;
   for (const auto& layer : body_) {
-    const Bf16Role role = layer->bf16_role(backend);
-    if (role != Bf16Role::passthrough && role != Bf16Role::reads_writes) return Bf16Role::none;
-    writes = writes || role == Bf16Role::reads_writes;
+    const NhwcRole role = layer->nhwc_role(backend);
+    if (role != NhwcRole::passthrough && role != NhwcRole::reads_writes) return NhwcRole::none;
+    writes = writes || role == NhwcRole::reads_writes;
   }
-  if (!proj_conv_) return Bf16Role::passthrough;
-  if (proj_conv_->bf16_role(backend) != Bf16Role::reads_writes) return Bf16Role::none;
-  return writes ? Bf16Role::reads_writes : Bf16Role::passthrough;
+  if (!proj_conv_) return NhwcRole::passthrough;
+  if (proj_conv_->nhwc_role(backend) != NhwcRole::reads_writes) return NhwcRole::none;
+  return writes ? NhwcRole::reads_writes : NhwcRole::passthrough;
 }
 
 void Residual::bind(Backend& backend, float* params, float* grads, float* state, int max_batch) {
@@ -209,8 +209,8 @@ void Residual::forward(const float* x, float* y, int batch, bool training) {
 }
 
 void Residual::sum(const float* a, const float* b, float* y, std::size_t n, Storage s, bool relu) {
-  if (is_bf16(s))
-    backend_->add_bf16(as_bf16(a), as_bf16(b), as_bf16(y), n, relu);
+  if (is_nhwc(s))
+    backend_->add_nhwc(s, a, b, y, n, relu);
   else if (relu)
     backend_->add_relu(a, b, y, n);
   else
@@ -221,8 +221,8 @@ void Residual::backward(const float* x, const float* y, const float* dy, float* 
   const float* dsum = dy;  // d(F(x) + shortcut(x)): what both branches receive
   if (activation_ == Activation::relu) {
     const std::size_t n = std::size_t(batch) * std::size_t(out_.numel());
-    if (is_bf16(out_storage_))
-      backend_->relu_backward_bf16(as_bf16(y), as_bf16(dy), as_bf16(dsum_.f()), n);
+    if (is_nhwc(out_storage_))
+      backend_->relu_backward_nhwc(out_storage_, y, dy, dsum_.f(), n);
     else
       backend_->relu_backward(y, dy, dsum_.f(), n);
     dsum = dsum_.f();

@@ -19,9 +19,9 @@
  * F's backward chain alternates between (a layer's dy is dead once its dx is written), so a block
  * holds two gradient buffers however long F is. forward and backward allocate nothing.
  *
- * bf16 activations (storage_plan.h): a block whose layers and projection all take them passes its
- * input's storage on (identity shortcut, or a projection with no convolution in F), or reads
- * either and writes either (a projection and a convolution in F); F's own tensors are planned
+ * Channels-last activations (storage_plan.h): a block whose layers and projection all take them
+ * passes its input's storage on (identity shortcut, or a projection with no convolution in F), or
+ * reads either and writes either (a projection and a convolution in F); F's own tensors are planned
  * inside the block with the block's input and output storage at its ends.
  */
 #pragma once
@@ -47,7 +47,7 @@ class Residual final : public Layer {
   bool contains(LayerKind kind) const override;
 
   Shape setup(Shape in) override;
-  Bf16Role bf16_role(const Backend& backend) const override;
+  NhwcRole nhwc_role(const Backend& backend) const override;
   void bind(Backend& backend, float* params, float* grads, float* state, int max_batch) override;
   void init(std::mt19937_64& rng, float* host_params, float* host_state) const override;
   void set_random(std::uint64_t seed, std::uint64_t counter) override;

@@ -11,30 +11,34 @@ namespace sweep::trainer {
 
 namespace {
 
-enum class Need { fp32, bf16, either };
+enum class Need { fp32, nhwc, either };
 
-Need need_of(Storage s) { return is_bf16(s) ? Need::bf16 : Need::fp32; }
+Need need_of(Storage s) { return is_nhwc(s) ? Need::nhwc : Need::fp32; }
 
 bool meets(Storage s, Need n) { return n == Need::either || need_of(s) == n; }
 
 }  // namespace
 
-std::vector<Storage> plan_storage(const std::vector<Bf16Role>& roles, Storage in, Storage out) {
+std::vector<Storage> plan_storage(const std::vector<NhwcRole>& roles, Storage nhwc, Storage in,
+                                  Storage out) {
+  for (const Storage s : {in, out})
+    if (is_nhwc(s) && s != nhwc)
+      throw Error("storage plan: a list's input or output is kept channels-last in another type");
   const std::size_t count = roles.size();
   // need[i]: what layer i's output must be for the layers after it.
   std::vector<Need> need(count, Need::either);
   if (count) need[count - 1] = need_of(out);
   for (std::size_t i = count; i-- > 1;) {
     switch (roles[i]) {
-      case Bf16Role::passthrough:
+      case NhwcRole::passthrough:
         need[i - 1] = need[i];
         break;
-      case Bf16Role::reads:
-      case Bf16Role::reads_writes:
+      case NhwcRole::reads:
+      case NhwcRole::reads_writes:
         need[i - 1] = Need::either;
         break;
-      case Bf16Role::writes:
-      case Bf16Role::none:
+      case NhwcRole::writes:
+      case NhwcRole::none:
         need[i - 1] = Need::fp32;
         break;
     }
@@ -42,18 +46,18 @@ std::vector<Storage> plan_storage(const std::vector<Bf16Role>& roles, Storage in
   std::vector<Storage> storage(count);
   Storage s = in;
   for (std::size_t i = 0; i < count; ++i) {
-    if ((roles[i] == Bf16Role::none || roles[i] == Bf16Role::writes) && is_bf16(s))
+    if ((roles[i] == NhwcRole::none || roles[i] == NhwcRole::writes) && is_nhwc(s))
       throw Error("storage plan: layer " + std::to_string(i + 1) +
-                  " takes fp32 only but its input is bf16");
+                  " takes fp32 NCHW only but its input is channels-last");
     switch (roles[i]) {
-      case Bf16Role::passthrough:
+      case NhwcRole::passthrough:
         break;
-      case Bf16Role::writes:
-      case Bf16Role::reads_writes:
-        s = need[i] == Need::fp32 ? Storage::fp32_nchw : Storage::bf16_nhwc;
+      case NhwcRole::writes:
+      case NhwcRole::reads_writes:
+        s = need[i] == Need::fp32 ? Storage::fp32_nchw : nhwc;
         break;
-      case Bf16Role::reads:
-      case Bf16Role::none:
+      case NhwcRole::reads:
+      case NhwcRole::none:
         s = Storage::fp32_nchw;
         break;
     }
@@ -67,9 +71,9 @@ std::vector<Storage> plan_storage(const std::vector<Bf16Role>& roles, Storage in
 
 std::vector<Storage> set_layer_storage(const std::vector<std::unique_ptr<Layer>>& layers,
                                        const Backend& backend, Storage in, Storage out) {
-  std::vector<Bf16Role> roles;
-  for (const auto& layer : layers) roles.push_back(layer->bf16_role(backend));
-  const std::vector<Storage> storage = plan_storage(roles, in, out);
+  std::vector<NhwcRole> roles;
+  for (const auto& layer : layers) roles.push_back(layer->nhwc_role(backend));
+  const std::vector<Storage> storage = plan_storage(roles, backend.nhwc_storage(), in, out);
   for (std::size_t i = 0; i < layers.size(); ++i)
     layers[i]->set_storage(i ? storage[i - 1] : in, storage[i]);
   return storage;

@@ -1,8 +1,8 @@
 /*
- * bf16_cast.cu — the conversion kernels of bf16.cuh and their one-launch-per-list launcher.
+ * nhwc_cast.cu — the conversion kernels of nhwc_cast.cuh and their one-launch-per-list launcher.
  */
 #include "common/check.h"
-#include "trainer/cuda/bf16.cuh"
+#include "trainer/cuda/nhwc_cast.cuh"
 
 namespace sweep::trainer::cuda {
 
@@ -29,24 +29,31 @@ __host__ __device__ bool tiled_cast(const Job& j) {
   return j.c >= kMinTiled && j.hw >= kMinTiled;
 }
 
+// One element as stored, from and to fp32 (bf16: rounded to nearest even).
+__device__ __forceinline__ float get(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float get(float v) { return v; }
+__device__ __forceinline__ void put(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void put(float* p, float v) { *p = v; }
+
 // Both casts are one transpose: src (n, a, b) with b contiguous to dst (n, b, a) with a
-// contiguous. Narrow: a = channels, b = pixels, fp32 to bf16. Widen: a = pixels, b = channels,
-// bf16 to fp32 plus the channel's bias.
-struct NarrowCast {
-  using Job = NarrowJob;
+// contiguous. To NHWC: a = channels, b = pixels, fp32 to T. To NCHW: a = pixels, b = channels,
+// T to fp32 plus the channel's bias.
+template <class T>
+struct NhwcCast {
+  using Job = ToNhwc<T>;
   static __device__ unsigned a(const Job& j) { return unsigned(j.c); }
   static __device__ unsigned b(const Job& j) { return unsigned(j.hw); }
   static __device__ float load(const Job& j, unsigned i) { return j.src[i]; }
-  static __device__ void store(const Job& j, unsigned i, unsigned ai, unsigned, float v) {
-    (void)ai;
-    j.dst[i] = __float2bfloat16_rn(v);
+  static __device__ void store(const Job& j, unsigned i, unsigned, unsigned, float v) {
+    put(j.dst + i, v);
   }
 };
-struct WidenCast {
-  using Job = WidenJob;
+template <class T>
+struct NchwCast {
+  using Job = ToNchw<T>;
   static __device__ unsigned a(const Job& j) { return unsigned(j.hw); }
   static __device__ unsigned b(const Job& j) { return unsigned(j.c); }
-  static __device__ float load(const Job& j, unsigned i) { return __bfloat162float(j.src[i]); }
+  static __device__ float load(const Job& j, unsigned i) { return get(j.src[i]); }
   static __device__ void store(const Job& j, unsigned i, unsigned, unsigned bi, float v) {
     j.dst[i] = j.bias ? v + j.bias[bi] : v;
   }
@@ -94,7 +101,8 @@ void launch_casts(Kernel kernel, std::initializer_list<Job> jobs, cudaStream_t s
   for (const Job& j : jobs) {
     if (j.n == 0) continue;
     const std::size_t size = std::size_t(j.n) * j.c * j.hw;
-    if (size >= (std::size_t{1} << 31)) throw Error("cuda: a bf16 cast of 2^31 elements or more");
+    if (size >= (std::size_t{1} << 31))
+      throw Error("cuda: a channels-last cast of 2^31 elements or more");
     list.job[count++] = j;
     const std::size_t tiles = tiled_cast(j) ? std::size_t(j.n) * ((j.c + kTile - 1) / kTile) *
                                                   ((j.hw + kTile - 1) / kTile)
@@ -110,11 +118,17 @@ void launch_casts(Kernel kernel, std::initializer_list<Job> jobs, cudaStream_t s
 
 }  // namespace
 
-void narrow(std::initializer_list<NarrowJob> jobs, cudaStream_t stream) {
-  launch_casts(cast_kernel<NarrowCast>, jobs, stream);
+template <class T>
+void to_nhwc(std::initializer_list<ToNhwc<T>> jobs, cudaStream_t stream) {
+  launch_casts(cast_kernel<NhwcCast<T>>, jobs, stream);
 }
-void widen(std::initializer_list<WidenJob> jobs, cudaStream_t stream) {
-  launch_casts(cast_kernel<WidenCast>, jobs, stream);
+template <class T>
+void to_nchw(std::initializer_list<ToNchw<T>> jobs, cudaStream_t stream) {
+  launch_casts(cast_kernel<NchwCast<T>>, jobs, stream);
 }
+template void to_nhwc<__nv_bfloat16>(std::initializer_list<ToNhwc<__nv_bfloat16>>, cudaStream_t);
+template void to_nhwc<float>(std::initializer_list<ToNhwc<float>>, cudaStream_t);
+template void to_nchw<__nv_bfloat16>(std::initializer_list<ToNchw<__nv_bfloat16>>, cudaStream_t);
+template void to_nchw<float>(std::initializer_list<ToNchw<float>>, cudaStream_t);
 
 }  // namespace sweep::trainer::cuda

@@ -1,12 +1,16 @@
 /*
- * bf16_activations.cu — the kernels of bf16_activations.h.
+ * nhwc_activations.cu — the kernels of nhwc_activations.h, each a template on the element type T
+ * (__nv_bfloat16 or float).
  *
  * Every kernel is memory-bound, so the layout of the accesses is the design: consecutive threads
  * take consecutive channels (the contiguous dimension of NHWC), and a thread moves several
- * channels in one access where the address allows it (8 values, 16 bytes, in the elementwise ops
- * and the pooling; a channel pair, 4 bytes, in batch norm, where a pair per thread keeps a warp on
- * whole cache lines while leaving enough blocks). Loops read a batch of rows before using any of
- * them, so a thread's loads overlap even where an output may alias an input.
+ * channels in one access where the address allows it. The elementwise ops and the pooling move
+ * 16 bytes (8 bf16, 4 floats), else a pair of values (4 or 8 bytes), else one. Batch norm gives a
+ * thread a channel pair (4 bytes in bf16, where a pair per thread keeps a warp on whole cache lines
+ * while leaving enough blocks); fp32 keeps the pair (8 bytes: a warp's row is two whole lines)
+ * rather than one channel of 4 bytes, so the split over blocks, and with it the scratch and every
+ * sum's order, is the same for both types. Loops read a batch of rows before using any of them, so
+ * a thread's loads overlap even where an output may alias an input.
  */
 #include <algorithm>
 #include <cstdint>
@@ -14,8 +18,8 @@
 #include <type_traits>
 
 #include "common/check.h"
-#include "trainer/cuda/bf16_activations.h"
 #include "trainer/cuda/launch.cuh"
+#include "trainer/cuda/nhwc_activations.h"
 
 namespace sweep::trainer::cuda {
 
@@ -25,46 +29,88 @@ using bf16 = __nv_bfloat16;
 
 // ----------------------------------------------------------------------- loads and stores
 
-// V consecutive bf16 values moved as one access: the caller makes sure the address is aligned to
-// the whole pack (2 * V bytes).
-template <int V>
-struct alignas(2 * V) Pack {
-  unsigned short bits[V];
+// The element types: loads widen to float exactly; stores round bf16 to nearest even and keep
+// floats as they are. Bits: what a pack holds (bf16 as its raw bits, so a pack is a plain array).
+template <class T>
+struct Elem;
+
+template <>
+struct Elem<bf16> {
+  using Bits = unsigned short;
+  static __device__ __forceinline__ float widen(Bits b) {
+    return __bfloat162float(__ushort_as_bfloat16(b));
+  }
+  static __device__ __forceinline__ Bits narrow(float v) {
+    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+  }
 };
 
-template <int V>
-__device__ __forceinline__ void load(const bf16* p, float (&v)[V]) {
-  const Pack<V> k = *reinterpret_cast<const Pack<V>*>(p);
-#pragma unroll
-  for (int j = 0; j < V; ++j) v[j] = __bfloat162float(__ushort_as_bfloat16(k.bits[j]));
+template <>
+struct Elem<float> {
+  using Bits = float;
+  static __device__ __forceinline__ float widen(Bits b) { return b; }
+  static __device__ __forceinline__ Bits narrow(float v) { return v; }
+};
+
+// One value at a time.
+__device__ __forceinline__ float widen(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float widen(float v) { return v; }
+
+template <class T>
+__device__ __forceinline__ T narrow(float v);
+template <>
+__device__ __forceinline__ bf16 narrow<bf16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __forceinline__ float narrow<float>(float v) {
+  return v;
 }
 
-template <int V>
-__device__ __forceinline__ void store(bf16* p, const float (&v)[V]) {
-  Pack<V> k;
+// Values in the widest pack: 16 bytes.
+template <class T>
+constexpr int kWide = int(16 / sizeof(T));
+
+// V consecutive values moved as one access: the caller makes sure the address is aligned to the
+// whole pack (sizeof(T) * V bytes).
+template <class T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  typename Elem<T>::Bits bits[V];
+};
+
+template <class T, int V>
+__device__ __forceinline__ void load(const T* p, float (&v)[V]) {
+  const Pack<T, V> k = *reinterpret_cast<const Pack<T, V>*>(p);
 #pragma unroll
-  for (int j = 0; j < V; ++j) k.bits[j] = __bfloat16_as_ushort(__float2bfloat16_rn(v[j]));
-  *reinterpret_cast<Pack<V>*>(p) = k;
+  for (int j = 0; j < V; ++j) v[j] = Elem<T>::widen(k.bits[j]);
+}
+
+template <class T, int V>
+__device__ __forceinline__ void store(T* p, const float (&v)[V]) {
+  Pack<T, V> k;
+#pragma unroll
+  for (int j = 0; j < V; ++j) k.bits[j] = Elem<T>::narrow(v[j]);
+  *reinterpret_cast<Pack<T, V>*>(p) = k;
 }
 
 // P values as one access (kVec) or one by one (an address not aligned for the pack).
-template <int P, bool kVec>
-__device__ __forceinline__ void load_n(const bf16* p, float (&v)[P]) {
+template <int P, bool kVec, class T>
+__device__ __forceinline__ void load_n(const T* p, float (&v)[P]) {
   if constexpr (kVec) {
-    load<P>(p, v);
+    load<T, P>(p, v);
   } else {
 #pragma unroll
-    for (int j = 0; j < P; ++j) v[j] = __bfloat162float(p[j]);
+    for (int j = 0; j < P; ++j) v[j] = widen(p[j]);
   }
 }
 
-template <int P, bool kVec>
-__device__ __forceinline__ void store_n(bf16* p, const float (&v)[P]) {
+template <int P, bool kVec, class T>
+__device__ __forceinline__ void store_n(T* p, const float (&v)[P]) {
   if constexpr (kVec) {
-    store<P>(p, v);
+    store<T, P>(p, v);
   } else {
 #pragma unroll
-    for (int j = 0; j < P; ++j) p[j] = __float2bfloat16_rn(v[j]);
+    for (int j = 0; j < P; ++j) p[j] = narrow<T>(v[j]);
   }
 }
 
@@ -72,11 +118,13 @@ bool aligned(const void* p, std::size_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
-// The widest pack (8, 2 or 1 values) that divides c and whose accesses every pointer allows.
-template <class... Ptr>
+// The widest pack of T (16 bytes: kWide<T> values; else 2 values; else 1) that divides c and
+// whose accesses every pointer (all T) allows.
+template <class T, class... Ptr>
 int pack_for(int c, Ptr... ptrs) {
-  if (c % 8 == 0 && (aligned(ptrs, 16) && ...)) return 8;
-  if (c % 2 == 0 && (aligned(ptrs, 4) && ...)) return 2;
+  static_assert((std::is_same_v<std::remove_cv_t<std::remove_pointer_t<Ptr>>, T> && ...));
+  if (c % kWide<T> == 0 && (aligned(ptrs, 16) && ...)) return kWide<T>;
+  if (c % 2 == 0 && (aligned(ptrs, 2 * sizeof(T)) && ...)) return 2;
   return 1;
 }
 
@@ -87,6 +135,12 @@ unsigned checked_size(const char* op, std::size_t size) {
     throw Error(std::string(op) + ": " + std::to_string(size) +
                 " values is more than the CUDA kernels take (2^31)");
   return static_cast<unsigned>(size);
+}
+
+// An op's name for T's messages (literals: nothing built per launch).
+template <class T>
+constexpr const char* name_for(const char* bf16_name, const char* fp32_name) {
+  return std::is_same_v<T, bf16> ? bf16_name : fp32_name;
 }
 
 // ------------------------------------------------------------------------------ elementwise
@@ -109,35 +163,37 @@ struct Add {
   }
 };
 
-// y = op(a, b) over n values: 8 per access where every pointer is 16-byte aligned (vec), the last
-// n % 8 (or all, without vec) one by one. Each thread reads its values before writing them, so y
-// may be a or b.
-template <class Op>
+// y = op(a, b) over n values: V (16 bytes) per access where every pointer is 16-byte aligned
+// (vec), the last n % V (or all, without vec) one by one. Each thread reads its values before
+// writing them, so y may be a or b.
+template <class T, class Op>
 __global__ void __launch_bounds__(kThreads)
-    map_kernel(const bf16* a, const bf16* b, bf16* y, std::size_t n, bool vec, Op op) {
+    map_kernel(const T* a, const T* b, T* y, std::size_t n, bool vec, Op op) {
+  constexpr int V = kWide<T>;
   const std::size_t first = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  const std::size_t packs = vec ? n / 8 : 0;
+  const std::size_t packs = vec ? n / V : 0;
   for (std::size_t k = first; k < packs; k += stride) {
-    float va[8], vb[8] = {};
-    load<8>(a + 8 * k, va);
-    if constexpr (Op::kInputs == 2) load<8>(b + 8 * k, vb);
+    float va[V], vb[V] = {};
+    load<T, V>(a + V * k, va);
+    if constexpr (Op::kInputs == 2) load<T, V>(b + V * k, vb);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) va[j] = op(va[j], vb[j]);
-    store<8>(y + 8 * k, va);
+    for (int j = 0; j < V; ++j) va[j] = op(va[j], vb[j]);
+    store<T, V>(y + V * k, va);
   }
-  for (std::size_t i = 8 * packs + first; i < n; i += stride) {
+  for (std::size_t i = V * packs + first; i < n; i += stride) {
     float vb = 0.f;
-    if constexpr (Op::kInputs == 2) vb = __bfloat162float(b[i]);
-    y[i] = __float2bfloat16_rn(op(__bfloat162float(a[i]), vb));
+    if constexpr (Op::kInputs == 2) vb = widen(b[i]);
+    y[i] = narrow<T>(op(widen(a[i]), vb));
   }
 }
 
-template <class Op>
-void map(const bf16* a, const bf16* b, bf16* y, std::size_t n, Op op, cudaStream_t stream) {
+template <class T, class Op>
+void map(const T* a, const T* b, T* y, std::size_t n, Op op, cudaStream_t stream) {
   if (!n) return;
+  constexpr int V = kWide<T>;
   const bool vec = aligned(a, 16) && aligned(b, 16) && aligned(y, 16);
-  map_kernel<<<grid_for(vec ? (n + 7) / 8 : n), kThreads, 0, stream>>>(a, b, y, n, vec, op);
+  map_kernel<<<grid_for(vec ? (n + V - 1) / V : n), kThreads, 0, stream>>>(a, b, y, n, vec, op);
   SWEEP_CHECK_CUDA(cudaGetLastError());
 }
 
@@ -147,24 +203,24 @@ __device__ __forceinline__ float std_max(float a, float b) { return a < b ? b : 
 
 // One thread per output pixel and pack of V channels: y = max(max(x00, x01), max(x10, x11)) with
 // std::max's semantics, as maxpool2x2_forward_kernel and the CPU backend.
-template <int V>
+template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
-    maxpool_forward_kernel(const bf16* __restrict__ x, bf16* __restrict__ y, unsigned total,
-                           unsigned c, unsigned h, unsigned w, unsigned out_h, unsigned out_w) {
+    maxpool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, unsigned total, unsigned c,
+                           unsigned h, unsigned w, unsigned out_h, unsigned out_w) {
   const unsigned packs = c / V;
   for (unsigned o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += gridDim.x * blockDim.x) {
     const unsigned ci = o % packs * V, pix = o / packs;  // pix: output pixel, (ni, oh, ow)
     const unsigned ow = pix % out_w, oh = pix / out_w % out_h, ni = pix / out_w / out_h;
-    const bf16* r0 = x + ((ni * h + 2 * oh) * w + 2 * ow) * c + ci;
-    const bf16* r1 = r0 + w * c;
+    const T* r0 = x + ((ni * h + 2 * oh) * w + 2 * ow) * c + ci;
+    const T* r1 = r0 + w * c;
     float v00[V], v01[V], v10[V], v11[V];
-    load<V>(r0, v00);
-    load<V>(r0 + c, v01);
-    load<V>(r1, v10);
-    load<V>(r1 + c, v11);
+    load<T, V>(r0, v00);
+    load<T, V>(r0 + c, v01);
+    load<T, V>(r1, v10);
+    load<T, V>(r1 + c, v11);
 #pragma unroll
     for (int j = 0; j < V; ++j) v00[j] = std_max(std_max(v00[j], v01[j]), std_max(v10[j], v11[j]));
-    store<V>(y + pix * c + ci, v00);
+    store<T, V>(y + pix * c + ci, v00);
   }
 }
 
@@ -172,10 +228,10 @@ __global__ void __launch_bounds__(kThreads)
 // channels, writing the window's (up to) four inputs: a full window routes dy to its first
 // element (row-major) equal to y, as maxpool2x2_backward_kernel (no element at all when none is
 // equal: a NaN window); a window cut by the floor is a trailing odd row or column, all zeros.
-template <int V>
+template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
-    maxpool_backward_kernel(const bf16* __restrict__ x, const bf16* __restrict__ y,
-                            const bf16* __restrict__ dy, bf16* __restrict__ dx, unsigned total,
+    maxpool_backward_kernel(const T* __restrict__ x, const T* __restrict__ y,
+                            const T* __restrict__ dy, T* __restrict__ dx, unsigned total,
                             unsigned c, unsigned h, unsigned w, unsigned out_h, unsigned out_w) {
   const unsigned packs = c / V, win_h = (h + 1) / 2, win_w = (w + 1) / 2;
   for (unsigned o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += gridDim.x * blockDim.x) {
@@ -186,12 +242,12 @@ __global__ void __launch_bounds__(kThreads)
     if (wh < out_h && ww < out_w) {
       const unsigned io = ((ni * out_h + wh) * out_w + ww) * c + ci;
       float m[V], d[V], v00[V], v01[V], v10[V], v11[V];
-      load<V>(y + io, m);
-      load<V>(dy + io, d);
-      load<V>(x + i00, v00);
-      load<V>(x + i00 + c, v01);
-      load<V>(x + i10, v10);
-      load<V>(x + i10 + c, v11);
+      load<T, V>(y + io, m);
+      load<T, V>(dy + io, d);
+      load<T, V>(x + i00, v00);
+      load<T, V>(x + i00 + c, v01);
+      load<T, V>(x + i10, v10);
+      load<T, V>(x + i10 + c, v11);
 #pragma unroll
       for (int j = 0; j < V; ++j) {
         const bool e0 = v00[j] == m[j], e1 = v01[j] == m[j], e2 = v10[j] == m[j],
@@ -203,34 +259,35 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     const bool right = 2 * ww + 1 < w, below = 2 * wh + 1 < h;  // the window's other elements
-    store<V>(dx + i00, g00);
-    if (right) store<V>(dx + i00 + c, g01);
-    if (below) store<V>(dx + i10, g10);
-    if (right && below) store<V>(dx + i10 + c, g11);
+    store<T, V>(dx + i00, g00);
+    if (right) store<T, V>(dx + i00 + c, g01);
+    if (below) store<T, V>(dx + i10, g10);
+    if (right && below) store<T, V>(dx + i10 + c, g11);
   }
 }
 
 // One thread per (image, channel), summing its pixels in order as the CPU backend's average pool
 // (cpu_pool.cpp: a float sum in window order, times 1.f / area): the same bits as the CPU on the
 // NCHW tensor. Consecutive threads read consecutive channels of one pixel (coalesced).
+template <class T>
 __global__ void __launch_bounds__(kThreads)
-    avgpool_forward_kernel(const bf16* __restrict__ x, float* __restrict__ y, unsigned planes,
+    avgpool_forward_kernel(const T* __restrict__ x, float* __restrict__ y, unsigned planes,
                            unsigned c, unsigned hw, float inv_area) {
   for (unsigned o = blockIdx.x * blockDim.x + threadIdx.x; o < planes;
        o += gridDim.x * blockDim.x) {
     const unsigned ni = o / c, ci = o - ni * c;
-    const bf16* p = x + ni * hw * c + ci;
+    const T* p = x + ni * hw * c + ci;
     float sum = 0.f;
 #pragma unroll 8
-    for (unsigned q = 0; q < hw; ++q) sum += __bfloat162float(p[q * c]);
+    for (unsigned q = 0; q < hw; ++q) sum += widen(p[q * c]);
     y[o] = sum * inv_area;
   }
 }
 
 // One thread per pixel and pack of V channels: dx = dy * (1 / area), the CPU backend's share.
-template <int V>
+template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
-    avgpool_backward_kernel(const float* __restrict__ dy, bf16* __restrict__ dx, unsigned total,
+    avgpool_backward_kernel(const float* __restrict__ dy, T* __restrict__ dx, unsigned total,
                             unsigned c, unsigned hw, float inv_area) {
   const unsigned packs = c / V;
   for (unsigned o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += gridDim.x * blockDim.x) {
@@ -238,15 +295,15 @@ __global__ void __launch_bounds__(kThreads)
     float v[V];
 #pragma unroll
     for (int j = 0; j < V; ++j) v[j] = dy[ni * c + ci + j] * inv_area;
-    store<V>(dx + pix * c + ci, v);
+    store<T, V>(dx + pix * c + ci, v);
   }
 }
 
-// Calls launch(integral_constant<int, V>) for pack V (8, 2 or 1).
-template <class Launch>
+// Calls launch(integral_constant<int, V>) for pack V of T (pack_for's: kWide<T>, 2 or 1).
+template <class T, class Launch>
 void by_pack(int pack, Launch&& launch) {
-  if (pack == 8)
-    launch(std::integral_constant<int, 8>{});
+  if (pack == kWide<T>)
+    launch(std::integral_constant<int, kWide<T>>{});
   else if (pack == 2)
     launch(std::integral_constant<int, 2>{});
   else
@@ -263,7 +320,7 @@ void by_pack(int pack, Launch&& launch) {
 // or the GPU, so every sum's order, and the result's bits, depend on the shape only.
 struct BnShape {
   unsigned rows, c;
-  unsigned pack;    // channels per thread: 2 when c is even, else 1
+  unsigned pack;    // channels per thread: 2 when c is even, else 1 (either type)
   unsigned tx, ty;  // tx * ty == kThreads
   unsigned tiles, chunks, per;
 };
@@ -308,8 +365,10 @@ BnShape bn_shape(const BatchNormGeom& g) {
   return bn_shape(unsigned(g.n) * unsigned(g.hw), unsigned(std::max(g.c, 1)));
 }
 
+template <class T>
 BnShape checked_bn_shape(const BatchNormGeom& g) {
-  checked_size("batchnorm (bf16 NHWC)", std::size_t(g.n) * std::size_t(g.hw) * std::size_t(g.c));
+  checked_size(name_for<T>("batchnorm (bf16 NHWC)", "batchnorm (fp32 NHWC)"),
+               std::size_t(g.n) * std::size_t(g.hw) * std::size_t(g.c));
   return bn_shape(g);
 }
 
@@ -344,9 +403,9 @@ __device__ Walk walk_of(const BnShape& s) {
 
 // Loads channels c0.. of rows r, r + ty, ... (B of them; 0 for those from end on) into v: a
 // batch's loads are all issued before any of its values is used.
-template <int P, bool kVec, int B>
-__device__ __forceinline__ void load_rows(const bf16* p, const BnShape& s, const Walk& w,
-                                          unsigned r, float (&v)[B][P]) {
+template <int P, bool kVec, class T, int B>
+__device__ __forceinline__ void load_rows(const T* p, const BnShape& s, const Walk& w, unsigned r,
+                                          float (&v)[B][P]) {
 #pragma unroll
   for (int u = 0; u < B; ++u) {
     const unsigned ru = r + u * s.ty;
@@ -408,9 +467,9 @@ __device__ double2 combine(const double2* __restrict__ partials, const BnShape& 
 
 // y = x * scale + shift over the thread's rows (relu: then max(0, y), a NaN staying NaN), as
 // normalize_kernel. y may be x.
-template <int P, bool kVec>
-__device__ void affine(const bf16* x, const BnShape& s, const Walk& w, const float (&scale)[P],
-                       const float (&shift)[P], bool relu, bf16* y) {
+template <int P, bool kVec, class T>
+__device__ void affine(const T* x, const BnShape& s, const Walk& w, const float (&scale)[P],
+                       const float (&shift)[P], bool relu, T* y) {
   for (unsigned r = w.first; r < w.end; r += kBatch * s.ty) {
     float v[kBatch][P];
     load_rows<P, kVec>(x, s, w, r, v);
@@ -430,9 +489,8 @@ __device__ void affine(const bf16* x, const BnShape& s, const Walk& w, const flo
 
 // Calls f(j, value) for each value of x this thread walks (channel j of its P), a batch of rows
 // loaded before any is used.
-template <int P, bool kVec, class F>
-__device__ __forceinline__ void for_each_value(const bf16* x, const BnShape& s, const Walk& w,
-                                               F&& f) {
+template <int P, bool kVec, class T, class F>
+__device__ __forceinline__ void for_each_value(const T* x, const BnShape& s, const Walk& w, F&& f) {
   for (unsigned r = w.first; r < w.end; r += kBatch * s.ty) {
     float v[kBatch][P];
     load_rows<P, kVec>(x, s, w, r, v);
@@ -446,9 +504,9 @@ __device__ __forceinline__ void for_each_value(const bf16* x, const BnShape& s, 
 }
 
 // Training forward, pass 1: per chunk, the sums of x.
-template <int P, bool kVec>
+template <class T, int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
-    bn_sum_kernel(const bf16* __restrict__ x, BnShape s, double2* __restrict__ partials) {
+    bn_sum_kernel(const T* __restrict__ x, BnShape s, double2* __restrict__ partials) {
   const Walk w = walk_of<P>(s);
   float sum[P] = {}, unused[P] = {};
   if (w.active) for_each_value<P, kVec>(x, s, w, [&](int j, float v) { sum[j] += v; });
@@ -464,9 +522,9 @@ __global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
 }
 
 // Pass 2: per chunk, the sums of squared deviations from the (float-rounded) mean.
-template <int P, bool kVec>
+template <class T, int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
-    bn_deviation_kernel(const bf16* __restrict__ x, BnShape s, const double* __restrict__ mean,
+    bn_deviation_kernel(const T* __restrict__ x, BnShape s, const double* __restrict__ mean,
                         double2* __restrict__ partials) {
   const Walk w = walk_of<P>(s);
   float sq[P] = {}, unused[P] = {}, m[P];
@@ -508,10 +566,10 @@ __global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
 }
 
 // Pass 3: y.
-template <int P, bool kVec>
+template <class T, int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
-    bn_normalize_kernel(const bf16* x, BnShape s, const float* __restrict__ scale,
-                        const float* __restrict__ shift, bool relu, bf16* y) {
+    bn_normalize_kernel(const T* x, BnShape s, const float* __restrict__ scale,
+                        const float* __restrict__ shift, bool relu, T* y) {
   const Walk w = walk_of<P>(s);
   if (!w.active) return;
   float a[P], b[P];
@@ -524,11 +582,11 @@ __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
 }
 
 // Inference: y from the running statistics, by infer_kernel's formulas.
-template <int P, bool kVec>
+template <class T, int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
-    bn_infer_kernel(const bf16* x, BnShape s, const float* __restrict__ gamma,
+    bn_infer_kernel(const T* x, BnShape s, const float* __restrict__ gamma,
                     const float* __restrict__ beta, const float* __restrict__ running_mean,
-                    const float* __restrict__ running_var, float eps, bool relu, bf16* y) {
+                    const float* __restrict__ running_var, float eps, bool relu, T* y) {
   const Walk w = walk_of<P>(s);
   if (!w.active) return;
   float scale[P], shift[P];
@@ -554,8 +612,8 @@ __device__ __forceinline__ void mask_relu(const float (&relu_y)[B][P], float (&d
 }
 
 // A batch of rows' x and dy from row r, dy passed back through the ReLU when relu_y is given.
-template <int P, bool kVec>
-__device__ __forceinline__ void load_grad_rows(const bf16* x, const bf16* relu_y, const bf16* dy,
+template <int P, bool kVec, class T>
+__device__ __forceinline__ void load_grad_rows(const T* x, const T* relu_y, const T* dy,
                                                const BnShape& s, const Walk& w, unsigned r,
                                                float (&vx)[kGradBatch][P],
                                                float (&vd)[kGradBatch][P]) {
@@ -569,10 +627,10 @@ __device__ __forceinline__ void load_grad_rows(const bf16* x, const bf16* relu_y
 }
 
 // Backward, pass 1: per chunk, the sums of dy and of dy * (x - mean).
-template <int P, bool kVec>
+template <class T, int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
-    bn_grad_sum_kernel(const bf16* __restrict__ x, const bf16* __restrict__ relu_y,
-                       const bf16* __restrict__ dy, BnShape s, const float* __restrict__ save_mean,
+    bn_grad_sum_kernel(const T* __restrict__ x, const T* __restrict__ relu_y,
+                       const T* __restrict__ dy, BnShape s, const float* __restrict__ save_mean,
                        double2* __restrict__ partials) {
   const Walk w = walk_of<P>(s);
   float sum_dy[P] = {}, sum_dy_xc[P] = {}, m[P];
@@ -619,12 +677,12 @@ __global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
 
 // Pass 2: dx. dx may be dy: a thread reads a batch's dy before writing its dx, and no other
 // thread reads those elements.
-template <int P, bool kVec>
+template <class T, int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
-    bn_grad_apply_kernel(const bf16* __restrict__ x, const bf16* __restrict__ relu_y,
-                         const bf16* dy, BnShape s, const float* __restrict__ save_mean,
+    bn_grad_apply_kernel(const T* __restrict__ x, const T* __restrict__ relu_y, const T* dy,
+                         BnShape s, const float* __restrict__ save_mean,
                          const float* __restrict__ coef_a, const float* __restrict__ coef_b,
-                         const float* __restrict__ coef_cx, bf16* dx) {
+                         const float* __restrict__ coef_cx, T* dx) {
   const Walk w = walk_of<P>(s);
   if (!w.active) return;
   float a[P], b[P], cx[P], m[P];
@@ -662,17 +720,17 @@ __global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
 
 // One thread per pack of V channels of a row: element o * V, channels (o % packs) * V onwards. A
 // thread reads its values before writing them (y is read and written in place).
-template <int V>
+template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
-    add_bias_kernel(bf16* y, const float* __restrict__ bias, unsigned total, unsigned k) {
+    add_bias_kernel(T* y, const float* __restrict__ bias, unsigned total, unsigned k) {
   const unsigned packs = k / V;
   for (unsigned o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += gridDim.x * blockDim.x) {
     const unsigned ci = o % packs * V;
     float v[V];
-    load<V>(y + std::size_t(o) * V, v);
+    load<T, V>(y + std::size_t(o) * V, v);
 #pragma unroll
     for (int j = 0; j < V; ++j) v[j] = __fadd_rn(v[j], bias[ci + j]);  // as Add: nothing contracted
-    store<V>(y + std::size_t(o) * V, v);
+    store<T, V>(y + std::size_t(o) * V, v);
   }
 }
 
@@ -682,14 +740,20 @@ unsigned checked_rows_by_k(const char* op, std::size_t rows, int k) {
   return checked_size(op, rows * std::size_t(k));
 }
 
+// Whether every pointer (null included) allows a channel pair of T as one access.
+template <class T, class... Ptr>
+bool pair_aligned(Ptr... ptrs) {
+  return (aligned(ptrs, 2 * sizeof(T)) && ...);
+}
+
 // Calls launch(integral_constant<int, P>, bool_constant<kVec>) for s's kernel variant: channel
-// pairs as 4-byte accesses where every pointer allows them, else as two 2-byte ones (the same
-// sums either way), or single channels when c is odd.
+// pairs as one access (4 bytes in bf16, 8 in fp32) where every pointer allows them (pair_aligned),
+// else as two (the same sums either way), or single channels when c is odd.
 template <class Launch>
-void by_variant(const BnShape& s, bool aligned4, Launch&& launch) {
+void by_variant(const BnShape& s, bool pair_ok, Launch&& launch) {
   if (s.pack == 1)
     launch(std::integral_constant<int, 1>{}, std::false_type{});
-  else if (aligned4)
+  else if (pair_ok)
     launch(std::integral_constant<int, 2>{}, std::true_type{});
   else
     launch(std::integral_constant<int, 2>{}, std::false_type{});
@@ -702,9 +766,177 @@ dim3 combine_grid(const BnShape& s) {
 }
 dim3 combine_block() { return dim3(kCombineChannels, kCombineLanes); }
 
-}  // namespace
-
 // ---------------------------------------------------------------------------- launchers
+
+// The launchers for either T; the public overloads below forward to them.
+namespace generic {
+
+template <class T>
+void batchnorm_train(const BatchNormGeom& g, const T* x, const float* gamma, const float* beta,
+                     float* running_mean, float* running_var, float* save_mean, float* save_invstd,
+                     T* y, bool relu, float* scratch, cudaStream_t stream) {
+  const BnShape s = checked_bn_shape<T>(g);
+  const BnScratch t = scratch_of(s, scratch);
+  float *scale = t.coef, *shift = t.coef + s.c;
+  by_variant(s, pair_aligned<T>(x, y), [&](auto p, auto vec) {
+    constexpr int P = decltype(p)::value;
+    constexpr bool kVec = decltype(vec)::value;
+    bn_sum_kernel<T, P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(x, s, t.partials);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_mean_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(s, t.partials, t.mean);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_deviation_kernel<T, P, kVec>
+        <<<grid_of(s), block_of(s), 0, stream>>>(x, s, t.mean, t.partials);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_stats_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(
+        s, t.partials, t.mean, gamma, beta, running_mean, running_var, save_mean, save_invstd,
+        g.eps, g.momentum, scale, shift);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_normalize_kernel<T, P, kVec>
+        <<<grid_of(s), block_of(s), 0, stream>>>(x, s, scale, shift, relu, y);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+template <class T>
+void batchnorm_infer(const BatchNormGeom& g, const T* x, const float* gamma, const float* beta,
+                     const float* running_mean, const float* running_var, T* y, bool relu,
+                     cudaStream_t stream) {
+  const BnShape s = checked_bn_shape<T>(g);
+  by_variant(s, pair_aligned<T>(x, y), [&](auto p, auto vec) {
+    constexpr int P = decltype(p)::value;
+    constexpr bool kVec = decltype(vec)::value;
+    bn_infer_kernel<T, P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(
+        x, s, gamma, beta, running_mean, running_var, g.eps, relu, y);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+template <class T>
+void batchnorm_grad(const BatchNormGeom& g, const T* x, const T* relu_y, const T* dy,
+                    const float* gamma, const float* save_mean, const float* save_invstd, T* dx,
+                    float* dgamma, float* dbeta, float* scratch, cudaStream_t stream) {
+  const BnShape s = checked_bn_shape<T>(g);
+  const BnScratch t = scratch_of(s, scratch);
+  float *coef_a = t.coef, *coef_b = t.coef + s.c, *coef_cx = t.coef + 2 * s.c;
+  by_variant(s, pair_aligned<T>(x, relu_y, dy, dx), [&](auto p, auto vec) {
+    constexpr int P = decltype(p)::value;
+    constexpr bool kVec = decltype(vec)::value;
+    bn_grad_sum_kernel<T, P, kVec>
+        <<<grid_of(s), block_of(s), 0, stream>>>(x, relu_y, dy, s, save_mean, t.partials);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_grad_coef_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(
+        s, t.partials, gamma, save_invstd, dgamma, dbeta, coef_a, coef_b, coef_cx);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    bn_grad_apply_kernel<T, P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(
+        x, relu_y, dy, s, save_mean, coef_a, coef_b, coef_cx, dx);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+template <class T>
+void add_bias(T* y, const float* bias, std::size_t rows, int k, cudaStream_t stream) {
+  if (k <= 0) return;
+  const unsigned size = checked_rows_by_k("add_bias_nhwc", rows, k);
+  if (!size) return;
+  const int pack = pack_for<T>(k, y);
+  const unsigned total = size / unsigned(pack);
+  by_pack<T>(pack, [&](auto v) {
+    add_bias_kernel<T, decltype(v)::value>
+        <<<grid_for(total), kThreads, 0, stream>>>(y, bias, total, unsigned(k));
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+template <class T>
+void channel_sums(const T* dy, float* db, std::size_t rows, int k, float* scratch,
+                  cudaStream_t stream) {
+  if (k <= 0) return;
+  checked_rows_by_k("channel_sums_nhwc", rows, k);
+  const BnShape s = bn_shape(unsigned(rows), unsigned(k));
+  auto* partials = reinterpret_cast<double2*>(scratch);  // the scratch is the partials alone
+  // No rows still launches both: the partials are zeros and db is overwritten with them.
+  by_variant(s, pair_aligned<T>(dy), [&](auto p, auto vec) {
+    constexpr int P = decltype(p)::value;
+    constexpr bool kVec = decltype(vec)::value;
+    bn_sum_kernel<T, P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(dy, s, partials);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+    channel_sums_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(s, partials, db);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+template <class T>
+void add(const T* a, const T* b, T* y, std::size_t n, bool relu, cudaStream_t stream) {
+  if (relu)
+    map(a, b, y, n, Add<true>{}, stream);
+  else
+    map(a, b, y, n, Add<false>{}, stream);
+}
+
+template <class T>
+void maxpool_forward(int n, int c, int h, int w, const T* x, T* y, cudaStream_t stream) {
+  checked_size(name_for<T>("maxpool2x2 (bf16 NHWC)", "maxpool2x2 (fp32 NHWC)"),
+               std::size_t(n) * c * h * w);
+  const unsigned out_h = unsigned(h / 2), out_w = unsigned(w / 2);
+  const int pack = pack_for<T>(c, x, y);
+  const unsigned total = unsigned(n) * out_h * out_w * unsigned(c / pack);
+  if (!total) return;
+  by_pack<T>(pack, [&](auto v) {
+    maxpool_forward_kernel<T, decltype(v)::value><<<grid_for(total), kThreads, 0, stream>>>(
+        x, y, total, unsigned(c), unsigned(h), unsigned(w), out_h, out_w);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+template <class T>
+void maxpool_backward(int n, int c, int h, int w, const T* x, const T* y, const T* dy, T* dx,
+                      cudaStream_t stream) {
+  checked_size(name_for<T>("maxpool2x2 (bf16 NHWC)", "maxpool2x2 (fp32 NHWC)"),
+               std::size_t(n) * c * h * w);
+  const unsigned out_h = unsigned(h / 2), out_w = unsigned(w / 2);
+  const int pack = pack_for<T>(c, x, y, dy, dx);
+  const unsigned total =
+      unsigned(n) * unsigned((h + 1) / 2) * unsigned((w + 1) / 2) * unsigned(c / pack);
+  if (!total) return;
+  by_pack<T>(pack, [&](auto v) {
+    maxpool_backward_kernel<T, decltype(v)::value><<<grid_for(total), kThreads, 0, stream>>>(
+        x, y, dy, dx, total, unsigned(c), unsigned(h), unsigned(w), out_h, out_w);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+template <class T>
+void avgpool_forward(int n, int c, int hw, const T* x, float* y, cudaStream_t stream) {
+  checked_size(name_for<T>("global average pool (bf16 NHWC)", "global average pool (fp32 NHWC)"),
+               std::size_t(n) * c * hw);
+  const unsigned planes = unsigned(n) * unsigned(c);
+  if (!planes) return;
+  const float inv_area = 1.f / static_cast<float>(hw);  // cpu_pool.cpp's inv_area
+  avgpool_forward_kernel<T><<<grid_for(planes), kThreads, 0, stream>>>(x, y, planes, unsigned(c),
+                                                                       unsigned(hw), inv_area);
+  SWEEP_CHECK_CUDA(cudaGetLastError());
+}
+
+template <class T>
+void avgpool_backward(int n, int c, int hw, const float* dy, T* dx, cudaStream_t stream) {
+  const unsigned size = checked_size(
+      name_for<T>("global average pool (bf16 NHWC)", "global average pool (fp32 NHWC)"),
+      std::size_t(n) * c * hw);
+  if (!size) return;
+  const int pack = pack_for<T>(c, dx);
+  const unsigned total = size / unsigned(pack);
+  const float inv_area = 1.f / static_cast<float>(hw);
+  by_pack<T>(pack, [&](auto v) {
+    avgpool_backward_kernel<T, decltype(v)::value><<<grid_for(total), kThreads, 0, stream>>>(
+        dy, dx, total, unsigned(c), unsigned(hw), inv_area);
+    SWEEP_CHECK_CUDA(cudaGetLastError());
+  });
+}
+
+}  // namespace generic
+
+}  // namespace
 
 std::size_t batchnorm_nhwc_scratch_floats(const BatchNormGeom& g) {
   const BnShape s = bn_shape(g);
@@ -716,76 +948,53 @@ void batchnorm_train_nhwc(const BatchNormGeom& g, const __nv_bfloat16* x, const 
                           const float* beta, float* running_mean, float* running_var,
                           float* save_mean, float* save_invstd, __nv_bfloat16* y, bool relu,
                           float* scratch, cudaStream_t stream) {
-  const BnShape s = checked_bn_shape(g);
-  const BnScratch t = scratch_of(s, scratch);
-  float *scale = t.coef, *shift = t.coef + s.c;
-  by_variant(s, aligned(x, 4) && aligned(y, 4), [&](auto p, auto vec) {
-    constexpr int P = decltype(p)::value;
-    constexpr bool kVec = decltype(vec)::value;
-    bn_sum_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(x, s, t.partials);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-    bn_mean_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(s, t.partials, t.mean);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-    bn_deviation_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(x, s, t.mean, t.partials);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-    bn_stats_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(
-        s, t.partials, t.mean, gamma, beta, running_mean, running_var, save_mean, save_invstd,
-        g.eps, g.momentum, scale, shift);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-    bn_normalize_kernel<P, kVec>
-        <<<grid_of(s), block_of(s), 0, stream>>>(x, s, scale, shift, relu, y);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-  });
+  generic::batchnorm_train(g, x, gamma, beta, running_mean, running_var, save_mean, save_invstd, y,
+                           relu, scratch, stream);
+}
+
+void batchnorm_train_nhwc(const BatchNormGeom& g, const float* x, const float* gamma,
+                          const float* beta, float* running_mean, float* running_var,
+                          float* save_mean, float* save_invstd, float* y, bool relu, float* scratch,
+                          cudaStream_t stream) {
+  generic::batchnorm_train(g, x, gamma, beta, running_mean, running_var, save_mean, save_invstd, y,
+                           relu, scratch, stream);
 }
 
 void batchnorm_infer_nhwc(const BatchNormGeom& g, const __nv_bfloat16* x, const float* gamma,
                           const float* beta, const float* running_mean, const float* running_var,
                           __nv_bfloat16* y, bool relu, cudaStream_t stream) {
-  const BnShape s = checked_bn_shape(g);
-  by_variant(s, aligned(x, 4) && aligned(y, 4), [&](auto p, auto vec) {
-    constexpr int P = decltype(p)::value;
-    constexpr bool kVec = decltype(vec)::value;
-    bn_infer_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(
-        x, s, gamma, beta, running_mean, running_var, g.eps, relu, y);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-  });
+  generic::batchnorm_infer(g, x, gamma, beta, running_mean, running_var, y, relu, stream);
+}
+
+void batchnorm_infer_nhwc(const BatchNormGeom& g, const float* x, const float* gamma,
+                          const float* beta, const float* running_mean, const float* running_var,
+                          float* y, bool relu, cudaStream_t stream) {
+  generic::batchnorm_infer(g, x, gamma, beta, running_mean, running_var, y, relu, stream);
 }
 
 void batchnorm_grad_nhwc(const BatchNormGeom& g, const __nv_bfloat16* x,
                          const __nv_bfloat16* relu_y, const __nv_bfloat16* dy, const float* gamma,
                          const float* save_mean, const float* save_invstd, __nv_bfloat16* dx,
                          float* dgamma, float* dbeta, float* scratch, cudaStream_t stream) {
-  const BnShape s = checked_bn_shape(g);
-  const BnScratch t = scratch_of(s, scratch);
-  float *coef_a = t.coef, *coef_b = t.coef + s.c, *coef_cx = t.coef + 2 * s.c;
-  const bool aligned4 = aligned(x, 4) && aligned(relu_y, 4) && aligned(dy, 4) && aligned(dx, 4);
-  by_variant(s, aligned4, [&](auto p, auto vec) {
-    constexpr int P = decltype(p)::value;
-    constexpr bool kVec = decltype(vec)::value;
-    bn_grad_sum_kernel<P, kVec>
-        <<<grid_of(s), block_of(s), 0, stream>>>(x, relu_y, dy, s, save_mean, t.partials);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-    bn_grad_coef_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(
-        s, t.partials, gamma, save_invstd, dgamma, dbeta, coef_a, coef_b, coef_cx);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-    bn_grad_apply_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(
-        x, relu_y, dy, s, save_mean, coef_a, coef_b, coef_cx, dx);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-  });
+  generic::batchnorm_grad(g, x, relu_y, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta,
+                          scratch, stream);
+}
+
+void batchnorm_grad_nhwc(const BatchNormGeom& g, const float* x, const float* relu_y,
+                         const float* dy, const float* gamma, const float* save_mean,
+                         const float* save_invstd, float* dx, float* dgamma, float* dbeta,
+                         float* scratch, cudaStream_t stream) {
+  generic::batchnorm_grad(g, x, relu_y, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta,
+                          scratch, stream);
 }
 
 void add_bias_nhwc(__nv_bfloat16* y, const float* bias, std::size_t rows, int k,
                    cudaStream_t stream) {
-  if (k <= 0) return;
-  const unsigned size = checked_rows_by_k("add_bias_nhwc", rows, k);
-  if (!size) return;
-  const int pack = pack_for(k, y);
-  const unsigned total = size / unsigned(pack);
-  by_pack(pack, [&](auto v) {
-    add_bias_kernel<decltype(v)::value>
-        <<<grid_for(total), kThreads, 0, stream>>>(y, bias, total, unsigned(k));
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-  });
+  generic::add_bias(y, bias, rows, k, stream);
+}
+
+void add_bias_nhwc(float* y, const float* bias, std::size_t rows, int k, cudaStream_t stream) {
+  generic::add_bias(y, bias, rows, k, stream);
 }
 
 std::size_t channel_sums_nhwc_scratch_floats(std::size_t rows, int k) {
@@ -797,92 +1006,82 @@ std::size_t channel_sums_nhwc_scratch_floats(std::size_t rows, int k) {
 
 void channel_sums_nhwc(const __nv_bfloat16* dy, float* db, std::size_t rows, int k, float* scratch,
                        cudaStream_t stream) {
-  if (k <= 0) return;
-  checked_rows_by_k("channel_sums_nhwc", rows, k);
-  const BnShape s = bn_shape(unsigned(rows), unsigned(k));
-  auto* partials = reinterpret_cast<double2*>(scratch);  // the scratch is the partials alone
-  // No rows still launches both: the partials are zeros and db is overwritten with them.
-  by_variant(s, aligned(dy, 4), [&](auto p, auto vec) {
-    constexpr int P = decltype(p)::value;
-    constexpr bool kVec = decltype(vec)::value;
-    bn_sum_kernel<P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(dy, s, partials);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-    channel_sums_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(s, partials, db);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-  });
+  generic::channel_sums(dy, db, rows, k, scratch, stream);
 }
 
-void relu_forward_bf16(const __nv_bfloat16* x, __nv_bfloat16* y, std::size_t n,
+void channel_sums_nhwc(const float* dy, float* db, std::size_t rows, int k, float* scratch,
                        cudaStream_t stream) {
-  map(x, nullptr, y, n, ReluForward{}, stream);
+  generic::channel_sums(dy, db, rows, k, scratch, stream);
 }
 
-void relu_backward_bf16(const __nv_bfloat16* y, const __nv_bfloat16* dy, __nv_bfloat16* dx,
+void relu_forward_nhwc(const __nv_bfloat16* x, __nv_bfloat16* y, std::size_t n,
+                       cudaStream_t stream) {
+  map(x, static_cast<const __nv_bfloat16*>(nullptr), y, n, ReluForward{}, stream);
+}
+
+void relu_forward_nhwc(const float* x, float* y, std::size_t n, cudaStream_t stream) {
+  map(x, static_cast<const float*>(nullptr), y, n, ReluForward{}, stream);
+}
+
+void relu_backward_nhwc(const __nv_bfloat16* y, const __nv_bfloat16* dy, __nv_bfloat16* dx,
                         std::size_t n, cudaStream_t stream) {
   map(y, dy, dx, n, ReluBackward{}, stream);
 }
 
-void add_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* y, std::size_t n,
+void relu_backward_nhwc(const float* y, const float* dy, float* dx, std::size_t n,
+                        cudaStream_t stream) {
+  map(y, dy, dx, n, ReluBackward{}, stream);
+}
+
+void add_nhwc(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* y, std::size_t n,
               bool relu, cudaStream_t stream) {
-  if (relu)
-    map(a, b, y, n, Add<true>{}, stream);
-  else
-    map(a, b, y, n, Add<false>{}, stream);
+  generic::add(a, b, y, n, relu, stream);
+}
+
+void add_nhwc(const float* a, const float* b, float* y, std::size_t n, bool relu,
+              cudaStream_t stream) {
+  generic::add(a, b, y, n, relu, stream);
 }
 
 void maxpool2x2_forward_nhwc(int n, int c, int h, int w, const __nv_bfloat16* x, __nv_bfloat16* y,
                              cudaStream_t stream) {
-  checked_size("maxpool2x2 (bf16 NHWC)", std::size_t(n) * c * h * w);
-  const unsigned out_h = unsigned(h / 2), out_w = unsigned(w / 2);
-  const int pack = pack_for(c, x, y);
-  const unsigned total = unsigned(n) * out_h * out_w * unsigned(c / pack);
-  if (!total) return;
-  by_pack(pack, [&](auto v) {
-    maxpool_forward_kernel<decltype(v)::value><<<grid_for(total), kThreads, 0, stream>>>(
-        x, y, total, unsigned(c), unsigned(h), unsigned(w), out_h, out_w);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-  });
+  generic::maxpool_forward(n, c, h, w, x, y, stream);
+}
+
+void maxpool2x2_forward_nhwc(int n, int c, int h, int w, const float* x, float* y,
+                             cudaStream_t stream) {
+  generic::maxpool_forward(n, c, h, w, x, y, stream);
 }
 
 void maxpool2x2_backward_nhwc(int n, int c, int h, int w, const __nv_bfloat16* x,
                               const __nv_bfloat16* y, const __nv_bfloat16* dy, __nv_bfloat16* dx,
                               cudaStream_t stream) {
-  checked_size("maxpool2x2 (bf16 NHWC)", std::size_t(n) * c * h * w);
-  const unsigned out_h = unsigned(h / 2), out_w = unsigned(w / 2);
-  const int pack = pack_for(c, x, y, dy, dx);
-  const unsigned total =
-      unsigned(n) * unsigned((h + 1) / 2) * unsigned((w + 1) / 2) * unsigned(c / pack);
-  if (!total) return;
-  by_pack(pack, [&](auto v) {
-    maxpool_backward_kernel<decltype(v)::value><<<grid_for(total), kThreads, 0, stream>>>(
-        x, y, dy, dx, total, unsigned(c), unsigned(h), unsigned(w), out_h, out_w);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-  });
+  generic::maxpool_backward(n, c, h, w, x, y, dy, dx, stream);
+}
+
+void maxpool2x2_backward_nhwc(int n, int c, int h, int w, const float* x, const float* y,
+                              const float* dy, float* dx, cudaStream_t stream) {
+  generic::maxpool_backward(n, c, h, w, x, y, dy, dx, stream);
 }
 
 void global_avgpool_forward_nhwc(int n, int c, int hw, const __nv_bfloat16* x, float* y,
                                  cudaStream_t stream) {
-  checked_size("global average pool (bf16 NHWC)", std::size_t(n) * c * hw);
-  const unsigned planes = unsigned(n) * unsigned(c);
-  if (!planes) return;
-  const float inv_area = 1.f / static_cast<float>(hw);  // cpu_pool.cpp's inv_area
-  avgpool_forward_kernel<<<grid_for(planes), kThreads, 0, stream>>>(x, y, planes, unsigned(c),
-                                                                    unsigned(hw), inv_area);
-  SWEEP_CHECK_CUDA(cudaGetLastError());
+  generic::avgpool_forward(n, c, hw, x, y, stream);
+}
+
+void global_avgpool_forward_nhwc(int n, int c, int hw, const float* x, float* y,
+                                 cudaStream_t stream) {
+  generic::avgpool_forward(n, c, hw, x, y, stream);
 }
 
 void global_avgpool_backward_nhwc(int n, int c, int hw, const float* dy, __nv_bfloat16* dx,
                                   cudaStream_t stream) {
-  const unsigned size = checked_size("global average pool (bf16 NHWC)", std::size_t(n) * c * hw);
-  if (!size) return;
-  const int pack = pack_for(c, dx);
-  const unsigned total = size / unsigned(pack);
-  const float inv_area = 1.f / static_cast<float>(hw);
-  by_pack(pack, [&](auto v) {
-    avgpool_backward_kernel<decltype(v)::value><<<grid_for(total), kThreads, 0, stream>>>(
-        dy, dx, total, unsigned(c), unsigned(hw), inv_area);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-  });
+  generic::avgpool_backward(n, c, hw, dy, dx, stream);
+}
+
+void global_avgpool_backward_nhwc(int n, int c, int hw, const float* dy, float* dx,
+                                  cudaStream_t stream) {
+  generic::avgpool_backward(n, c, hw, dy, dx, stream);
 }
 
 }  // namespace sweep::trainer::cuda
