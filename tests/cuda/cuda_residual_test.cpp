@@ -5,7 +5,10 @@
  * inference logits), and a training step with blocks captured in a CUDA graph and replayed equal
  * to the eager steps (a block allocates and synchronises nothing in forward / backward).
  */
+#include <cmath>
+
 #include "tests/cuda/cuda_test_util.h"
+#include "trainer/layers/layer.h"
 #include "trainer/network.h"
 
 namespace sweep::trainer::test {
@@ -62,7 +65,14 @@ TEST_F(CudaResidual, AddMatchesCpuBitForBitAndMayWriteInPlace) {
   }
 }
 
+// Fixed inputs: a ReLU whose input lies within rounding of zero may fall on either side on the two
+// backends (their convolutions sum in other orders), and the gradients behind it then differ in
+// hundreds to thousands of parameters (a few % of one layer's gradient norm). With fresh random
+// inputs about one run in ten had such a ReLU on an H200 (the same count on every GPU rerun, none
+// with the CPU rerun; 20 other seeds 1e-6); the next test covers random inputs with a norm bound.
 TEST_F(CudaResidual, NetworkForwardBackwardMatchesCpu) {
+  seed = 1;
+  rng.seed(seed);
   const int batch = 16, classes = 10;
   const Shape in{3, 16, 16};
   for (const ModelSpec& model : models()) {
@@ -96,6 +106,46 @@ TEST_F(CudaResidual, NetworkForwardBackwardMatchesCpu) {
     const float* ic = nc.forward(x.cf(), batch, false);
     const float* ig = ng.forward(x.gf(), batch, false);
     expect_close(host(*cpu, ic, nl), host(*gpu, ig, nl), 1e-3, 1e-3, tag + " inference logits");
+  }
+}
+
+// Random inputs: logits as above, and each layer's parameter gradient within 5% of the CPU's in
+// norm (1e-6 measured without a ReLU on the edge, 0.4-1.8% with one; a tensor read in the wrong
+// layout or a race gives errors of order 1).
+TEST_F(CudaResidual, NetworkGradientsNearCpuOnRandomInputs) {
+  const int batch = 16, classes = 10;
+  const Shape in{3, 16, 16};
+  for (const ModelSpec& model : models()) {
+    Network nc(*cpu, model, in, classes, batch, 5), ng(*gpu, model, in, classes, batch, 5);
+    auto x = twin_random(std::size_t(batch) * in.numel(), -2.f, 2.f);
+    std::vector<std::int32_t> labels(batch);
+    for (auto& l : labels) l = static_cast<std::int32_t>(rng() % classes);
+    const std::size_t nl = std::size_t(batch) * classes;
+    const float* lc = nc.forward(x.cf(), batch, true);
+    const float* lg = ng.forward(x.gf(), batch, true);
+    expect_close(host(*cpu, lc, nl), host(*gpu, lg, nl), 1e-3, 1e-3, "logits");
+    std::vector<float> dlogits(nl);
+    double stats[2] = {0, 0};
+    cpu->softmax_cross_entropy(lc, labels.data(), batch, classes, dlogits.data(), stats);
+    auto dl = twin(dlogits);
+    nc.backward(dl.cf(), batch);
+    ng.backward(dl.gf(), batch);
+    const std::size_t np = nc.param_count();
+    const auto gc = host(*cpu, nc.grads(), np), gg = host(*gpu, ng.grads(), np);
+    std::size_t offset = 0;
+    for (const auto& layer : nc.layers()) {
+      const std::size_t n = layer->param_count();
+      double diff = 0, norm = 0;
+      for (std::size_t i = offset; i < offset + n; ++i) {
+        diff += (double(gg[i]) - gc[i]) * (double(gg[i]) - gc[i]);
+        norm += double(gc[i]) * gc[i];
+      }
+      if (n && norm > 0) {
+        EXPECT_LT(std::sqrt(diff / norm), 0.05)
+            << layer->describe() << "'s gradient (input seed " << seed << ")";
+      }
+      offset += n;
+    }
   }
 }
 

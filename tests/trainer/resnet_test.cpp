@@ -230,6 +230,38 @@ TEST(ResNet, DropoutInsideABlockDrawsPerStepAndIsSeenByTheLoop) {
 }
 
 // The CPU smoke run: ResNet-20 on small synthetic images learns within a few dozen steps.
+// The CPU backend is the reference the CUDA backend is compared with: with many threads its
+// training step must give the same numbers every run (checked when a GPU comparison of ResNet-8
+// failed about one run in ten on a 16-core machine; the cause was a ReLU on the edge of zero,
+// tests/cuda/cuda_residual_test.cpp, but a reference that varied would look the same).
+TEST(ResNet, CpuStepIsTheSameEveryRunWithManyThreads) {
+  const int batch = 16, classes = 10;
+  const Shape in{3, 16, 16};
+  std::mt19937_64 rng(5);
+  const auto x = to_float(random_vector(std::size_t(batch) * std::size_t(in.numel()), rng));
+  const auto d = to_float(random_vector(std::size_t(batch) * classes, rng));
+  std::vector<float> first, first_logits;
+  for (int run = 0; run < 12; ++run) {
+    CpuBackend cpu(8);
+    Network net(cpu, resnet(8), in, classes, batch, 5);
+    const float* logits = net.forward(x.data(), batch, true);
+    const std::vector<float> l(logits, logits + batch * classes);
+    net.backward(d.data(), batch);
+    const std::vector<float> g(net.grads(), net.grads() + net.param_count());
+    if (run == 0) {
+      first = g;
+      first_logits = l;
+      continue;
+    }
+    ASSERT_EQ(l, first_logits) << "run " << run << ": logits";
+    std::size_t differ = 0, at = 0;
+    for (std::size_t i = 0; i < g.size(); ++i)
+      if (g[i] != first[i] && differ++ == 0) at = i;
+    ASSERT_EQ(differ, 0u) << "run " << run << ": " << differ << " gradients differ, the first at "
+                          << at << " (" << first[at] << " then " << g[at] << ")";
+  }
+}
+
 TEST(ResNet, Depth20TrainsOnTheCpu) {
   TrainConfig c;
   c.data.dataset = DatasetKind::synthetic;

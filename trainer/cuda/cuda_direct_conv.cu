@@ -183,6 +183,7 @@ bool CudaBackend::nhwc_runs_faster(const ConvGeom& g, const NhwcConvPlan& nhwc,
     constexpr Storage fp32 = Storage::fp32_nchw;
     conv2d_forward_nhwc(g, nhwc, fp32, x.f(), w.f(), nullptr, fp32, y.f(), kept.as<void>());
     conv2d_backward_nhwc(g, nhwc, fp32, x.f(), kept.as<void>(), w.f(), fp32, y.f(), dx.f(), dw.f());
+    join_side();  // a capture ends with every branch joined
   };
   const auto run_legacy = [&] {
     void* ws = conv_workspace(legacy.workspace_bytes());

@@ -35,6 +35,23 @@ bool skinny(int n, int in, int out) {
   return out <= kSkinnyMaxOut && std::size_t(n) * in <= (std::size_t{1} << 22);
 }
 
+// A cuDNN handle moved to another stream for one call, and back (also when the call throws).
+class HandleOnStream {
+ public:
+  HandleOnStream(cudnnHandle_t h, cudaStream_t there, cudaStream_t back) : h_(h), back_(back) {
+    SWEEP_CHECK_CUDNN(cudnnSetStream(h_, there));
+  }
+  ~HandleOnStream() {
+    SWEEP_LOG_ON_ERROR(cudnnSetStream(h_, back_) == CUDNN_STATUS_SUCCESS, "cudnnSetStream");
+  }
+  HandleOnStream(const HandleOnStream&) = delete;
+  HandleOnStream& operator=(const HandleOnStream&) = delete;
+
+ private:
+  cudnnHandle_t h_;
+  cudaStream_t back_;
+};
+
 // Offsets (in elements) of consecutive arrays in one channels-last scratch: each starts on a
 // 256-byte boundary (bf16; 512 for fp32).
 constexpr std::size_t kNhwcAlign = 128;
@@ -219,13 +236,15 @@ const CudaBackend::ConvEntry& CudaBackend::conv_entry(const ConvGeom& g) {
 // graph, conversions included (nhwc_runs_faster); a shape with no bf16 engine runs tf32. tf32 (not
 // fp32) because a bf16 user has already accepted reduced-precision products. tf32 mode: a shape
 // that reads channels-last activations gets the fp32 NHWC plan, which reaches cuDNN's tf32
-// tensor-core engines (for NCHW tensors its fastest at our shapes are fp32 FMA kernels). Untimed
-// shapes (a partial batch) and deterministic mode run the legacy plan: an engine unseen could be
-// a slow one, and the graph API's fast weight gradients may add in any order.
+// tensor-core engines (for NCHW tensors its fastest at our shapes are fp32 FMA kernels); one that
+// only writes them (a network's first convolution, on 1 or 3 channels) keeps the NHWC plan where
+// it runs faster, as in bf16. Untimed shapes (a partial batch) and deterministic mode run the
+// legacy plan: an engine unseen could be a slow one, and the graph API's fast weight gradients may
+// add in any order.
 Storage CudaBackend::nhwc_plan_storage(const ConvGeom& g) const {
   if (deterministic_) return Storage::fp32_nchw;
   if (math_ == MathMode::bf16) return Storage::bf16_nhwc;
-  if (math_ == MathMode::tf32 && (conv_choice_ == ConvChoice::nhwc_first || conv_reads_nhwc(g)))
+  if (math_ == MathMode::tf32 && (conv_choice_ == ConvChoice::nhwc_first || conv_writes_nhwc(g)))
     return Storage::fp32_nhwc;
   return Storage::fp32_nchw;
 }
@@ -463,8 +482,13 @@ void CudaBackend::conv2d_backward_nhwc(const ConvGeom& g, const NhwcConvPlan& pl
     // x and w as the forward kept them, x as it is stored, or converted again here.
     const bool x_ready = xs == s, convert_x = !x_ready && !kept, dy_ready = ys == s,
                convert_w = dx && !kept;
+    // The weight gradient runs on the side stream, beside the data gradient, where what it reads
+    // outlives this call (x as stored or kept, dy as stored: not the shared scratch); its K,R,S,C
+    // result then goes to the side's own scratch. At 32 channels of 32x32 cuDNN's fastest tf32
+    // weight gradient fills a fifth of an H200 for 200 us, which the data side uses meanwhile.
+    Side* side = !convert_x && dy_ready ? side_for(dx != nullptr) : nullptr;
     const std::size_t nxb = convert_x ? nx : 0, nyb = dy_ready ? 0 : ny, nwd = convert_w ? nw : 0,
-                      nwb = dw_nchw ? 0 : nw, nxd = dx && !x_ready ? nx : 0;
+                      nwb = dw_nchw || side ? 0 : nw, nxd = dx && !x_ready ? nx : 0;
     T* base = static_cast<T*>(nhwc_scratch(
         (padded(nxb) + padded(nyb) + padded(nwd) + padded(nwb) + padded(nxd)) * sizeof(T)));
     const T* kept_w = static_cast<const T*>(kept);
@@ -481,10 +505,23 @@ void CudaBackend::conv2d_backward_nhwc(const ConvGeom& g, const NhwcConvPlan& pl
          {static_cast<const float*>(dy), dyb_scratch, dy_ready ? 0 : g.n, g.k, g.out_h * g.out_w},
          {w, w_scratch, convert_w ? g.k : 0, g.c, rs}},
         stream());
-    void* ws = conv_workspace(plan.workspace_bytes());
-    plan.backward_filter(dnn(), xb, dyb, dw_nchw ? static_cast<void*>(dw) : dwb, ws);
-    if (dx) plan.backward_data(dnn(), wb, dyb, dxb, ws);
-    to_nchw<T>({{dwb, dw, dw_nchw ? 0 : g.k, g.c, rs},
+    if (side) {
+      // Grown before the fork (growing waits for the GPU).
+      void* side_ws = grow(side->conv_workspace, plan.workspace_bytes(), "convolution workspace");
+      T* side_dwb = dw_nchw ? nullptr : reinterpret_cast<T*>(scratch_floats(side->scratch, nw));
+      fork_side(*side, {stored(xb, nx, s), stored(dyb, ny, s)}, {floats(dw, nw)});
+      {
+        // The plan is bound to this backend's handle: the handle follows the side stream.
+        const HandleOnStream on_side(dnn(), side->stream.get(), stream());
+        plan.backward_filter(dnn(), xb, dyb, dw_nchw ? static_cast<void*>(dw) : side_dwb, side_ws);
+      }
+      if (!dw_nchw) to_nchw<T>({{side_dwb, dw, g.k, g.c, rs}}, side->stream.get());
+    } else {
+      plan.backward_filter(dnn(), xb, dyb, dw_nchw ? static_cast<void*>(dw) : dwb,
+                           conv_workspace(plan.workspace_bytes()));
+    }
+    if (dx) plan.backward_data(dnn(), wb, dyb, dxb, conv_workspace(plan.workspace_bytes()));
+    to_nchw<T>({{dwb, dw, dw_nchw || side ? 0 : g.k, g.c, rs},
                 {dx_scratch, static_cast<float*>(dx), nxd ? g.n : 0, g.c, hw}},
                stream());
   });

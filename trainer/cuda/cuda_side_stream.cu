@@ -6,8 +6,9 @@
  * neither of a layer's two gradient products fills an H100, so running them one after the other
  * leaves most of the GPU idle for both. conv2d_backward and dense_backward therefore queue the
  * weight side on a second stream that first waits for this stream's work so far (an event), and
- * the data side here (fp32 and tf32; bf16's converted operands share one scratch, so its backward
- * keeps one stream). The side stream has the lowest priority, so the block scheduler serves the
+ * the data side here (a channels-last plan too, where the weight gradient's operands are not
+ * converted copies in the shared scratch: activations kept channels-last, or x kept from the
+ * forward). The side stream has the lowest priority, so the block scheduler serves the
  * critical path first; captured in a CUDA graph the same calls make a fork and a join, and the
  * graph keeps each node's priority (end_capture), so the recorded step runs the two branches at
  * once with no host involvement.

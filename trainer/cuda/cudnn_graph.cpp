@@ -41,6 +41,9 @@ namespace {
 // candidate of its own: at 32 channels of 32x32 the weight gradient's fastest is not the first.
 constexpr int kMaxCandidates = 16;
 constexpr int kCallsPerGraph = 10;
+// A candidate whose one-call probe (launch latency included) takes longer than kProbeMargin times
+// the best so far plus kProbeSlackUs is not timed in full.
+constexpr float kProbeMargin = 3.f, kProbeSlackUs = 20.f;
 constexpr int kTimedReplays = 3;
 // A bf16 weight gradient must be this much faster than the best fp32 one to be taken: rounding
 // the gradient to bf16 (as autocast does) cost a small conv-block net 1-3 points of accuracy after
@@ -446,9 +449,12 @@ NhwcConvPlan::NhwcConvPlan(cudnnHandle_t h, const ConvGeom& g, Storage storage, 
         p.knobs = c.knobs;
         try {
           // Every op reads and writes by tensor id (x or dx, w or dw, y or dy): one call.
-          p.us = graph_time_us(
-              stream, [&] { p.run(h, x.get(), w.get(), y.get(), ws.get()); }, kCallsPerGraph,
-              kTimedReplays);
+          const auto call = [&] { p.run(h, x.get(), w.get(), y.get(), ws.get()); };
+          // One call first: an engine several times slower than the best so far (some take
+          // 100x, tens of ms a call) is not timed in full, which would cost start-up seconds.
+          p.us = graph_time_us(stream, call, 1, 1);
+          if (p.us * handicap > kProbeMargin * best_us + kProbeSlackUs) continue;
+          p.us = graph_time_us(stream, call, kCallsPerGraph, kTimedReplays);
         } catch (const Error&) {  // an engine that cannot run in a CUDA graph is not a candidate
           continue;
         }
