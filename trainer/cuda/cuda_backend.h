@@ -262,6 +262,7 @@ class CudaBackend final : public Backend {
   struct ConvEntry {
     std::unique_ptr<ConvPlan> plan;
     std::unique_ptr<NhwcConvPlan> nhwc;
+    bool nhwc_our_filter = false;  // fp32 NHWC: our weight gradient (nhwc_wgrad.h) runs instead
     ConvImpl forward = ConvImpl::cudnn, data = ConvImpl::cudnn, filter = ConvImpl::cudnn;
     int filter_parts = 1;  // direct_conv_filter_parts
   };
@@ -276,6 +277,9 @@ class CudaBackend final : public Backend {
   // their conversions, take less GPU time in a CUDA graph than the legacy plan's
   // (cuda_direct_conv.cu; once per shape and process).
   bool nhwc_runs_faster(const ConvGeom& g, const NhwcConvPlan& nhwc, const ConvPlan& legacy);
+  // fp32 NHWC: whether our TF32 weight gradient (nhwc_wgrad.h) takes less GPU time than the plan's
+  // in a CUDA graph (cuda_direct_conv.cu; once per shape and process).
+  bool our_nhwc_filter_faster(const ConvGeom& g, const NhwcConvPlan& nhwc);
   const PoolPlan& pool_plan(const PoolGeom& g, PoolMode mode);
   void* conv_workspace(std::size_t bytes);
   // m itself when it holds `bytes`, else a larger replacement (the old one retired): workspaces
@@ -306,9 +310,10 @@ class CudaBackend final : public Backend {
   // each time).
   void conv2d_forward_nhwc(const ConvGeom& g, const NhwcConvPlan& plan, Storage xs, const void* x,
                            const float* w, const float* b, Storage ys, void* y, void* kept);
+  // our_filter: the weight gradient on our kernel (fp32 NHWC only, ConvEntry::nhwc_our_filter).
   void conv2d_backward_nhwc(const ConvGeom& g, const NhwcConvPlan& plan, Storage xs, const void* x,
                             const void* kept, const float* w, Storage ys, const void* dy, void* dx,
-                            float* dw);
+                            float* dw, bool our_filter = false);
   // The fp32 / tf32 plan (or our kernels) on fp32 NCHW tensors.
   void conv2d_forward_fp32(const ConvGeom& g, const ConvEntry& e, const float* x, const float* w,
                            const float* b, float* y);

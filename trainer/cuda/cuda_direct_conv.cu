@@ -16,6 +16,7 @@
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/cuda/direct_conv.h"
 #include "trainer/cuda/graph_timing.h"
+#include "trainer/cuda/nhwc_wgrad.h"
 #include "trainer/cuda/tiled_conv.h"
 
 namespace sweep::trainer::cuda {
@@ -203,6 +204,39 @@ bool CudaBackend::nhwc_runs_faster(const ConvGeom& g, const NhwcConvPlan& nhwc,
                  "(fwd + both backward): %s\n",
                  g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, name, double(nhwc_us),
                  double(legacy_us), faster ? name : "legacy");
+  cache.emplace(key, faster);
+  return faster;
+}
+
+bool CudaBackend::our_nhwc_filter_faster(const ConvGeom& g, const NhwcConvPlan& nhwc) {
+  static std::mutex mutex;
+  static std::map<ChoiceKey, bool> cache;
+  const ChoiceKey key{device_,    g.n,        g.c,     g.h,     g.w,     g.k,     g.r, g.s,
+                      g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, g.out_w, 0};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
+                    ny = std::size_t(g.n) * g.k * g.out_h * g.out_w,
+                    nw = std::size_t(g.k) * g.c * g.r * g.s;
+  DeviceBuffer x(*this, nx * sizeof(float)), y(*this, ny * sizeof(float)),
+      dw(*this, nw * sizeof(float)), partials(*this, nhwc_wgrad_scratch_floats(g) * sizeof(float));
+  fill(x.f(), nx, 0.f);
+  fill(y.f(), ny, 0.f);
+  const auto run_plan = [&] {
+    nhwc.backward_filter(dnn(), x.f(), y.f(), dw.f(), conv_workspace(nhwc.workspace_bytes()));
+  };
+  const auto run_ours = [&] { nhwc_wgrad(g, x.f(), y.f(), dw.f(), partials.f(), stream()); };
+  // Once eagerly: the workspace grows outside the capture.
+  run_plan();
+  run_ours();
+  const float plan_us = graph_us(stream(), run_plan), ours_us = graph_us(stream(), run_ours);
+  const bool faster = ours_us < plan_us;
+  if (std::getenv("SWEEP_CUDNN_LOG"))
+    std::fprintf(stderr,
+                 "sweep: conv n%d c%d %dx%d k%d %dx%d s%d nhwc weight gradient: ours %.1f us, "
+                 "cuDNN's %.1f us in a graph: %s\n",
+                 g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, double(ours_us), double(plan_us),
+                 faster ? "ours" : "cuDNN's");
   cache.emplace(key, faster);
   return faster;
 }

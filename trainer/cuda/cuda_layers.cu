@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "common/check.h"
 #include "trainer/cuda/batchnorm.h"
@@ -22,6 +23,7 @@
 #include "trainer/cuda/maxpool2x2.cuh"
 #include "trainer/cuda/nhwc_activations.h"
 #include "trainer/cuda/nhwc_cast.cuh"
+#include "trainer/cuda/nhwc_wgrad.h"
 #include "trainer/cuda/skinny_dense.cuh"
 #include "trainer/cuda/tiled_conv.h"
 
@@ -273,6 +275,8 @@ void CudaBackend::make_conv_plans(const ConvGeom& g, bool find, ConvEntry& e) {
   e.plan = std::make_unique<ConvPlan>(dnn(), g, math, workspace_limit_,
                                       nhwc && nhwc_anyway ? ConvPlan::Choose::untimed : how);
   if (nhwc && (nhwc_anyway || nhwc_runs_faster(g, *nhwc, *e.plan))) e.nhwc = std::move(nhwc);
+  if (e.nhwc && !is_bf16(e.nhwc->storage()) && nhwc_wgrad_fits(g))
+    e.nhwc_our_filter = our_nhwc_filter_faster(g, *e.nhwc);
 }
 
 void CudaBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* w, const float* b,
@@ -376,7 +380,7 @@ void CudaBackend::conv2d_backward_stored(const ConvGeom& g, Storage xs, const vo
                  {stored(dx, nx, xs), floats(dw, nw), floats(db, std::size_t(g.k))});
   const ConvEntry& e = conv_entry(g);
   if (e.nhwc) {
-    conv2d_backward_nhwc(g, *e.nhwc, xs, x, kept, w, ys, dy, dx, dw);
+    conv2d_backward_nhwc(g, *e.nhwc, xs, x, kept, w, ys, dy, dx, dw, e.nhwc_our_filter);
     if (db && is_nhwc(ys)) {
       const std::size_t rows = std::size_t(g.n) * g.out_h * g.out_w;
       float* scratch = scratch_floats(channel_sums_nhwc_scratch_floats(rows, g.k));
@@ -471,14 +475,14 @@ void CudaBackend::channel_sums_into(const ConvGeom& g, const float* dy, float* d
 // K,C,R,S weight gradient is written in place.
 void CudaBackend::conv2d_backward_nhwc(const ConvGeom& g, const NhwcConvPlan& plan, Storage xs,
                                        const void* x, const void* kept, const float* w, Storage ys,
-                                       const void* dy, void* dx, float* dw) {
+                                       const void* dy, void* dx, float* dw, bool our_filter) {
   const Storage s = plan.storage();
   with_nhwc_type(s, [&](auto tag) {
     using T = decltype(tag);
     const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                       nw = std::size_t(g.k) * g.c * g.r * g.s,
                       ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
-    const bool dw_nchw = plan.filter_gradient_nchw();
+    const bool dw_nchw = our_filter || plan.filter_gradient_nchw();
     // x and w as the forward kept them, x as it is stored, or converted again here.
     const bool x_ready = xs == s, convert_x = !x_ready && !kept, dy_ready = ys == s,
                convert_w = dx && !kept;
@@ -505,7 +509,15 @@ void CudaBackend::conv2d_backward_nhwc(const ConvGeom& g, const NhwcConvPlan& pl
          {static_cast<const float*>(dy), dyb_scratch, dy_ready ? 0 : g.n, g.k, g.out_h * g.out_w},
          {w, w_scratch, convert_w ? g.k : 0, g.c, rs}},
         stream());
-    if (side) {
+    if (our_filter) {
+      if constexpr (std::is_same_v<T, float>) {
+        // Its per-image partials in the scratch of the stream it runs on, grown before the fork.
+        float* partials =
+            scratch_floats(side ? side->scratch : scratch_, nhwc_wgrad_scratch_floats(g));
+        if (side) fork_side(*side, {stored(xb, nx, s), stored(dyb, ny, s)}, {floats(dw, nw)});
+        nhwc_wgrad(g, xb, dyb, dw, partials, side ? side->stream.get() : stream());
+      }
+    } else if (side) {
       // Grown before the fork (growing waits for the GPU).
       void* side_ws = grow(side->conv_workspace, plan.workspace_bytes(), "convolution workspace");
       T* side_dwb = dw_nchw ? nullptr : reinterpret_cast<T*>(scratch_floats(side->scratch, nw));

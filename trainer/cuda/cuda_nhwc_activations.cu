@@ -29,12 +29,8 @@ void require_nhwc(Storage s) {
 }  // namespace
 
 void CudaBackend::to_storage(Storage s, const float* x, void* y, int n, int c, int hw) {
+  if (!is_nhwc(s)) return copy(y, x, std::size_t(n) * c * hw * sizeof(float));
   enter();
-  if (!is_nhwc(s)) {
-    SWEEP_CHECK_CUDA(cudaMemcpyAsync(y, x, std::size_t(n) * c * hw * sizeof(float),
-                                     cudaMemcpyDeviceToDevice, stream()));
-    return;
-  }
   with_nhwc_type(s, [&](auto tag) {
     using T = decltype(tag);
     to_nhwc<T>({{x, typed<T>(y), n, c, hw}}, stream());
@@ -42,12 +38,8 @@ void CudaBackend::to_storage(Storage s, const float* x, void* y, int n, int c, i
 }
 
 void CudaBackend::from_storage(Storage s, const void* x, float* y, int n, int c, int hw) {
+  if (!is_nhwc(s)) return copy(y, x, std::size_t(n) * c * hw * sizeof(float));
   enter();
-  if (!is_nhwc(s)) {
-    SWEEP_CHECK_CUDA(cudaMemcpyAsync(y, x, std::size_t(n) * c * hw * sizeof(float),
-                                     cudaMemcpyDeviceToDevice, stream()));
-    return;
-  }
   with_nhwc_type(s, [&](auto tag) {
     using T = decltype(tag);
     to_nchw<T>({{typed<T>(x), y, n, c, hw}}, stream());

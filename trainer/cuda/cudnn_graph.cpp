@@ -262,29 +262,37 @@ std::int64_t engine_index(cudnnBackendDescriptor_t config) {
   return index;
 }
 
-Knobs knobs_of(cudnnBackendDescriptor_t config) {
+// The descriptors attribute `name` of d holds, received into new descriptors of `type`.
+std::vector<Desc> descriptors_in(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
+                                 cudnnBackendDescriptorType_t type) {
   std::int64_t count = 0;
-  SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
-  std::vector<Desc> choices;
+  SWEEP_CHECK_CUDNN(
+      cudnnBackendGetAttribute(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+  std::vector<Desc> out;
   std::vector<cudnnBackendDescriptor_t> raw;
   for (std::int64_t i = 0; i < count; ++i) {
-    choices.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
-    raw.push_back(choices.back().get());
+    out.emplace_back(type);
+    raw.push_back(out.back().get());
   }
   std::int64_t got = 0;
   if (count > 0)
-    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
-                                               raw.data()));
+    SWEEP_CHECK_CUDNN(
+        cudnnBackendGetAttribute(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data()));
+  while (std::int64_t(out.size()) > got) out.pop_back();  // Desc moves, but is not assignable
+  return out;
+}
+
+Knobs knobs_of(cudnnBackendDescriptor_t config) {
+  const std::vector<Desc> choices = descriptors_in(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                                   CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
   Knobs knobs;
-  for (std::int64_t i = 0; i < got; ++i) {
+  for (const Desc& choice : choices) {
     cudnnBackendKnobType_t type{};
     std::int64_t value = 0, n = 0;
-    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(
-        raw[std::size_t(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n, &type));
-    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(
-        raw[std::size_t(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &n, &value));
+    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(choice.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                               CUDNN_TYPE_KNOB_TYPE, 1, &n, &type));
+    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(choice.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+                                               CUDNN_TYPE_INT64, 1, &n, &value));
     knobs.emplace_back(std::int64_t(type), value);
   }
   return knobs;
@@ -321,31 +329,20 @@ std::vector<Candidate> candidates(cudnnHandle_t h, const OpGraph& p, std::size_t
     heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *p.graph);
     heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
     if (cudnnBackendFinalize(heur.get()) != CUDNN_STATUS_SUCCESS) continue;
-    std::int64_t count = 0;
-    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
-    std::vector<Desc> configs;
-    std::vector<cudnnBackendDescriptor_t> raw;
-    for (std::int64_t i = 0; i < count; ++i) {
-      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-      raw.push_back(configs.back().get());
-    }
-    std::int64_t got = 0;
-    SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
-                                               raw.data()));
-    for (std::int64_t i = 0; i < got && int(out.size()) < kMaxCandidates; ++i) {
-      const std::int64_t index = engine_index(raw[std::size_t(i)]);
-      const Knobs knobs = knobs_of(raw[std::size_t(i)]);
+    const std::vector<Desc> configs = descriptors_in(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                     CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    for (std::size_t i = 0; i < configs.size() && int(out.size()) < kMaxCandidates; ++i) {
+      cudnnBackendDescriptor_t config = configs[i].get();
+      const std::int64_t index = engine_index(config);
+      const Knobs knobs = knobs_of(config);
       if (only_engine >= 0 && (index != only_engine || knobs != only_knobs)) continue;
       const bool seen = std::any_of(out.begin(), out.end(), [&](const Candidate& c) {
         return c.engine == index && c.knobs == knobs;
       });
-      if (seen || !acceptable(raw[std::size_t(i)])) continue;
+      if (seen || !acceptable(config)) continue;
       auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &h);
-      plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                &raw[std::size_t(i)]);
+      plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, &config);
       if (cudnnBackendFinalize(plan->get()) != CUDNN_STATUS_SUCCESS) continue;
       std::int64_t workspace = 0, n = 0;
       SWEEP_CHECK_CUDNN(cudnnBackendGetAttribute(plan->get(),
