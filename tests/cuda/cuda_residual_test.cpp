@@ -48,7 +48,33 @@ std::vector<ModelSpec> models() {
   return {custom, resnet8};
 }
 
-using CudaResidual = CudaVsCpu;
+class CudaResidual : public CudaVsCpu {
+ protected:
+  // One training step of the same network on both backends: a random batch (and labels) drawn
+  // here, the CPU's dlogits (from its own logits) into both backwards. Returns the input and both
+  // training logits.
+  struct Step {
+    Twin x;
+    std::vector<float> cpu_logits, gpu_logits;
+  };
+  Step train_step(Network& nc, Network& ng, Shape in, int batch, int classes) {
+    Step s{twin_random(std::size_t(batch) * in.numel(), -2.f, 2.f), {}, {}};
+    std::vector<std::int32_t> labels(batch);
+    for (auto& l : labels) l = static_cast<std::int32_t>(rng() % classes);
+    const std::size_t nl = std::size_t(batch) * classes;
+    const float* lc = nc.forward(s.x.cf(), batch, true);
+    const float* lg = ng.forward(s.x.gf(), batch, true);
+    s.cpu_logits = host(*cpu, lc, nl);
+    s.gpu_logits = host(*gpu, lg, nl);
+    std::vector<float> dlogits(nl);
+    double stats[2] = {0, 0};
+    cpu->softmax_cross_entropy(lc, labels.data(), batch, classes, dlogits.data(), stats);
+    auto dl = twin(dlogits);
+    nc.backward(dl.cf(), batch);
+    ng.backward(dl.gf(), batch);
+    return s;
+  }
+};
 
 TEST_F(CudaResidual, AddMatchesCpuBitForBitAndMayWriteInPlace) {
   for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{100003}}) {
@@ -82,29 +108,16 @@ TEST_F(CudaResidual, NetworkForwardBackwardMatchesCpu) {
     const std::size_t np = nc.param_count(), ns = nc.state_count();
     expect_close(host(*cpu, nc.params(), np), host(*gpu, ng.params(), np), 0, 0,
                  tag + " initial parameters");
-    auto x = twin_random(std::size_t(batch) * in.numel(), -2.f, 2.f);
-    std::vector<std::int32_t> labels(batch);
-    for (auto& l : labels) l = static_cast<std::int32_t>(rng() % classes);
-
-    const float* lc = nc.forward(x.cf(), batch, true);
-    const float* lg = ng.forward(x.gf(), batch, true);
+    const Step step = train_step(nc, ng, in, batch, classes);
     const std::size_t nl = std::size_t(batch) * classes;
-    expect_close(host(*cpu, lc, nl), host(*gpu, lg, nl), 1e-3, 1e-3, tag + " logits");
+    expect_close(step.cpu_logits, step.gpu_logits, 1e-3, 1e-3, tag + " logits");
     expect_close(host(*cpu, nc.state(), ns), host(*gpu, ng.state(), ns), 1e-5, 1e-4,
                  tag + " running statistics");
-
-    // The same dlogits into both backwards (the CPU's, from its own logits).
-    std::vector<float> dlogits(nl);
-    double stats[2] = {0, 0};
-    cpu->softmax_cross_entropy(lc, labels.data(), batch, classes, dlogits.data(), stats);
-    auto dl = twin(dlogits);
-    nc.backward(dl.cf(), batch);
-    ng.backward(dl.gf(), batch);
     expect_close(host(*cpu, nc.grads(), np), host(*gpu, ng.grads(), np), 2e-4, 2e-3,
                  tag + " parameter gradients");
 
-    const float* ic = nc.forward(x.cf(), batch, false);
-    const float* ig = ng.forward(x.gf(), batch, false);
+    const float* ic = nc.forward(step.x.cf(), batch, false);
+    const float* ig = ng.forward(step.x.gf(), batch, false);
     expect_close(host(*cpu, ic, nl), host(*gpu, ig, nl), 1e-3, 1e-3, tag + " inference logits");
   }
 }
@@ -117,19 +130,8 @@ TEST_F(CudaResidual, NetworkGradientsNearCpuOnRandomInputs) {
   const Shape in{3, 16, 16};
   for (const ModelSpec& model : models()) {
     Network nc(*cpu, model, in, classes, batch, 5), ng(*gpu, model, in, classes, batch, 5);
-    auto x = twin_random(std::size_t(batch) * in.numel(), -2.f, 2.f);
-    std::vector<std::int32_t> labels(batch);
-    for (auto& l : labels) l = static_cast<std::int32_t>(rng() % classes);
-    const std::size_t nl = std::size_t(batch) * classes;
-    const float* lc = nc.forward(x.cf(), batch, true);
-    const float* lg = ng.forward(x.gf(), batch, true);
-    expect_close(host(*cpu, lc, nl), host(*gpu, lg, nl), 1e-3, 1e-3, "logits");
-    std::vector<float> dlogits(nl);
-    double stats[2] = {0, 0};
-    cpu->softmax_cross_entropy(lc, labels.data(), batch, classes, dlogits.data(), stats);
-    auto dl = twin(dlogits);
-    nc.backward(dl.cf(), batch);
-    ng.backward(dl.gf(), batch);
+    const Step step = train_step(nc, ng, in, batch, classes);
+    expect_close(step.cpu_logits, step.gpu_logits, 1e-3, 1e-3, "logits");
     const std::size_t np = nc.param_count();
     const auto gc = host(*cpu, nc.grads(), np), gg = host(*gpu, ng.grads(), np);
     std::size_t offset = 0;
