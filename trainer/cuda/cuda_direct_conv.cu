@@ -112,28 +112,38 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   const auto on = [&](cudaStream_t st) { SWEEP_CHECK_CUDNN(cudnnSetStream(dnn(), st)); };
   // The fastest of cuDNN's plan and whichever of ours take the shape. Forward: cuDNN's side adds
   // the bias in a launch of its own (not counted: ours is then ahead).
-  const auto fastest = [&](bool tiled_fits, auto&& cudnn_op, auto&& direct_op, auto&& tiled_op) {
+  const bool log = std::getenv("SWEEP_CUDNN_LOG") != nullptr;
+  const auto fastest = [&](const char* op, bool tiled_fits, auto&& cudnn_op, auto&& direct_op,
+                           auto&& tiled_op) {
     ConvImpl best = ConvImpl::cudnn;
-    float best_us = 0.f;
+    float best_us = 0.f, direct_us = -1.f, tiled_us = -1.f;
     try {
       best_us = timed_us(cudnn_op);
     } catch (...) {
       on(stream());
       throw;
     }
+    const float cudnn_us = best_us;
     on(stream());
     if (direct) {
-      const float us = timed_us(direct_op);
-      if (us < best_us) best = ConvImpl::direct, best_us = us;
+      direct_us = timed_us(direct_op);
+      if (direct_us < best_us) best = ConvImpl::direct, best_us = direct_us;
     }
     if (tiled_fits) {
-      const float us = timed_us(tiled_op);
-      if (us < best_us) best = ConvImpl::tiled, best_us = us;
+      tiled_us = timed_us(tiled_op);
+      if (tiled_us < best_us) best = ConvImpl::tiled, best_us = tiled_us;
     }
+    // A negative time: that kernel does not take the shape.
+    if (log)
+      std::fprintf(stderr,
+                   "sweep: conv n%d c%d %dx%d k%d %dx%d share %d %s: cuDNN %.2f, direct %.2f, "
+                   "tiled %.2f us a call\n",
+                   g.n, g.c, g.h, g.w, g.k, g.r, g.s, share_, op, double(cudnn_us),
+                   double(direct_us), double(tiled_us));
     return best;
   };
   e.forward = fastest(
-      tiled,
+      "forward", tiled,
       [&](cudaStream_t st) {
         on(st);
         plan.forward(dnn(), x.f(), w.f(), y.f(), ws);
@@ -141,7 +151,7 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
       [&](cudaStream_t st) { direct_conv_forward(g, x.f(), w.f(), nullptr, y.f(), st); },
       [&](cudaStream_t st) { tiled_conv_forward(g, x.f(), w.f(), nullptr, y.f(), sms, st); });
   e.data = fastest(
-      tiled,
+      "data gradient", tiled,
       [&](cudaStream_t st) {
         on(st);
         plan.backward_data(dnn(), w.f(), y.f(), dx.f(), ws);
@@ -150,7 +160,7 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
       [&](cudaStream_t st) { tiled_conv_backward_data(g, w.f(), y.f(), dx.f(), sms, st); });
   // The direct and tiled weight gradients also sum the bias gradient (not counted for cuDNN).
   e.filter = fastest(
-      tiled_filter,
+      "filter gradient", tiled_filter,
       [&](cudaStream_t st) {
         on(st);
         plan.backward_filter(dnn(), x.f(), y.f(), dw.f(), ws);

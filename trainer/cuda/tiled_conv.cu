@@ -20,9 +20,10 @@ constexpr std::size_t kMaxSharedBytes = 200 << 10;  // of the H100's 227 KB per 
 constexpr int kMaxThreads = 512;
 constexpr int kTargetThreads = 256;  // threads a block's channel slices add up to, about
 constexpr int kMaxSplit = 8;
-int max_groups = 0;     // tiled_conv_max_groups
-int max_split = 0;      // tiled_conv_max_split
-int filter_images = 0;  // tiled_conv_filter_images
+int max_groups = 0;      // tiled_conv_max_groups
+int max_split = 0;       // tiled_conv_max_split
+int forward_images = 0;  // tiled_conv_forward_images
+int filter_images = 0;   // tiled_conv_filter_images
 
 // in (N, C, H, W) correlated with (K, C, R, R) filters, padding (pad_h, pad_w), gives out
 // (N, K, OH, OW); a block covers `rows` output rows of one image for `kb` filters.
@@ -31,7 +32,8 @@ struct Tiled {
   int kb, rows, segs, sw, sh;  // filters per block, output rows per block, row segments,
                                // shared input row width (a multiple of 4) and rows
   int split;                   // slices of the input channels, summed at the end in order
-  int kblocks, zblocks, threads;
+  int nb;                      // images per block, one after another (the filters staged once)
+  int nblocks, kblocks, zblocks, threads;
   std::size_t smem;  // bytes
 };
 
@@ -74,13 +76,60 @@ bool plan(Tiled& t, int r, int sm_count) {
     t.split = std::clamp(kTargetThreads / std::max(per_slice, 1), 1, std::min(t.c, kMaxSplit));
     if (max_split > 0) t.split = std::min(t.split, max_split);
     t.threads = per_slice * t.split;
+    // Images per block: where blocks beyond about 1.5 per SM remain, a block takes several
+    // images one after another and stages its filters once for them (at most 4: the images of
+    // a block run in series).
+    const std::size_t per_image = std::size_t(t.kblocks) * t.zblocks;
+    t.nb = std::clamp(int(std::size_t(t.n) * per_image * 2 / (std::size_t(sm_count) * 3)), 1, 4);
+    if (forward_images > 0) t.nb = std::min(t.n, forward_images);
+    t.nblocks = (t.n + t.nb - 1) / t.nb;
     const std::size_t tiles = std::size_t(t.c) * r * r * t.kb + std::size_t(t.c) * t.sh * t.sw;
-    const std::size_t partials = std::size_t(t.threads) * kPx * kKt;  // reuses the tiles
-    t.smem = std::max(tiles, partials) * sizeof(float);
+    // The slices' sums: over the tiles for one image, beside them for several (the filters are
+    // needed again).
+    const std::size_t partials = t.split > 1 ? std::size_t(t.threads) * kPx * kKt : 0;
+    t.smem = (t.nb > 1 ? tiles + partials : std::max(tiles, partials)) * sizeof(float);
+    if (t.nb > 1 && t.smem > kMaxSharedBytes) {  // no room beside the tiles: one image a block
+      t.nb = 1;
+      t.nblocks = t.n;
+      t.smem = std::max(tiles, partials) * sizeof(float);
+    }
     if (t.smem <= kMaxSharedBytes && t.threads <= kMaxThreads) return true;
     if (g == 1) return false;
   }
 }
+
+// Shared-memory staging: value e of `count` (e = threadIdx.x, + blockDim.x, ...) read by
+// load(e) and written by store(e, v), kInFlight loads issued before their stores. A loop that
+// stores each value before loading the next waits out one L2 latency per value, and at these
+// sizes that waiting, not the arithmetic, set the kernels' time.
+constexpr int kInFlight = 4;
+template <class Load, class Store>
+__device__ void stage(int count, Load&& load, Store&& store) {
+  for (int base = threadIdx.x; base < count; base += kInFlight * blockDim.x) {
+    float v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int e = base + u * int(blockDim.x);
+      v[u] = e < count ? load(e) : 0.f;
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int e = base + u * int(blockDim.x);
+      if (e < count) store(e, v[u]);
+    }
+  }
+}
+
+// e / d for 0 <= e < 2^21 in a few float instructions instead of an integer division's twenty
+// (the staging loops split each value's index by runtime sizes): the quotient of e + 0.5 lies at
+// least 0.5 / d from an integer, and the float error of (e + 0.5) * (1 / d) stays below
+// e / d * 2^-23, which is smaller for e < 2^21. A block's tiles hold under 2^16 floats.
+struct FastDiv {
+  int d;
+  float inv;
+  __device__ explicit FastDiv(int divisor) : d(divisor), inv(1.f / float(divisor)) {}
+  __device__ int operator()(int e) const { return __float2int_rz((float(e) + 0.5f) * inv); }
+};
 
 template <int R, bool kTransposed>
 __global__ void __launch_bounds__(kMaxThreads)
@@ -90,98 +139,116 @@ __global__ void __launch_bounds__(kMaxThreads)
   extern __shared__ float4 shared4[];
   float* fil = reinterpret_cast<float*>(shared4);    // (C, R*R, kb): a tap's kb filters adjacent
   float* img = fil + std::size_t(t.c) * kRR * t.kb;  // (C, sh, sw), zero padded
-  const int n = blockIdx.x, k0 = blockIdx.y * t.kb, row0 = blockIdx.z * t.rows;
+  const int n0 = blockIdx.x * t.nb, k0 = blockIdx.y * t.kb, row0 = blockIdx.z * t.rows;
   const int tid = threadIdx.x, nthreads = blockDim.x;
-  // Filters, read in global order (coalesced).
-  const int per_filter = t.c * kRR;
-  for (int i = tid; i < t.kb * per_filter; i += nthreads) {
-    const int kk = i / per_filter, rest = i % per_filter, cc = rest / kRR, rs = rest % kRR;
-    const int k = k0 + kk;
-    float v = 0.f;
-    if (k < t.k) {
-      if (kTransposed)  // forward filters (C' = t.k, K' = t.c, R, R), flipped
-        v = filters[(std::size_t(cc) * t.k + k) * kRR + (kRR - 1 - rs)];
-      else
-        v = filters[std::size_t(k) * per_filter + rest];
+  // Filters: a thread per (channel, tap) reads the block's kb filters' values of it, kInFlight at
+  // a time (consecutive threads read consecutive taps: coalesced).
+  for (int tap = tid; tap < t.c * kRR; tap += nthreads) {
+    const int cc = tap / kRR, rs = tap % kRR;
+    float* dst = fil + std::size_t(tap) * t.kb;
+    for (int kk0 = 0; kk0 < t.kb; kk0 += kInFlight) {
+      float v[kInFlight];
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {
+        const int k = k0 + kk0 + u;
+        v[u] = 0.f;
+        if (kk0 + u < t.kb && k < t.k)
+          v[u] = kTransposed  // forward filters (C' = t.k, K' = t.c, R, R), flipped
+                     ? filters[(std::size_t(cc) * t.k + k) * kRR + (kRR - 1 - rs)]
+                     : filters[(std::size_t(k) * t.c + cc) * kRR + rs];
+      }
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+        if (kk0 + u < t.kb) dst[kk0 + u] = v[u];
     }
-    fil[(std::size_t(cc) * kRR + rs) * t.kb + kk] = v;
   }
-  // The input rows this block's outputs read, every channel, zeros outside the image.
-  const int plane_s = t.sh * t.sw;
-  for (int i = tid; i < t.c * plane_s; i += nthreads) {
-    const int cc = i / plane_s, rest = i % plane_s, yy = rest / t.sw, xx = rest % t.sw;
-    const int iy = row0 - t.pad_h + yy, ix = xx - t.pad_w;
-    img[i] = iy >= 0 && iy < t.h && ix >= 0 && ix < t.w
-                 ? in[((std::size_t(n) * t.c + cc) * t.h + iy) * t.w + ix]
-                 : 0.f;
-  }
-  __syncthreads();
   const int per_group = t.rows * t.segs, per_slice = per_group * (t.kb / kKt);
   const int slice = tid / per_slice, in_slice = tid % per_slice;
   const int group = in_slice / per_group, rest = in_slice % per_group;
   const int oyl = rest / t.segs, ox0 = (rest % t.segs) * kPx;
   const int oy = row0 + oyl;
   const int kbase = k0 + group * kKt;
-  float acc[kPx][kKt];
-#pragma unroll
-  for (int p = 0; p < kPx; ++p)
-#pragma unroll
-    for (int j = 0; j < kKt; ++j) acc[p][j] = 0.f;
   const int kb4 = t.kb / kKt;
-  // Channels slice, slice + split, ...; rows past the image's last compute on zeros (no return
-  // before the barrier below).
-  for (int cc = slice; cc < t.c; cc += t.split) {
-    const float* irow = img + (std::size_t(cc) * t.sh + oyl) * t.sw + ox0;
-    const float4* ftap =
-        reinterpret_cast<const float4*>(fil + std::size_t(cc) * kRR * t.kb) + group;
+  // The slices' sums (see plan): over the tiles for one image a block, beside them for several.
+  float* partial = t.nb > 1 ? img + std::size_t(t.c) * t.sh * t.sw : fil;
+  const int last = min(t.n, n0 + t.nb);
+  for (int n = n0; n < last; ++n) {
+    if (n > n0) __syncthreads();  // the previous image's reads are done
+    // The input rows this block's outputs read, every channel, zeros outside the image.
+    const int plane_s = t.sh * t.sw;
+    const FastDiv by_plane(plane_s), by_row(t.sw);
+    stage(
+        t.c * plane_s,
+        [&](int e) {
+          const int cc = by_plane(e), yx = e - cc * plane_s, yy = by_row(yx);
+          const int iy = row0 - t.pad_h + yy, ix = yx - yy * t.sw - t.pad_w;
+          return iy >= 0 && iy < t.h && ix >= 0 && ix < t.w
+                     ? in[((std::size_t(n) * t.c + cc) * t.h + iy) * t.w + ix]
+                     : 0.f;
+        },
+        [&](int e, float v) { img[e] = v; });
+    __syncthreads();
+    float acc[kPx][kKt];
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const float4 a = *reinterpret_cast<const float4*>(irow + r * t.sw);
-      const float4 b = *reinterpret_cast<const float4*>(irow + r * t.sw + 4);
-      const float xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    for (int p = 0; p < kPx; ++p)
 #pragma unroll
-      for (int s = 0; s < R; ++s) {
-        const float4 wv = ftap[(r * R + s) * kb4];
+      for (int j = 0; j < kKt; ++j) acc[p][j] = 0.f;
+    // Channels slice, slice + split, ...; rows past the image's last compute on zeros (no
+    // return before the barriers below).
+    for (int cc = slice; cc < t.c; cc += t.split) {
+      const float* irow = img + (std::size_t(cc) * t.sh + oyl) * t.sw + ox0;
+      const float4* ftap =
+          reinterpret_cast<const float4*>(fil + std::size_t(cc) * kRR * t.kb) + group;
 #pragma unroll
-        for (int p = 0; p < kPx; ++p) {
-          acc[p][0] = fmaf(xv[p + s], wv.x, acc[p][0]);
-          acc[p][1] = fmaf(xv[p + s], wv.y, acc[p][1]);
-          acc[p][2] = fmaf(xv[p + s], wv.z, acc[p][2]);
-          acc[p][3] = fmaf(xv[p + s], wv.w, acc[p][3]);
+      for (int r = 0; r < R; ++r) {
+        const float4 a = *reinterpret_cast<const float4*>(irow + r * t.sw);
+        const float4 b = *reinterpret_cast<const float4*>(irow + r * t.sw + 4);
+        const float xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int s = 0; s < R; ++s) {
+          const float4 wv = ftap[(r * R + s) * kb4];
+#pragma unroll
+          for (int p = 0; p < kPx; ++p) {
+            acc[p][0] = fmaf(xv[p + s], wv.x, acc[p][0]);
+            acc[p][1] = fmaf(xv[p + s], wv.y, acc[p][1]);
+            acc[p][2] = fmaf(xv[p + s], wv.z, acc[p][2]);
+            acc[p][3] = fmaf(xv[p + s], wv.w, acc[p][3]);
+          }
         }
       }
     }
-  }
-  // The slices' sums, added in slice order by slice 0 (the tiles are no longer needed).
-  float* partial = reinterpret_cast<float*>(shared4);  // (split, per_slice, kPx * kKt)
-  if (t.split > 1) {
-    __syncthreads();
-    if (slice > 0) {
-      float* mine = partial + (std::size_t(slice) * per_slice + in_slice) * (kPx * kKt);
+    // The slices' sums, added in slice order by slice 0.
+    bool writes = true;
+    if (t.split > 1) {
+      __syncthreads();
+      if (slice > 0) {
+        float* mine = partial + (std::size_t(slice) * per_slice + in_slice) * (kPx * kKt);
+#pragma unroll
+        for (int p = 0; p < kPx; ++p)
+#pragma unroll
+          for (int j = 0; j < kKt; ++j) mine[p * kKt + j] = acc[p][j];
+      }
+      __syncthreads();
+      writes = slice == 0;
+      if (writes)
+        for (int q = 1; q < t.split; ++q) {
+          const float* theirs = partial + (std::size_t(q) * per_slice + in_slice) * (kPx * kKt);
+#pragma unroll
+          for (int p = 0; p < kPx; ++p)
+#pragma unroll
+            for (int j = 0; j < kKt; ++j) acc[p][j] += theirs[p * kKt + j];
+        }
+    }
+    if (!writes || oy >= t.oh) continue;
+#pragma unroll
+    for (int j = 0; j < kKt; ++j) {
+      if (kbase + j >= t.k) break;
+      const float b0 = bias ? bias[kbase + j] : 0.f;
+      float* orow = out + ((std::size_t(n) * t.k + kbase + j) * t.oh + oy) * t.ow;
 #pragma unroll
       for (int p = 0; p < kPx; ++p)
-#pragma unroll
-        for (int j = 0; j < kKt; ++j) mine[p * kKt + j] = acc[p][j];
+        if (ox0 + p < t.ow) orow[ox0 + p] = acc[p][j] + b0;
     }
-    __syncthreads();
-    if (slice > 0) return;
-    for (int q = 1; q < t.split; ++q) {
-      const float* theirs = partial + (std::size_t(q) * per_slice + in_slice) * (kPx * kKt);
-#pragma unroll
-      for (int p = 0; p < kPx; ++p)
-#pragma unroll
-        for (int j = 0; j < kKt; ++j) acc[p][j] += theirs[p * kKt + j];
-    }
-  }
-  if (oy >= t.oh) return;
-#pragma unroll
-  for (int j = 0; j < kKt; ++j) {
-    if (kbase + j >= t.k) break;
-    const float b0 = bias ? bias[kbase + j] : 0.f;
-    float* orow = out + ((std::size_t(n) * t.k + kbase + j) * t.oh + oy) * t.ow;
-#pragma unroll
-    for (int p = 0; p < kPx; ++p)
-      if (ox0 + p < t.ow) orow[ox0 + p] = acc[p][j] + b0;
   }
 }
 
@@ -244,10 +311,13 @@ __global__ void __launch_bounds__(kMaxThreads)
   float* img = reinterpret_cast<float*>(shared4);  // (C, shh, sw) padded
   float* grad = img + image_floats(t);             // (OH*OW, kb)
   const int k0 = blockIdx.x * t.kb, chunk = blockIdx.y;
-  const int groups = t.kb / kKt, per_c = R * groups, per_slice = t.c * per_c;
-  const int tid = threadIdx.x, nthreads = blockDim.x;
+  const int groups = t.kb / kKt, per_slice = t.c * R * groups;
+  const int tid = threadIdx.x;
+  // (slice, channel, filter row, group): a warp's dy reads are its groups' adjacent float4 (one
+  // shared-memory wavefront), its input reads a few rows each broadcast to its groups.
   const int slice = tid / per_slice, in_slice = tid % per_slice;
-  const int c = in_slice / per_c, i = (in_slice % per_c) / groups, g = in_slice % groups;
+  const int c = in_slice / (R * groups), i = (in_slice % (R * groups)) / groups,
+            g = in_slice % groups;
   const bool with_bias = db_parts != nullptr && c == 0 && i == 0;
   float acc[kKt][R], bacc[kKt];
 #pragma unroll
@@ -258,31 +328,62 @@ __global__ void __launch_bounds__(kMaxThreads)
   }
   const int first = chunk * t.nb, last = min(t.n, first + t.nb);
   const int plane = t.oh * t.ow, plane_s = t.shh * t.sw;
+  const FastDiv by_plane(plane_s), by_row(t.sw), by_pos(plane);
   for (int nn = first; nn < last; ++nn) {
     __syncthreads();  // the previous image's reads are done
-    for (int e = tid; e < t.c * plane_s; e += nthreads) {
-      const int cc = e / plane_s, rest = e % plane_s, yy = rest / t.sw, xx = rest % t.sw;
-      const int iy = yy - t.pad_h, ix = xx - t.pad_w;
-      img[e] = iy >= 0 && iy < t.h && ix >= 0 && ix < t.w
-                   ? x[((std::size_t(nn) * t.c + cc) * t.h + iy) * t.w + ix]
-                   : 0.f;
-    }
-    for (int e = tid; e < t.kb * plane; e += nthreads) {  // read in dy's order (coalesced)
-      const int kk = e / plane, pos = e % plane, k = k0 + kk;
-      grad[std::size_t(pos) * t.kb + kk] =
-          k < t.k ? dy[(std::size_t(nn) * t.k + k) * plane + pos] : 0.f;
-    }
+    stage(
+        t.c * plane_s,
+        [&](int e) {
+          const int cc = by_plane(e), yx = e - cc * plane_s, yy = by_row(yx);
+          const int iy = yy - t.pad_h, ix = yx - yy * t.sw - t.pad_w;
+          return iy >= 0 && iy < t.h && ix >= 0 && ix < t.w
+                     ? x[((std::size_t(nn) * t.c + cc) * t.h + iy) * t.w + ix]
+                     : 0.f;
+        },
+        [&](int e, float v) { img[e] = v; });
+    // dy read in its order (coalesced), stored a position's kb values adjacent.
+    stage(
+        t.kb * plane,
+        [&](int e) {
+          const int k = k0 + by_pos(e);
+          return k < t.k ? dy[(std::size_t(nn) * t.k + k) * plane + (e - (k - k0) * plane)] : 0.f;
+        },
+        [&](int e, float v) {
+          const int kk = by_pos(e);
+          grad[std::size_t(e - kk * plane) * t.kb + kk] = v;
+        });
     __syncthreads();
     for (int oy = slice; oy < t.oh; oy += t.slices) {
       const float* xrow = img + (std::size_t(c) * t.shh + oy + i) * t.sw;
       const float4* grow =
           reinterpret_cast<const float4*>(grad + std::size_t(oy) * t.ow * t.kb) + g;
-      float xv[R];
+      // The row's window slides kStep positions at a time: kStep new inputs and kStep float4
+      // of dy feed kStep * kKt * R multiply-adds, and the window moves once per kStep.
+      constexpr int kStep = 4;
+      float xv[R - 1 + kStep];
 #pragma unroll
-      for (int j = 0; j < R - 1; ++j) xv[j + 1] = xrow[j];
-      for (int ox = 0; ox < t.ow; ++ox) {
+      for (int j = 0; j < R - 1; ++j) xv[j] = xrow[j];
+      int ox = 0;
+      for (; ox + kStep <= t.ow; ox += kStep) {
+        float dv[kStep][kKt];
 #pragma unroll
-        for (int j = 0; j < R - 1; ++j) xv[j] = xv[j + 1];
+        for (int u = 0; u < kStep; ++u) {
+          xv[R - 1 + u] = xrow[ox + R - 1 + u];
+          const float4 d = grow[(ox + u) * groups];
+          dv[u][0] = d.x, dv[u][1] = d.y, dv[u][2] = d.z, dv[u][3] = d.w;
+        }
+#pragma unroll
+        for (int u = 0; u < kStep; ++u)
+#pragma unroll
+          for (int q = 0; q < kKt; ++q) {
+#pragma unroll
+            for (int j = 0; j < R; ++j) acc[q][j] = fmaf(dv[u][q], xv[u + j], acc[q][j]);
+            if (with_bias) bacc[q] += dv[u][q];
+          }
+#pragma unroll
+        for (int j = 0; j < R - 1; ++j) xv[j] = xv[kStep + j];
+      }
+      for (; ox < t.ow; ++ox) {  // the row's last ow % kStep positions
         xv[R - 1] = xrow[ox + R - 1];
         const float4 d = grow[ox * groups];
         const float dv[kKt] = {d.x, d.y, d.z, d.w};
@@ -292,6 +393,8 @@ __global__ void __launch_bounds__(kMaxThreads)
           for (int j = 0; j < R; ++j) acc[q][j] = fmaf(dv[q], xv[j], acc[q][j]);
           if (with_bias) bacc[q] += dv[q];
         }
+#pragma unroll
+        for (int j = 0; j < R - 1; ++j) xv[j] = xv[j + 1];
       }
     }
   }
@@ -352,7 +455,7 @@ template <int R, bool kTransposed>
 void launch(const Tiled& t, const float* in, const float* filters, const float* bias, float* out,
             cudaStream_t stream) {
   allow_shared_memory<tiled_kernel<R, kTransposed>>();
-  const dim3 grid(static_cast<unsigned>(t.n), static_cast<unsigned>(t.kblocks),
+  const dim3 grid(static_cast<unsigned>(t.nblocks), static_cast<unsigned>(t.kblocks),
                   static_cast<unsigned>(t.zblocks));
   tiled_kernel<R, kTransposed><<<grid, t.threads, t.smem, stream>>>(in, filters, bias, out, t);
   SWEEP_CHECK_LAUNCH();
@@ -420,6 +523,7 @@ void tiled_conv_backward_filter(const ConvGeom& g, const float* x, const float* 
 
 void tiled_conv_max_groups(int groups) { max_groups = groups; }
 void tiled_conv_max_split(int split) { max_split = split; }
+void tiled_conv_forward_images(int images) { forward_images = images; }
 void tiled_conv_filter_images(int images) { filter_images = images; }
 
 bool tiled_conv_fits(const ConvGeom& g) {

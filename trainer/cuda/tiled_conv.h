@@ -54,6 +54,9 @@ void tiled_conv_backward_filter(const ConvGeom& g, const float* x, const float* 
 void tiled_conv_max_groups(int groups);
 // Slices of the input channels per block at most; 0 (the default): the kernel's own choice.
 void tiled_conv_max_split(int split);
+// Forward and backward data: images per block; 0 (the default): the plan's (about 1.5 blocks
+// per SM, at most 4 images).
+void tiled_conv_forward_images(int images);
 // Weight gradient: images per block; 0 (the default): enough blocks for two per SM.
 void tiled_conv_filter_images(int images);
 
