@@ -1,7 +1,8 @@
 /*
  * cuda_nhwc_wgrad_test.cpp — our TF32 weight gradient on fp32 NHWC activations (nhwc_wgrad.h)
  * against the CPU's fp32 weight gradient on the same values: shapes with odd rows and widths
- * (padded positions), every tile count it takes, its scratch and output poisoned with NaN first
+ * (padded positions), every tile count it takes, gradients larger than a block's tile, several
+ * images a block, its scratch and output poisoned with NaN first
  * (every partial must be written), the same bits on a second run, and the shapes it refuses.
  */
 #include <algorithm>
@@ -38,7 +39,11 @@ TEST_F(CudaNhwcWgrad, MatchesTheCpuWeightGradient) {
   for (const ConvGeom& g :
        {same3x3(3, 16, 7, 7, 16), same3x3(4, 32, 12, 12, 32), same3x3(2, 32, 5, 20, 64),
         same3x3(2, 64, 6, 33, 32), same3x3(2, 128, 4, 8, 16), same3x3(2, 16, 3, 64, 128),
-        same3x3(16, 32, 32, 32, 32)}) {
+        same3x3(16, 32, 32, 32, 32),
+        // Tiles of the filters and channels (64 x 64 and 128 x 128 in 32 x 64 tiles, 48
+        // channels in three of 16), and several images a block with a shorter last block.
+        same3x3(3, 64, 8, 8, 64), same3x3(2, 128, 4, 4, 128), same3x3(3, 48, 6, 6, 16),
+        same3x3(4, 64, 16, 16, 128), same3x3(601, 16, 4, 4, 16)}) {
     char what_c[64];
     std::snprintf(what_c, sizeof what_c, "n%d c%d %dx%d k%d", g.n, g.c, g.h, g.w, g.k);
     const std::string what = what_c;
@@ -73,8 +78,7 @@ TEST(CudaNhwcWgradShapes, RefusesWhatItDoesNotTake) {
   strided.out_h = strided.out_w = 4;
   EXPECT_FALSE(cuda::nhwc_wgrad_fits(strided));
   EXPECT_FALSE(cuda::nhwc_wgrad_fits(same3x3(2, 24, 8, 8, 32)));   // 24 channels
-  EXPECT_FALSE(cuda::nhwc_wgrad_fits(same3x3(2, 48, 8, 8, 16)));   // 3 tiles of 16
-  EXPECT_FALSE(cuda::nhwc_wgrad_fits(same3x3(2, 64, 8, 8, 64)));   // 16 tiles a warp
+  EXPECT_FALSE(cuda::nhwc_wgrad_fits(same3x3(2, 32, 8, 8, 40)));   // 40 filters
   EXPECT_FALSE(cuda::nhwc_wgrad_fits(same3x3(2, 16, 8, 65, 16)));  // rows of 65
   ConvGeom five = g;
   five.r = five.s = 5;

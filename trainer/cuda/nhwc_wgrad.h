@@ -5,11 +5,11 @@
  * cuDNN offers for fp32 NHWC is an FMA kernel (wgrad_alg0_engine_NHWC, 199 us at batch 256 on an
  * H200, 24 TFLOPS) or a tensor-core one 30x slower: the result is only K x 9C values, too few tiles
  * to fill the GPU, while the reduction runs over all N*H*W positions. This kernel splits that
- * reduction instead: a block per image (or half image) stages its rows in shared memory (x with its
- * zero border, dy) and accumulates all nine taps' K x C products on tensor cores (WMMA, TF32
- * inputs, fp32 accumulation), writing one partial; a second launch adds the partials in order
- * into the K,C,R,S gradient. Every sum runs in a fixed order (no atomics): the same
- * bits every run.
+ * reduction instead: a block per image (or half image, or a few small images) stages their rows in
+ * shared memory (x with its zero border, dy) and accumulates all nine taps' K x C products on
+ * tensor cores (WMMA, TF32 inputs, fp32 accumulation), writing one partial; a second launch adds
+ * the partials in order into the K,C,R,S gradient. Every sum runs in a fixed order (no atomics):
+ * the same bits every run.
  */
 #pragma once
 
@@ -22,10 +22,10 @@
 namespace sweep::trainer::cuda {
 
 // Whether the kernel takes the shape: 3x3, stride 1, padding 1, channels and filters in multiples
-// of 16 (1, 2, 4 or 8 sixteens) with K * C <= 2048 (a warp's accumulators per tap), rows of at
-// most 64 positions.
+// of 16, rows of at most 64 positions. A block computes up to 8 tiles of 16 x 16 (a warp's
+// accumulators per tap): all of K x C up to 2048, tiles of 32 x 64 or 64 x 32 beyond.
 bool nhwc_wgrad_fits(const ConvGeom& g);
-// Floats of scratch it needs: one partial (9 K C) per image part (one or two per image).
+// Floats of scratch it needs: one partial (9 K C) per block of images and row part.
 std::size_t nhwc_wgrad_scratch_floats(const ConvGeom& g);
 // dw (K, C, 3, 3), fp32, overwritten = sum over the batch of x (*) dy, x (n, h, w, c) and dy
 // (n, h, w, k) fp32 NHWC, the products in TF32. nhwc_wgrad_fits(g) must hold.
