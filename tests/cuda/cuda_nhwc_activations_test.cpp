@@ -229,6 +229,29 @@ TEST_P(CudaNhwcActivations, BatchNormMatchesTheReference) {
   }
 }
 
+// The statistics come from one pass of sums shifted by each channel's first value: a channel far
+// from zero (mean about 1000, spread 1) keeps its variance (unshifted sums of squares would lose
+// every digit of it in float).
+TEST_P(CudaNhwcActivations, BatchNormStatisticsOfChannelsFarFromZero) {
+  if (is_bf16(S)) GTEST_SKIP() << "bf16 holds 1000 +- 1 as 996, 1000 or 1004: fp32 storage only";
+  const Shape4 s = kShapes[0];
+  const BatchNormGeom g{s.n, s.c, s.h * s.w, 1e-5f, 0.1f};
+  const std::size_t c = std::size_t(s.c);
+  auto x = stored_twin(s.n, s.c, s.h * s.w, 999.f, 1001.f);
+  auto gamma = twin_random(c, 0.5f, 1.5f), beta = twin_random(c);
+  auto mean = twin_random(c), var = twin_random(c, 0.5f, 2.f);
+  auto save_mean = twin_out(c), save_invstd = twin_out(c);
+  auto y = stored_out(s.n, s.c, s.h * s.w);
+  cpu->batchnorm_forward_train_nhwc(g, S, x.cp(), gamma.cf(), beta.cf(), mean.cf(), var.cf(),
+                                    save_mean.cf(), save_invstd.cf(), y.cp(), false);
+  gpu->batchnorm_forward_train_nhwc(g, S, x.gp(), gamma.gf(), beta.gf(), mean.gf(), var.gf(),
+                                    save_mean.gf(), save_invstd.gf(), y.gp(), false);
+  expect_close(save_mean, 1e-5, 1e-6, "far from zero: mean");
+  expect_close(save_invstd, 1e-5, 1e-4, "far from zero: invstd");
+  expect_close(var, 1e-5, 1e-4, "far from zero: running variance");
+  expect_stored_near(y, 1e-3, "far from zero: y");
+}
+
 ConvGeom conv_geom(int n, int c, int hw, int k, int stride) {
   ConvGeom g{};
   g.n = n;

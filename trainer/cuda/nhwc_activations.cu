@@ -373,18 +373,16 @@ BnShape checked_bn_shape(const BatchNormGeom& g) {
 }
 
 // The scratch: partials (chunks x c pairs of doubles, chunk-major: a block writes, and the
-// combine reads, consecutive channels), then the mean (c doubles), then up to four arrays of c
-// per-channel floats (the normalisation's scale and shift, or the gradient's coefficients).
+// combine reads, consecutive channels), then up to four arrays of c per-channel floats (the
+// normalisation's scale and shift, or the gradient's coefficients).
 struct BnScratch {
   double2* partials;
-  double* mean;
   float* coef;
 };
 
 BnScratch scratch_of(const BnShape& s, float* scratch) {
   auto* partials = reinterpret_cast<double2*>(scratch);
-  auto* mean = reinterpret_cast<double*>(partials + std::size_t(s.chunks) * s.c);
-  return {partials, mean, reinterpret_cast<float*>(mean + s.c)};
+  return {partials, reinterpret_cast<float*>(partials + std::size_t(s.chunks) * s.c)};
 }
 
 // The thread's share of its block: rows first, first + ty, ... below end, channels c0 .. c0 + P
@@ -503,7 +501,7 @@ __device__ __forceinline__ void for_each_value(const T* x, const BnShape& s, con
   }
 }
 
-// Training forward, pass 1: per chunk, the sums of x.
+// Per chunk, the sums of x (the convolution bias gradient's, below).
 template <class T, int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
     bn_sum_kernel(const T* __restrict__ x, BnShape s, double2* __restrict__ partials) {
@@ -513,48 +511,42 @@ __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
   write_partials<P>(sum, unused, s, partials);
 }
 
-// Its combine: the mean (double), kept for the next passes.
-__global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
-    bn_mean_kernel(BnShape s, const double2* __restrict__ partials, double* __restrict__ mean) {
-  const unsigned ch = blockIdx.x * kCombineChannels + threadIdx.x;
-  const double2 t = combine(partials, s, ch);
-  if (threadIdx.y == 0 && ch < s.c) mean[ch] = t.x / double(s.rows);
-}
-
-// Pass 2: per chunk, the sums of squared deviations from the (float-rounded) mean.
+// Training forward, pass 1: per chunk, the sums of d = x - x0 and of d * d, x0 the channel's value
+// in the first row. One read of x gives both (the mean and the squared deviations took a read
+// each); the shift keeps the difference var = E[d^2] - E[d]^2 well conditioned: E[d]^2 / var is
+// a sample's squared z-score, not mean^2 / var (a channel of mean 1000 and deviation 1 would lose
+// every digit without it).
 template <class T, int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
-    bn_deviation_kernel(const T* __restrict__ x, BnShape s, const double* __restrict__ mean,
-                        double2* __restrict__ partials) {
+    bn_moments_kernel(const T* __restrict__ x, BnShape s, double2* __restrict__ partials) {
   const Walk w = walk_of<P>(s);
-  float sq[P] = {}, unused[P] = {}, m[P];
+  float sum[P] = {}, sq[P] = {}, x0[P];
   if (w.active) {
 #pragma unroll
-    for (int j = 0; j < P; ++j) m[j] = float(mean[w.c0 + j]);
+    for (int j = 0; j < P; ++j) x0[j] = widen(x[w.c0 + j]);
     for_each_value<P, kVec>(x, s, w, [&](int j, float v) {
-      const float d = v - m[j];
+      const float d = v - x0[j];
+      sum[j] += d;
       sq[j] = fmaf(d, d, sq[j]);
     });
   }
-  write_partials<P>(sq, unused, s, partials);
+  write_partials<P>(sum, sq, s, partials);
 }
 
 // Its combine: the statistics, the running averages and the normalisation's scale and shift, by
 // normalize_kernel's formulas.
+template <class T>
 __global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
-    bn_stats_kernel(BnShape s, const double2* __restrict__ partials,
-                    const double* __restrict__ means, const float* __restrict__ gamma,
-                    const float* __restrict__ beta, float* __restrict__ running_mean,
-                    float* __restrict__ running_var, float* __restrict__ save_mean,
-                    float* __restrict__ save_invstd, float eps, float momentum,
-                    float* __restrict__ scale, float* __restrict__ shift) {
+    bn_stats_kernel(BnShape s, const T* __restrict__ x, const double2* __restrict__ partials,
+                    const float* __restrict__ gamma, const float* __restrict__ beta,
+                    float* __restrict__ running_mean, float* __restrict__ running_var,
+                    float* __restrict__ save_mean, float* __restrict__ save_invstd, float eps,
+                    float momentum, float* __restrict__ scale, float* __restrict__ shift) {
   const unsigned ch = blockIdx.x * kCombineChannels + threadIdx.x;
   const double2 t = combine(partials, s, ch);
   if (threadIdx.y != 0 || ch >= s.c) return;
-  const double count = double(s.rows), mean = means[ch];
-  // Deviations were taken from the float-rounded mean; correct for the rounding exactly.
-  const double off = double(float(mean)) - mean;
-  const double sumsq = fmax(0.0, t.x - count * off * off);
+  const double count = double(s.rows), d_mean = t.x / count, mean = double(widen(x[ch])) + d_mean;
+  const double sumsq = fmax(0.0, t.y - t.x * d_mean);
   const double var = sumsq / count, invstd = 1.0 / sqrt(var + double(eps));
   const double unbiased = count > 1 ? sumsq / (count - 1) : var;
   save_mean[ch] = float(mean);
@@ -565,7 +557,7 @@ __global__ void __launch_bounds__(kCombineChannels* kCombineLanes)
   shift[ch] = float(beta[ch] - mean * gamma[ch] * invstd);
 }
 
-// Pass 3: y.
+// Pass 2: y.
 template <class T, int P, bool kVec>
 __global__ void __launch_bounds__(kThreads, kBnBlocksPerSm)
     bn_normalize_kernel(const T* x, BnShape s, const float* __restrict__ scale,
@@ -781,16 +773,11 @@ void batchnorm_train(const BatchNormGeom& g, const T* x, const float* gamma, con
   by_variant(s, pair_aligned<T>(x, y), [&](auto p, auto vec) {
     constexpr int P = decltype(p)::value;
     constexpr bool kVec = decltype(vec)::value;
-    bn_sum_kernel<T, P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(x, s, t.partials);
+    bn_moments_kernel<T, P, kVec><<<grid_of(s), block_of(s), 0, stream>>>(x, s, t.partials);
     SWEEP_CHECK_CUDA(cudaGetLastError());
-    bn_mean_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(s, t.partials, t.mean);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-    bn_deviation_kernel<T, P, kVec>
-        <<<grid_of(s), block_of(s), 0, stream>>>(x, s, t.mean, t.partials);
-    SWEEP_CHECK_CUDA(cudaGetLastError());
-    bn_stats_kernel<<<combine_grid(s), combine_block(), 0, stream>>>(
-        s, t.partials, t.mean, gamma, beta, running_mean, running_var, save_mean, save_invstd,
-        g.eps, g.momentum, scale, shift);
+    bn_stats_kernel<T><<<combine_grid(s), combine_block(), 0, stream>>>(
+        s, x, t.partials, gamma, beta, running_mean, running_var, save_mean, save_invstd, g.eps,
+        g.momentum, scale, shift);
     SWEEP_CHECK_CUDA(cudaGetLastError());
     bn_normalize_kernel<T, P, kVec>
         <<<grid_of(s), block_of(s), 0, stream>>>(x, s, scale, shift, relu, y);
@@ -940,7 +927,7 @@ void avgpool_backward(int n, int c, int hw, const float* dy, T* dx, cudaStream_t
 
 std::size_t batchnorm_nhwc_scratch_floats(const BatchNormGeom& g) {
   const BnShape s = bn_shape(g);
-  const std::size_t doubles = 2 * std::size_t(s.chunks) * s.c + s.c;  // partials, mean
+  const std::size_t doubles = 2 * std::size_t(s.chunks) * s.c;  // partials
   return 2 * doubles + 4 * std::size_t(s.c);
 }
 
