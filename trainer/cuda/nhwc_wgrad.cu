@@ -110,9 +110,10 @@ __global__ void __launch_bounds__(kTaps * 32)
                  float* __restrict__ partial, int batch, int h, int w, int k_total, int c_total,
                  int images, int rows_per_part) {
   constexpr int K = KT * 16, C = CT * 16;
-  // Float4s a thread holds between the load and the store: a 32-channel row of 32 positions is
-  // two a thread; eight held 32 registers through the products and made the kernel spill.
-  constexpr int kPrefetch = 4;
+  // Float4s a thread holds between the load and the store, per step in flight (two): a step at
+  // 32 channels of 32 positions is two a thread; eight held 32 registers through the products
+  // and made the kernel spill.
+  constexpr int kPrefetch = 2;
   constexpr int LX = C + kRowPad, LD = K + kRowPad;  // shared row strides
   extern __shared__ __align__(32) float smem[];
   const int row = (w + 7) / 8 * 8, staged = row + 2;  // positions of dy, of a staged x row
@@ -150,8 +151,12 @@ __global__ void __launch_bounds__(kTaps * 32)
 
   // The step at p stages x rows p + 1 .. p + R and dy rows p .. p + R - 1: float4 i of them. A
   // thread's (j-th: i = threadIdx.x + j * blockDim.x) are held in registers (constant indices)
-  // between the load and the store; a tail past kPrefetch of them is copied directly.
-  float4 held[kPrefetch];
+  // between the load and the store; a tail past kPrefetch of them is copied directly. Two steps
+  // are in flight (sets a and b): a step's loads are issued two steps before their products,
+  // so a whole step's products hide their latency (one step's did not: the SMs issued an
+  // instruction every 3.2 cycles, waiting).
+  static_assert(R == 1, "the two-step pipeline below advances one row a step");
+  float4 held_a[kPrefetch], held_b[kPrefetch];
   const int xs4 = R * x4, total = R * (x4 + d4);
   // Float4 i of `per_row` a row: its row among the step's and its place in that row (one row a
   // step: no division at all).
@@ -167,14 +172,14 @@ __global__ void __launch_bounds__(kTaps * 32)
     else
       put(ds + row_of(i - xs4, d4) * row * LD, LD, K, in_row(i - xs4, d4), v);
   };
-  const auto load = [&](int p) {
+  const auto load = [&](int p, float4(&held)[kPrefetch]) {
 #pragma unroll
     for (int j = 0; j < kPrefetch; ++j) {
       const int i = threadIdx.x + j * blockDim.x;
       if (i < total) held[j] = fetch(p, i);
     }
   };
-  const auto store = [&](int p) {
+  const auto store = [&](int p, const float4(&held)[kPrefetch]) {
 #pragma unroll
     for (int j = 0; j < kPrefetch; ++j) {
       const int i = threadIdx.x + j * blockDim.x;
@@ -183,6 +188,24 @@ __global__ void __launch_bounds__(kTaps * 32)
     for (int i = threadIdx.x + kPrefetch * blockDim.x; i < total; i += blockDim.x)
       place(p, i, fetch(p, i));
   };
+  // Warp (r, s)'s products of row p: dy row p (the one staged) with x row p + r - 1.
+  const auto products = [&](int p) {
+    const float* xr = xs + slot(p + r - 1) * staged * LX;
+    for (int m0 = 0; m0 < row; m0 += 8) {
+      // A (16 x 8): dy^T, element (k, m) at ds[(m0 + m) * LD + k]: column-major with ld LD.
+      wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::col_major> a[KT];
+#pragma unroll
+      for (int i = 0; i < KT; ++i) wmma::load_matrix_sync(a[i], ds + m0 * LD + i * 16, LD);
+#pragma unroll
+      for (int j = 0; j < CT; ++j) {
+        // B (8 x 16): x at tap (r, s), element (m, c) at xr[(m0 + m + s) * LX + c]: row-major.
+        wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b;
+        wmma::load_matrix_sync(b, xr + (m0 + s) * LX + j * 16, LX);
+#pragma unroll
+        for (int i = 0; i < KT; ++i) wmma::mma_sync(acc[i][j], a[i], b, acc[i][j]);
+      }
+    }
+  };
   const int first = blockIdx.x * images, last = min(batch, first + images);
   for (n = first; n < last && p0 < p1; ++n) {
     // Rows p0 - 1 and p0 of x, then the step at p0's other rows. The previous image's last step
@@ -190,31 +213,22 @@ __global__ void __launch_bounds__(kTaps * 32)
     for (int y = p0 - 1; y <= p0; ++y)
       for (int i = threadIdx.x; i < x4; i += blockDim.x)
         put(xs + slot(y) * staged * LX, LX, C, i, x_at(y, i));
-    load(p0);
-    store(p0);
-    for (int p = p0; p < p1; p += R) {
-      __syncthreads();  // the step's rows staged
-      if (p + R < p1) load(p + R);
-      for (int ri = 0; ri < R && p + ri < p1; ++ri) {
-        const float* xr = xs + slot(p + ri + r - 1) * staged * LX;
-        const float* dr = ds + ri * row * LD;
-        for (int m0 = 0; m0 < row; m0 += 8) {
-          // A (16 x 8): dy^T, element (k, m) at dr[(m0 + m) * LD + k]: column-major with ld LD.
-          wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::col_major> a[KT];
-#pragma unroll
-          for (int i = 0; i < KT; ++i) wmma::load_matrix_sync(a[i], dr + m0 * LD + i * 16, LD);
-#pragma unroll
-          for (int j = 0; j < CT; ++j) {
-            // B (8 x 16): x at tap (r, s), element (m, c) at xr[(m0 + m + s) * LX + c]: row-major.
-            wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b;
-            wmma::load_matrix_sync(b, xr + (m0 + s) * LX + j * 16, LX);
-#pragma unroll
-            for (int i = 0; i < KT; ++i) wmma::mma_sync(acc[i][j], a[i], b, acc[i][j]);
-          }
-        }
-      }
-      __syncthreads();  // the step's readers are done with dy and with the slots the next reuses
-      if (p + R < p1) store(p + R);
+    load(p0, held_a);
+    store(p0, held_a);
+    if (p0 + 1 < p1) load(p0 + 1, held_a);
+    // Two rows an iteration, so that each set of held registers has constant indices.
+    for (int p = p0; p < p1; p += 2) {
+      __syncthreads();  // step p staged
+      if (p + 2 < p1) load(p + 2, held_b);
+      products(p);
+      __syncthreads();  // row p's readers done: its dy slot and x row p - 1's slot are free
+      if (p + 1 >= p1) break;
+      store(p + 1, held_a);
+      __syncthreads();  // step p + 1 staged
+      if (p + 3 < p1) load(p + 3, held_a);
+      products(p + 1);
+      __syncthreads();
+      if (p + 2 < p1) store(p + 2, held_b);
     }
   }
   // The block's partial: [tap][K_total][C_total], this tile's part of it.
