@@ -84,6 +84,30 @@ class CudaNhwcActivations : public CudaVsCpu, public testing::WithParamInterface
   void expect_stored_near(const Stored& t, double tol, const std::string& what) {
     expect_close(widened(*cpu, t.cp(), t), widened(*gpu, t.gp(), t), tol, step, what);
   }
+
+  // Batch norm's training forward on both backends, x drawn from [lo, hi]: its inputs and outputs.
+  struct BatchNormRun {
+    Stored x, y;
+    Twin gamma, beta, mean, var, save_mean, save_invstd;
+  };
+  BatchNormRun batchnorm_train(const BatchNormGeom& g, float lo, float hi, bool relu) {
+    const std::size_t c = std::size_t(g.c);
+    BatchNormRun r{stored_twin(g.n, g.c, g.hw, lo, hi),
+                   stored_out(g.n, g.c, g.hw),
+                   twin_random(c, 0.5f, 1.5f),
+                   twin_random(c),
+                   twin_random(c),
+                   twin_random(c, 0.5f, 2.f),
+                   twin_out(c),
+                   twin_out(c)};
+    cpu->batchnorm_forward_train_nhwc(g, S, r.x.cp(), r.gamma.cf(), r.beta.cf(), r.mean.cf(),
+                                      r.var.cf(), r.save_mean.cf(), r.save_invstd.cf(), r.y.cp(),
+                                      relu);
+    gpu->batchnorm_forward_train_nhwc(g, S, r.x.gp(), r.gamma.gf(), r.beta.gf(), r.mean.gf(),
+                                      r.var.gf(), r.save_mean.gf(), r.save_invstd.gf(), r.y.gp(),
+                                      relu);
+    return r;
+  }
 };
 
 struct Shape4 {
@@ -180,15 +204,8 @@ TEST_P(CudaNhwcActivations, BatchNormMatchesTheReference) {
       const std::string what = "batch norm " + tag(s) + (relu ? " + relu" : "");
       const BatchNormGeom g{s.n, s.c, s.h * s.w, 1e-5f, 0.1f};
       const std::size_t c = std::size_t(s.c);
-      auto x = stored_twin(s.n, s.c, s.h * s.w, -2.f, 3.f);
-      auto gamma = twin_random(c, 0.5f, 1.5f), beta = twin_random(c);
-      auto mean = twin_random(c), var = twin_random(c, 0.5f, 2.f);
-      auto save_mean = twin_out(c), save_invstd = twin_out(c);
-      auto y = stored_out(s.n, s.c, s.h * s.w);
-      cpu->batchnorm_forward_train_nhwc(g, S, x.cp(), gamma.cf(), beta.cf(), mean.cf(), var.cf(),
-                                        save_mean.cf(), save_invstd.cf(), y.cp(), relu);
-      gpu->batchnorm_forward_train_nhwc(g, S, x.gp(), gamma.gf(), beta.gf(), mean.gf(), var.gf(),
-                                        save_mean.gf(), save_invstd.gf(), y.gp(), relu);
+      auto [x, y, gamma, beta, mean, var, save_mean, save_invstd] =
+          batchnorm_train(g, -2.f, 3.f, relu);
       expect_stored_near(y, 1e-3, what + " y");
       expect_close(save_mean, 1e-5, 1e-4, what + " mean");
       expect_close(save_invstd, 1e-5, 1e-4, what + " invstd");
@@ -235,21 +252,12 @@ TEST_P(CudaNhwcActivations, BatchNormMatchesTheReference) {
 TEST_P(CudaNhwcActivations, BatchNormStatisticsOfChannelsFarFromZero) {
   if (is_bf16(S)) GTEST_SKIP() << "bf16 holds 1000 +- 1 as 996, 1000 or 1004: fp32 storage only";
   const Shape4 s = kShapes[0];
-  const BatchNormGeom g{s.n, s.c, s.h * s.w, 1e-5f, 0.1f};
-  const std::size_t c = std::size_t(s.c);
-  auto x = stored_twin(s.n, s.c, s.h * s.w, 999.f, 1001.f);
-  auto gamma = twin_random(c, 0.5f, 1.5f), beta = twin_random(c);
-  auto mean = twin_random(c), var = twin_random(c, 0.5f, 2.f);
-  auto save_mean = twin_out(c), save_invstd = twin_out(c);
-  auto y = stored_out(s.n, s.c, s.h * s.w);
-  cpu->batchnorm_forward_train_nhwc(g, S, x.cp(), gamma.cf(), beta.cf(), mean.cf(), var.cf(),
-                                    save_mean.cf(), save_invstd.cf(), y.cp(), false);
-  gpu->batchnorm_forward_train_nhwc(g, S, x.gp(), gamma.gf(), beta.gf(), mean.gf(), var.gf(),
-                                    save_mean.gf(), save_invstd.gf(), y.gp(), false);
-  expect_close(save_mean, 1e-5, 1e-6, "far from zero: mean");
-  expect_close(save_invstd, 1e-5, 1e-4, "far from zero: invstd");
-  expect_close(var, 1e-5, 1e-4, "far from zero: running variance");
-  expect_stored_near(y, 1e-3, "far from zero: y");
+  const BatchNormRun r =
+      batchnorm_train(BatchNormGeom{s.n, s.c, s.h * s.w, 1e-5f, 0.1f}, 999.f, 1001.f, false);
+  expect_close(r.save_mean, 1e-5, 1e-6, "far from zero: mean");
+  expect_close(r.save_invstd, 1e-5, 1e-4, "far from zero: invstd");
+  expect_close(r.var, 1e-5, 1e-4, "far from zero: running variance");
+  expect_stored_near(r.y, 1e-3, "far from zero: y");
 }
 
 ConvGeom conv_geom(int n, int c, int hw, int k, int stride) {
