@@ -5,11 +5,13 @@
  *
  * The direct kernels (direct_conv.h) give each thread one output position and read the input
  * from global memory once per filter tap; at LeNet's second layer that makes them 2.5x slower
- * than cuDNN. Here a block copies the input rows it needs for one image (every channel, zero
- * padding included) and the filters of a group of output channels into shared memory once, then
- * each thread computes 4 adjacent positions of a row for 4 filters: per filter row it loads 8
- * inputs (two float4) and 5 float4 filter values (shared by the warp) for 80 multiply-adds. So
- * few outputs would leave each scheduler about one warp, so a block's threads also split the
+ * than cuDNN. Here a block copies the filters of a group of output channels into shared memory
+ * once and, for each of its images (up to four, one after another), the input rows it needs
+ * (every channel, zero padding included; several loads in flight per thread: the staging, not
+ * the arithmetic, set these kernels' time before), then each thread computes 4 adjacent positions
+ * of a row for 4 filters: per filter row it loads 8 inputs (two float4) and 5 float4 filter values
+ * (shared by the warp) for 80 multiply-adds. So few outputs would leave each scheduler about one
+ * warp, so a block's threads also split the
  * input channels into slices, whose sums are added at the end. Backward data is the same kernel
  * on the transposed problem (dy correlated with the flipped, transposed filters), as in
  * direct_conv.h. The weight gradient stages an image and its dy; a thread sums one filter row's
