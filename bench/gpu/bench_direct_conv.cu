@@ -14,7 +14,9 @@
  * the backend's timed choice does (cuda_direct_conv.cu).
  * Prints `RESULT peer=direct-conv shape=.. op=forward|data|filter cudnn_us=.. direct_us=..
  * max_rel_diff=..` and `RESULT peer=tiled-conv shape=.. op=forward|data groups=.. us=..
- * max_rel_diff=..` (groups: filter groups of 4 per block at most, 0 = as many as fit).
+ * max_rel_diff=..` (groups: filter groups of 4 per block at most, 0 = as many as fit), and
+ * `RESULT peer=scatter-dgrad shape=.. images=.. data_us=..` for scatter_dgrad.h's data gradient
+ * (images: at most that many a block, 0 = the plan's).
  */
 #include <cuda_runtime.h>
 
@@ -31,6 +33,7 @@
 #include "trainer/cuda/cudnn_legacy.h"
 #include "trainer/cuda/direct_conv.h"
 #include "trainer/cuda/graph_timing.h"
+#include "trainer/cuda/scatter_dgrad.h"
 #include "trainer/cuda/tiled_conv.h"
 
 namespace {
@@ -169,6 +172,20 @@ void run(const std::string& name, const ConvGeom& g, int sm_count, const Options
     tiled_conv_max_groups(0);
     tiled_conv_max_split(0);
     tiled_conv_forward_images(0);
+  }
+  if (scatter_dgrad_fits(g)) {
+    for (int im : o.images) {
+      scatter_dgrad_max_images(im);
+      const float d =
+          timed([&](cudaStream_t st) { scatter_dgrad(g, w.p, dy.p, dx_direct.p, sm_count, st); });
+      std::printf(
+          "RESULT peer=scatter-dgrad shape=%s share=%d images=%d data_us=%.2f (cudnn %.2f) "
+          "data_diff=%.2e\n",
+          name.c_str(), o.share, im, d, d_cudnn,
+          relative_difference(host_copy(dx_cudnn, nx), host_copy(dx_direct, nx)));
+      std::fflush(stdout);
+    }
+    scatter_dgrad_max_images(0);
   }
   const float w_cudnn = timed([&](cudaStream_t st) {
     on(st);

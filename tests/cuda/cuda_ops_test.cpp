@@ -12,6 +12,7 @@
 
 #include "tests/cuda/cuda_test_util.h"
 #include "trainer/cuda/direct_conv.h"
+#include "trainer/cuda/scatter_dgrad.h"
 #include "trainer/cuda/tiled_conv.h"
 
 namespace sweep::trainer::test {
@@ -269,6 +270,48 @@ TEST_F(CudaOps, TiledConvolutionsMatchCpu) {
   cuda::tiled_conv_max_groups(0);
   cuda::tiled_conv_max_split(0);
   cuda::tiled_conv_filter_images(0);
+}
+
+// The scatter data gradient (trainer/cuda/scatter_dgrad.h) forced on, the other ops tiled: one,
+// three and the plan's images a block (a partial last block), a partial channel group (7 and 9
+// channels in groups of 4), padded and unpadded 3x3 and 5x5, windows past the image's last rows and
+// columns, and planned for a whole GPU and for a 64th of one.
+TEST_F(CudaOps, ScatterDataGradientMatchesCpu) {
+  for (int share : {1, 64})
+    for (int images : {0, 1, 3}) {
+      SCOPED_TRACE("share " + std::to_string(share) + ", images " + std::to_string(images));
+      gpu = std::make_unique<cuda::CudaBackend>(0);
+      gpu->set_gpu_share(share);
+      gpu->set_direct_conv(cuda::CudaBackend::DirectConv::scatter);
+      cuda::scatter_dgrad_max_images(images);
+      for (const ConvGeom& g : {
+               conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0),  // LeNet conv2
+               conv_geom(3, 3, 32, 32, 16, 3, 3, 1, 1),    // 3x3 same padding
+               conv_geom(2, 5, 13, 11, 7, 5, 5, 1, 2),     // 5x5 same padding, odd sizes
+               conv_geom(1, 9, 6, 7, 3, 3, 3, 1, 2),       // padding 2 on a 3x3 filter
+               conv_geom(3, 7, 9, 11, 33, 3, 3, 1, 1),     // 7 channels: a partial group
+           }) {
+        EXPECT_TRUE(cuda::scatter_dgrad_fits(g));
+        check_conv(g);
+      }
+    }
+  cuda::scatter_dgrad_max_images(0);
+  // The windows are added in a fixed order (no atomics): the same bits every run.
+  const ConvGeom g = conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0);
+  const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w, ws = std::size_t(g.k) * g.c * 25;
+  auto x = twin_random(xs), dy = twin_random(std::size_t(g.n) * g.k * 64), w = twin_random(ws);
+  std::vector<std::vector<float>> runs;
+  for (int run = 0; run < 3; ++run) {
+    auto dx = twin_out(xs), dw = twin_out(ws);
+    gpu->conv2d_backward(g, x.gf(), w.gf(), dy.gf(), dx.gf(), dw.gf(), nullptr);
+    runs.push_back(host(*gpu, dx.g.as<void>(), xs));
+  }
+  for (int run = 1; run < 3; ++run)
+    EXPECT_EQ(0, std::memcmp(runs[0].data(), runs[run].data(), xs * sizeof(float)))
+        << "run " << run << " differs from run 0";
+  const ConvGeom strided = conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1);
+  EXPECT_FALSE(cuda::scatter_dgrad_fits(strided)) << "stride 2 runs on cuDNN";
+  check_conv(strided);
 }
 
 // A fused array's members plan our kernels for a share of the GPU (DeviceSpec::share): other

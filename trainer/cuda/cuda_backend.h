@@ -62,9 +62,9 @@ class CudaBackend final : public Backend {
   // fastest, for the batch size cudnnFind times (never when deterministic: cuDNN's heuristics
   // then choose, the same in every process); always: the direct kernels wherever they take the
   // shape; tiled: the tiled kernels for forward and backward data wherever they take the shape,
-  // else as always (the op tests use both); never: cuDNN only. Set it before the first
-  // convolution.
-  enum class DirectConv { timed, always, tiled, never };
+  // else as always; scatter: as tiled, with the data gradient on scatter_dgrad.h where it fits
+  // (the op tests use all three); never: cuDNN only. Set it before the first convolution.
+  enum class DirectConv { timed, always, tiled, scatter, never };
   void set_direct_conv(DirectConv d) { direct_conv_ = d; }
   void tune_for_batch(int n) override { tuned_batch_ = n; }
   // In backward, a layer's weight and bias gradients feed nothing but the optimizer, so (on, the
@@ -258,7 +258,7 @@ class CudaBackend final : public Backend {
   // A convolution shape's cuDNN plan (fp32 or tf32), which of its ops run on our kernels instead,
   // and the graph API's channels-last plan where it is taken (make_conv_plans; then it runs all
   // three ops).
-  enum class ConvImpl { cudnn, direct, tiled };
+  enum class ConvImpl { cudnn, direct, tiled, scatter };  // scatter: data gradient only
   struct ConvEntry {
     std::unique_ptr<ConvPlan> plan;
     std::unique_ptr<NhwcConvPlan> nhwc;

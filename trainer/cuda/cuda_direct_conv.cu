@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "trainer/cuda/direct_conv.h"
 #include "trainer/cuda/graph_timing.h"
 #include "trainer/cuda/nhwc_wgrad.h"
+#include "trainer/cuda/scatter_dgrad.h"
 #include "trainer/cuda/tiled_conv.h"
 
 namespace sweep::trainer::cuda {
@@ -51,18 +53,19 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
     sm_count_ = std::max(1, sm_count_ / share_);
   }
   const bool direct = direct_conv_fits(g), tiled = tiled_conv_fits(g),
-             tiled_filter = tiled_conv_filter_fits(g, sm_count_);
+             tiled_filter = tiled_conv_filter_fits(g, sm_count_), scatter = scatter_dgrad_fits(g);
   // A channels-last plan runs the shape's three ops on cuDNN's engines; ours are NCHW only.
   if (e.nhwc || direct_conv_ == DirectConv::never || !(direct || tiled)) return;
   e.filter_parts = direct_conv_filter_parts(g, sm_count_);
-  if (direct_conv_ == DirectConv::always || direct_conv_ == DirectConv::tiled) {
-    const ConvImpl ours = tiled && (direct_conv_ == DirectConv::tiled || !direct)
-                              ? ConvImpl::tiled
-                              : ConvImpl::direct;
+  if (direct_conv_ != DirectConv::timed) {
+    const bool want_tiled =
+        direct_conv_ == DirectConv::tiled || direct_conv_ == DirectConv::scatter;
+    const ConvImpl ours = tiled && (want_tiled || !direct) ? ConvImpl::tiled : ConvImpl::direct;
     e.forward = e.data = ours;
-    e.filter = tiled_filter && (direct_conv_ == DirectConv::tiled || !direct) ? ConvImpl::tiled
-               : direct                                                       ? ConvImpl::direct
-                                                                              : ConvImpl::cudnn;
+    if (direct_conv_ == DirectConv::scatter && scatter) e.data = ConvImpl::scatter;
+    e.filter = tiled_filter && (want_tiled || !direct) ? ConvImpl::tiled
+               : direct                                ? ConvImpl::direct
+                                                       : ConvImpl::cudnn;
     return;
   }
   // Shapes that run rarely (a partial batch) and deterministic mode keep cuDNN's plan: timing
@@ -113,10 +116,12 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   // The fastest of cuDNN's plan and whichever of ours take the shape. Forward: cuDNN's side adds
   // the bias in a launch of its own (not counted: ours is then ahead).
   const bool log = std::getenv("SWEEP_CUDNN_LOG") != nullptr;
+  // The data gradient has a fourth candidate, the scatter kernel (scatter_op where scatter_fits).
   const auto fastest = [&](const char* op, bool tiled_fits, auto&& cudnn_op, auto&& direct_op,
-                           auto&& tiled_op) {
+                           auto&& tiled_op, bool scatter_fits = false,
+                           const std::function<void(cudaStream_t)>& scatter_op = {}) {
     ConvImpl best = ConvImpl::cudnn;
-    float best_us = 0.f, direct_us = -1.f, tiled_us = -1.f;
+    float best_us = 0.f, direct_us = -1.f, tiled_us = -1.f, scatter_us = -1.f;
     try {
       best_us = timed_us(cudnn_op);
     } catch (...) {
@@ -133,13 +138,17 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
       tiled_us = timed_us(tiled_op);
       if (tiled_us < best_us) best = ConvImpl::tiled, best_us = tiled_us;
     }
+    if (scatter_fits) {
+      scatter_us = timed_us(scatter_op);
+      if (scatter_us < best_us) best = ConvImpl::scatter, best_us = scatter_us;
+    }
     // A negative time: that kernel does not take the shape.
     if (log)
       std::fprintf(stderr,
                    "sweep: conv n%d c%d %dx%d k%d %dx%d share %d %s: cuDNN %.2f, direct %.2f, "
-                   "tiled %.2f us a call\n",
+                   "tiled %.2f, scatter %.2f us a call\n",
                    g.n, g.c, g.h, g.w, g.k, g.r, g.s, share_, op, double(cudnn_us),
-                   double(direct_us), double(tiled_us));
+                   double(direct_us), double(tiled_us), double(scatter_us));
     return best;
   };
   e.forward = fastest(
@@ -157,7 +166,8 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
         plan.backward_data(dnn(), w.f(), y.f(), dx.f(), ws);
       },
       [&](cudaStream_t st) { direct_conv_backward_data(g, w.f(), y.f(), dx.f(), st); },
-      [&](cudaStream_t st) { tiled_conv_backward_data(g, w.f(), y.f(), dx.f(), sms, st); });
+      [&](cudaStream_t st) { tiled_conv_backward_data(g, w.f(), y.f(), dx.f(), sms, st); }, scatter,
+      [&](cudaStream_t st) { scatter_dgrad(g, w.f(), y.f(), dx.f(), sms, st); });
   // The direct and tiled weight gradients also sum the bias gradient (not counted for cuDNN).
   e.filter = fastest(
       "filter gradient", tiled_filter,

@@ -24,6 +24,7 @@
 #include "trainer/cuda/nhwc_activations.h"
 #include "trainer/cuda/nhwc_cast.cuh"
 #include "trainer/cuda/nhwc_wgrad.h"
+#include "trainer/cuda/scatter_dgrad.h"
 #include "trainer/cuda/skinny_dense.cuh"
 #include "trainer/cuda/tiled_conv.h"
 
@@ -453,6 +454,8 @@ void CudaBackend::conv2d_backward_fp32(const ConvGeom& g, const ConvEntry& e, co
     direct_conv_backward_data(g, w, dy, dx, stream());
   else if (dx && e.data == ConvImpl::tiled)
     tiled_conv_backward_data(g, w, dy, dx, sm_count_, stream());
+  else if (dx && e.data == ConvImpl::scatter)
+    scatter_dgrad(g, w, dy, dx, sm_count_, stream());
   else if (dx)
     plan.backward_data(dnn(), w, dy, dx, conv_workspace(plan.workspace_bytes()));
 }

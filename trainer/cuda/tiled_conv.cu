@@ -3,11 +3,10 @@
  */
 #include <algorithm>
 #include <cstddef>
-#include <mutex>
-#include <set>
 
 #include "common/check.h"
 #include "trainer/cuda/direct_conv.h"
+#include "trainer/cuda/staging.cuh"
 #include "trainer/cuda/tiled_conv.h"
 
 namespace sweep::trainer::cuda {
@@ -16,7 +15,6 @@ namespace {
 
 constexpr int kPx = 4;  // adjacent output positions of a row per thread
 constexpr int kKt = 4;  // filters per thread (one float4 of each filter tap)
-constexpr std::size_t kMaxSharedBytes = 200 << 10;  // of the H100's 227 KB per block
 constexpr int kMaxThreads = 512;
 constexpr int kTargetThreads = 256;  // threads a block's channel slices add up to, about
 constexpr int kMaxSplit = 8;
@@ -97,39 +95,6 @@ bool plan(Tiled& t, int r, int sm_count) {
     if (g == 1) return false;
   }
 }
-
-// Shared-memory staging: value e of `count` (e = threadIdx.x, + blockDim.x, ...) read by
-// load(e) and written by store(e, v), kInFlight loads issued before their stores. A loop that
-// stores each value before loading the next waits out one L2 latency per value, and at these
-// sizes that waiting, not the arithmetic, set the kernels' time.
-constexpr int kInFlight = 4;
-template <class Load, class Store>
-__device__ void stage(int count, Load&& load, Store&& store) {
-  for (int base = threadIdx.x; base < count; base += kInFlight * blockDim.x) {
-    float v[kInFlight];
-#pragma unroll
-    for (int u = 0; u < kInFlight; ++u) {
-      const int e = base + u * int(blockDim.x);
-      v[u] = e < count ? load(e) : 0.f;
-    }
-#pragma unroll
-    for (int u = 0; u < kInFlight; ++u) {
-      const int e = base + u * int(blockDim.x);
-      if (e < count) store(e, v[u]);
-    }
-  }
-}
-
-// e / d for 0 <= e < 2^21 in a few float instructions instead of an integer division's twenty
-// (the staging loops split each value's index by runtime sizes): the quotient of e + 0.5 lies at
-// least 0.5 / d from an integer, and the float error of (e + 0.5) * (1 / d) stays below
-// e / d * 2^-23, which is smaller for e < 2^21. A block's tiles hold under 2^16 floats.
-struct FastDiv {
-  int d;
-  float inv;
-  __device__ explicit FastDiv(int divisor) : d(divisor), inv(1.f / float(divisor)) {}
-  __device__ int operator()(int e) const { return __float2int_rz((float(e) + 0.5f) * inv); }
-};
 
 template <int R, bool kTransposed>
 __global__ void __launch_bounds__(kMaxThreads)
@@ -433,22 +398,6 @@ __global__ void __launch_bounds__(kMaxThreads)
     for (int j = 0; j < R; ++j) part[j] = acc[q][j];
     if (with_bias) db_parts[std::size_t(k) * t.chunks + chunk] = bacc[q];
   }
-}
-
-// Above 48 KB a kernel's dynamic shared memory must be allowed explicitly, once per kernel and
-// device: each device loads its own copy of the kernel, so an allowance made on the first GPU does
-// not hold on the second (a data-parallel trial's second replica failed its launches so).
-template <auto Kernel>
-void allow_shared_memory() {
-  static std::mutex mutex;
-  static std::set<int> devices;  // where this kernel has been allowed
-  int device = 0;
-  SWEEP_CHECK_CUDA(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  if (devices.count(device)) return;
-  SWEEP_CHECK_CUDA(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(kMaxSharedBytes)));
-  devices.insert(device);
 }
 
 template <int R, bool kTransposed>
