@@ -390,6 +390,8 @@ TEST_F(CudaOps, PoolForwardBackward) {
   const PoolGeom geoms[] = {
       pool_geom(64, 20, 24, 24, 2, 2, 0),  // LeNet (max: our 2x2 kernels)
       pool_geom(2, 3, 13, 11, 2, 2, 0),    // 2x2 with a trailing odd row and column
+      pool_geom(2, 3, 12, 9, 2, 2, 0),     // 2x2, a trailing odd column only
+      pool_geom(2, 3, 9, 12, 2, 2, 0),     // 2x2, a trailing odd row only (rows as float2)
       pool_geom(3, 4, 13, 11, 3, 2, 1),    // overlapping, padded, odd
       pool_geom(1, 2, 7, 7, 3, 1, 1),      // batch 1, stride 1
   };

@@ -6,8 +6,8 @@
  * and its step is launch- and latency-bound. The rules are the CPU backend's 2x2 fast path
  * (cpu_pool.cpp), so the two backends agree bit for bit: the forward is max(max(a, b), max(c, d))
  * with std::max's semantics (a < b ? b : a), and the backward routes each window's gradient to
- * its first element (row-major) equal to the pooled value. The backward runs one thread per input
- * element (coalesced writes, every element written once, the trailing odd row or column zero).
+ * its first element (row-major) equal to the pooled value. Both run a thread per window; the
+ * backward writes every element of dx once (the trailing odd row or column zero).
  */
 #pragma once
 
@@ -22,63 +22,123 @@ namespace sweep::trainer::cuda {
 
 __device__ __forceinline__ float std_max(float a, float b) { return a < b ? b : a; }
 
-// x (planes, h, w) -> y (planes, out_h, out_w), out_h = h / 2, out_w = w / 2.
-__global__ void maxpool2x2_forward_kernel(const float* x, float* y, std::size_t planes, int h,
-                                          int w, int out_h, int out_w) {
-  const std::size_t total = planes * out_h * out_w;
-  for (std::size_t o = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; o < total;
-       o += std::size_t(gridDim.x) * blockDim.x) {
-    const std::size_t p = o / (std::size_t(out_h) * out_w);
-    const int q = static_cast<int>(o % (std::size_t(out_h) * out_w));
-    const int oh = q / out_w, ow = q % out_w;
-    const float* r0 = x + (p * h + 2 * oh) * w + 2 * ow;
-    const float* r1 = r0 + w;
-    y[o] = std_max(std_max(r0[0], r0[1]), std_max(r1[0], r1[1]));
+// x (planes, h, w) -> y (planes, out_h, out_w), out_h = h / 2, out_w = w / 2: a thread per
+// window. Index is int where the tensor allows (a 64-bit division per element cost these
+// memory-bound kernels more than their loads: a tenth of a fused LeNet array's step), else
+// size_t. kEven: w is even, so each window row is one aligned float2.
+template <class Index, bool kEven>
+__global__ void maxpool2x2_forward_kernel(const float* __restrict__ x, float* __restrict__ y,
+                                          Index planes, int h, int w, int out_h, int out_w) {
+  const Index plane = Index(out_h) * out_w, total = planes * plane;
+  for (Index o = blockIdx.x * Index(blockDim.x) + threadIdx.x; o < total;
+       o += Index(gridDim.x) * blockDim.x) {
+    const Index p = o / plane;
+    const int q = static_cast<int>(o - p * plane);
+    const int oh = q / out_w, ow = q - oh * out_w;
+    const float* r0 = x + (std::size_t(p) * h + 2 * oh) * w + 2 * ow;
+    float a, b, c, d;
+    if constexpr (kEven) {
+      const float2 top = *reinterpret_cast<const float2*>(r0);
+      const float2 bottom = *reinterpret_cast<const float2*>(r0 + w);
+      a = top.x, b = top.y, c = bottom.x, d = bottom.y;
+    } else {
+      a = r0[0], b = r0[1], c = r0[w], d = r0[w + 1];
+    }
+    y[o] = std_max(std_max(a, b), std_max(c, d));
   }
 }
 
-__global__ void maxpool2x2_backward_kernel(const float* x, const float* y, const float* dy,
-                                           float* dx, std::size_t planes, int h, int w, int out_h,
-                                           int out_w) {
-  const std::size_t total = planes * h * w;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const std::size_t p = i / (std::size_t(h) * w);
-    const int q = static_cast<int>(i % (std::size_t(h) * w));
-    const int ih = q / w, iw = q % w, oh = ih / 2, ow = iw / 2;
-    float grad = 0.f;
-    if (oh < out_h && ow < out_w) {
-      const std::size_t o = (p * out_h + oh) * out_w + ow;
-      const float m = y[o];
-      const float* r0 = x + (p * h + 2 * oh) * w + 2 * ow;
-      const float* r1 = r0 + w;
-      const bool e0 = r0[0] == m, e1 = r0[1] == m, e2 = r1[0] == m;
-      const int me = (ih % 2) * 2 + iw % 2;  // this element's place in the window
-      // The first maximum in row-major window order takes the gradient.
-      const int first = e0 ? 0 : e1 ? 1 : e2 ? 2 : 3;
-      const bool is_max = me == first && (me < 3 || r1[1] == m);
-      if (is_max) grad = dy[o];
+// dx from dy: a thread per window writes its four elements (the gradient to the first, in
+// row-major order, equal to the pooled value; zeros elsewhere), and the last window of a row or
+// column also the zeros of a trailing odd column or row, so every element is written once.
+template <class Index, bool kEven>
+__global__ void maxpool2x2_backward_kernel(const float* __restrict__ x, const float* __restrict__ y,
+                                           const float* __restrict__ dy, float* __restrict__ dx,
+                                           Index planes, int h, int w, int out_h, int out_w) {
+  const Index plane = Index(out_h) * out_w, total = planes * plane;
+  for (Index o = blockIdx.x * Index(blockDim.x) + threadIdx.x; o < total;
+       o += Index(gridDim.x) * blockDim.x) {
+    const Index p = o / plane;
+    const int q = static_cast<int>(o - p * plane);
+    const int oh = q / out_w, ow = q - oh * out_w;
+    const std::size_t base = (std::size_t(p) * h + 2 * oh) * w + 2 * ow;
+    const float* r0 = x + base;
+    float* d0 = dx + base;
+    float a, b, c, d;
+    if constexpr (kEven) {
+      const float2 top = *reinterpret_cast<const float2*>(r0);
+      const float2 bottom = *reinterpret_cast<const float2*>(r0 + w);
+      a = top.x, b = top.y, c = bottom.x, d = bottom.y;
+    } else {
+      a = r0[0], b = r0[1], c = r0[w], d = r0[w + 1];
     }
-    dx[i] = grad;
+    const float m = y[o], g = dy[o];
+    const int first = a == m ? 0 : b == m ? 1 : c == m ? 2 : d == m ? 3 : 4;
+    const float ga = first == 0 ? g : 0.f, gb = first == 1 ? g : 0.f;
+    const float gc = first == 2 ? g : 0.f, gd = first == 3 ? g : 0.f;
+    if constexpr (kEven) {
+      *reinterpret_cast<float2*>(d0) = make_float2(ga, gb);
+      *reinterpret_cast<float2*>(d0 + w) = make_float2(gc, gd);
+    } else {
+      d0[0] = ga, d0[1] = gb, d0[w] = gc, d0[w + 1] = gd;
+      if (ow == out_w - 1 && w % 2) d0[2] = 0.f, d0[w + 2] = 0.f;  // the trailing column
+    }
+    if (oh == out_h - 1 && h % 2) {  // the trailing row
+      float* d2 = d0 + 2 * std::size_t(w);
+      d2[0] = 0.f, d2[1] = 0.f;
+      if (ow == out_w - 1 && w % 2) d2[2] = 0.f;
+    }
   }
 }
+
+// Launch<Index, kEven>::run(args...) for the tensor's size and width.
+template <template <class, bool> class Launch, class... Args>
+void maxpool2x2_dispatch(std::size_t elements, int w, const Args&... args) {
+  const bool small = elements < (std::size_t{1} << 31), even = w % 2 == 0;
+  if (small && even) return Launch<int, true>::run(args...);
+  if (small) return Launch<int, false>::run(args...);
+  if (even) return Launch<std::size_t, true>::run(args...);
+  Launch<std::size_t, false>::run(args...);
+}
+
+template <class Index, bool kEven>
+struct Maxpool2x2Forward {
+  static void run(const float* x, float* y, std::size_t planes, int h, int w, int out_h, int out_w,
+                  cudaStream_t s) {
+    const std::size_t total = planes * out_h * out_w;
+    maxpool2x2_forward_kernel<Index, kEven>
+        <<<grid_for(total), kThreads, 0, s>>>(x, y, Index(planes), h, w, out_h, out_w);
+    SWEEP_CHECK_LAUNCH();
+  }
+};
+
+template <class Index, bool kEven>
+struct Maxpool2x2Backward {
+  static void run(const float* x, const float* y, const float* dy, float* dx, std::size_t planes,
+                  int h, int w, int out_h, int out_w, cudaStream_t s) {
+    const std::size_t total = planes * out_h * out_w;
+    maxpool2x2_backward_kernel<Index, kEven>
+        <<<grid_for(total), kThreads, 0, s>>>(x, y, dy, dx, Index(planes), h, w, out_h, out_w);
+    SWEEP_CHECK_LAUNCH();
+  }
+};
 
 inline void maxpool2x2_forward(const float* x, float* y, std::size_t planes, int h, int w,
                                int out_h, int out_w, cudaStream_t s) {
-  const std::size_t total = planes * out_h * out_w;
-  if (!total) return;
-  maxpool2x2_forward_kernel<<<grid_for(total), kThreads, 0, s>>>(x, y, planes, h, w, out_h, out_w);
-  SWEEP_CHECK_LAUNCH();
+  if (!planes || !out_h || !out_w) return;
+  maxpool2x2_dispatch<Maxpool2x2Forward>(planes * h * w, w, x, y, planes, h, w, out_h, out_w, s);
 }
 
 inline void maxpool2x2_backward(const float* x, const float* y, const float* dy, float* dx,
                                 std::size_t planes, int h, int w, int out_h, int out_w,
                                 cudaStream_t s) {
-  const std::size_t total = planes * h * w;
-  if (!total) return;
-  maxpool2x2_backward_kernel<<<grid_for(total), kThreads, 0, s>>>(x, y, dy, dx, planes, h, w, out_h,
-                                                                  out_w);
-  SWEEP_CHECK_LAUNCH();
+  if (!planes || !h || !w) return;
+  if (!out_h || !out_w) {  // no window: every element's gradient is zero
+    SWEEP_CHECK_CUDA(cudaMemsetAsync(dx, 0, planes * h * w * sizeof(float), s));
+    return;
+  }
+  maxpool2x2_dispatch<Maxpool2x2Backward>(planes * h * w, w, x, y, dy, dx, planes, h, w, out_h,
+                                          out_w, s);
 }
 
 }  // namespace sweep::trainer::cuda

@@ -1,10 +1,12 @@
 /*
  * staging.cuh — what our shared-memory kernels (tiled_conv.cu, scatter_dgrad.cu) share: copying
  * values into shared memory with several loads in flight, splitting indices without integer
- * division, and allowing a kernel more than 48 KB of dynamic shared memory on each device.
+ * division, copying asynchronously (the next image's tiles arriving during the products on this
+ * one's), and allowing a kernel more than 48 KB of dynamic shared memory on each device.
  */
 #pragma once
 
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -37,6 +39,19 @@ __device__ void stage(int count, Load&& load, Store&& store) {
       const int e = base + u * int(blockDim.x);
       if (e < count) store(e, v[u]);
     }
+  }
+}
+
+// Asynchronous staging (cp.async): value e of `count` (e = threadIdx.x, + blockDim.x, ...) copied
+// from src(e), a global float or nullptr for a zero (`any`: a valid global address that is then
+// not read), to dst(e) in shared memory, without waiting and without registers. The caller
+// commits the copies (__pipeline_commit) and waits for them (__pipeline_wait_prior, then a
+// barrier) before reading them; meanwhile the block computes on what it staged before.
+template <class Src, class Dst>
+__device__ void stage_async(int count, const float* any, Src&& src, Dst&& dst) {
+  for (int e = threadIdx.x; e < count; e += blockDim.x) {
+    const float* from = src(e);
+    __pipeline_memcpy_async(dst(e), from ? from : any, sizeof(float), from ? 0 : sizeof(float));
   }
 }
 

@@ -139,7 +139,9 @@ __global__ void __launch_bounds__(kMaxThreads)
   const int last = min(t.n, n0 + t.nb);
   for (int n = n0; n < last; ++n) {
     if (n > n0) __syncthreads();  // the previous image's reads are done
-    // The input rows this block's outputs read, every channel, zeros outside the image.
+    // The input rows this block's outputs read, every channel, zeros outside the image. (Copied
+    // through registers: double-buffered cp.async copies, as the weight gradient's, made LeNet's
+    // second layer slower here, 8.5 -> 9.9 us a call with 8 steps sharing an H200.)
     const int plane_s = t.sh * t.sw;
     const FastDiv by_plane(plane_s), by_row(t.sw);
     stage(
@@ -228,12 +230,18 @@ __global__ void __launch_bounds__(kMaxThreads)
 struct TiledFilter {
   int n, c, h, w, k, oh, ow, pad_h, pad_w;
   int kb, nb, chunks, kblocks, slices, threads, sw, shh;
+  int buffers;  // tile buffers: 2 when they fit (the next image staged during this one's products)
   std::size_t smem;
 };
 
 // The padded image's floats, rounded up to 4 so that dy's tile after it takes float4 loads.
 __host__ __device__ inline std::size_t image_floats(const TiledFilter& t) {
   return (std::size_t(t.c) * t.shh * t.sw + 3) / 4 * 4;
+}
+
+// One image's tiles: the padded image, then dy (kb a position; a multiple of 4 floats).
+__host__ __device__ inline std::size_t tile_floats(const TiledFilter& t) {
+  return image_floats(t) + std::size_t(t.oh) * t.ow * t.kb;
 }
 
 bool plan_filter(TiledFilter& t, int r, int sm_count) {
@@ -258,10 +266,11 @@ bool plan_filter(TiledFilter& t, int r, int sm_count) {
   t.nb = std::max(1, (t.n + want - 1) / want);
   if (filter_images > 0) t.nb = std::min(t.n, filter_images);
   t.chunks = (t.n + t.nb - 1) / t.nb;
-  const std::size_t tiles = image_floats(t) + std::size_t(t.oh) * t.ow * t.kb;
+  const std::size_t tiles = tile_floats(t);
   // Each thread's weights and bias sums, for the slices' sum (reuses the tiles).
   const std::size_t partials = std::size_t(t.threads) * (kKt * r + kKt);
-  t.smem = std::max(tiles, partials) * sizeof(float);
+  t.buffers = t.nb > 1 && 2 * tiles * sizeof(float) <= kMaxSharedBytes ? 2 : 1;
+  t.smem = std::max(t.buffers * tiles, partials) * sizeof(float);
   // Blocks of fewer than two warps leave the GPU idle: the direct kernel is the better fit then.
   return t.threads >= 64 && t.threads <= kMaxThreads && t.smem <= kMaxSharedBytes;
 }
@@ -273,8 +282,8 @@ __global__ void __launch_bounds__(kMaxThreads)
                         float* __restrict__ db_parts /* (K, chunks) or null */, TiledFilter t) {
   constexpr int kRR = R * R;
   extern __shared__ float4 shared4[];
-  float* img = reinterpret_cast<float*>(shared4);  // (C, shh, sw) padded
-  float* grad = img + image_floats(t);             // (OH*OW, kb)
+  // t.buffers of (C, shh, sw) padded image, then dy (OH*OW, kb); tile_floats(t) each.
+  float* img = reinterpret_cast<float*>(shared4);
   const int k0 = blockIdx.x * t.kb, chunk = blockIdx.y;
   const int groups = t.kb / kKt, per_slice = t.c * R * groups;
   const int tid = threadIdx.x;
@@ -294,34 +303,54 @@ __global__ void __launch_bounds__(kMaxThreads)
   const int first = chunk * t.nb, last = min(t.n, first + t.nb);
   const int plane = t.oh * t.ow, plane_s = t.shh * t.sw;
   const FastDiv by_plane(plane_s), by_row(t.sw), by_pos(plane);
-  for (int nn = first; nn < last; ++nn) {
-    __syncthreads();  // the previous image's reads are done
-    stage(
-        t.c * plane_s,
-        [&](int e) {
+  // Image nn's tiles into buffer b, copied asynchronously: the padded image (zeros outside it),
+  // and dy read in its order (coalesced) but stored a position's kb values adjacent.
+  const auto fetch = [&](int nn, int b) {
+    float* const to_img = img + b * tile_floats(t);
+    float* const to_grad = to_img + image_floats(t);
+    stage_async(
+        t.c * plane_s, x,
+        [&](int e) -> const float* {
           const int cc = by_plane(e), yx = e - cc * plane_s, yy = by_row(yx);
           const int iy = yy - t.pad_h, ix = yx - yy * t.sw - t.pad_w;
           return iy >= 0 && iy < t.h && ix >= 0 && ix < t.w
-                     ? x[((std::size_t(nn) * t.c + cc) * t.h + iy) * t.w + ix]
-                     : 0.f;
+                     ? x + ((std::size_t(nn) * t.c + cc) * t.h + iy) * t.w + ix
+                     : nullptr;
         },
-        [&](int e, float v) { img[e] = v; });
-    // dy read in its order (coalesced), stored a position's kb values adjacent.
-    stage(
-        t.kb * plane,
-        [&](int e) {
+        [&](int e) { return to_img + e; });
+    stage_async(
+        t.kb * plane, dy,
+        [&](int e) -> const float* {
           const int k = k0 + by_pos(e);
-          return k < t.k ? dy[(std::size_t(nn) * t.k + k) * plane + (e - (k - k0) * plane)] : 0.f;
+          return k < t.k ? dy + (std::size_t(nn) * t.k + k) * plane + (e - (k - k0) * plane)
+                         : nullptr;
         },
-        [&](int e, float v) {
+        [&](int e) {
           const int kk = by_pos(e);
-          grad[std::size_t(e - kk * plane) * t.kb + kk] = v;
+          return to_grad + std::size_t(e - kk * plane) * t.kb + kk;
         });
-    __syncthreads();
+    __pipeline_commit();
+  };
+  if (first < last) fetch(first, 0);
+  for (int nn = first; nn < last; ++nn) {
+    const int b = t.buffers == 2 ? (nn - first) & 1 : 0;
+    if (nn > first) __syncthreads();  // the previous image's reads are done: its buffer refills
+    if (t.buffers == 1) {
+      if (nn > first) fetch(nn, 0);
+      __pipeline_wait_prior(0);
+    } else if (nn + 1 < last) {
+      fetch(nn + 1, b ^ 1);
+      __pipeline_wait_prior(1);
+    } else {
+      __pipeline_wait_prior(0);
+    }
+    __syncthreads();  // image nn's tiles are in
+    const float* const img_b = img + b * tile_floats(t);
+    const float* const grad_b = img_b + image_floats(t);
     for (int oy = slice; oy < t.oh; oy += t.slices) {
-      const float* xrow = img + (std::size_t(c) * t.shh + oy + i) * t.sw;
+      const float* xrow = img_b + (std::size_t(c) * t.shh + oy + i) * t.sw;
       const float4* grow =
-          reinterpret_cast<const float4*>(grad + std::size_t(oy) * t.ow * t.kb) + g;
+          reinterpret_cast<const float4*>(grad_b + std::size_t(oy) * t.ow * t.kb) + g;
       // The row's window slides kStep positions at a time: kStep new inputs and kStep float4
       // of dy feed kStep * kKt * R multiply-adds, and the window moves once per kStep.
       constexpr int kStep = 4;
