@@ -328,19 +328,23 @@ TEST_F(CudaOps, TiledConvolutionsPlannedForAShareOfTheGpuMatchCpu) {
   }
 }
 
-// Each device loads its own copy of a kernel, so the tiled kernels' shared memory above 48 KB
-// must be allowed on each: a data-parallel trial's second replica once failed its launches with
-// "invalid argument" because only the first GPU had been allowed. Device 0 first, then the others.
+// Each device loads its own copy of a kernel, so the tiled and scatter kernels' shared memory
+// above 48 KB must be allowed on each: a data-parallel trial's second replica once failed its
+// launches with "invalid argument" because only the first GPU had been allowed. Device 0 first,
+// then the others; the scatter kernel planned for a share of 8 (its blocks then take 50 KB).
 TEST_F(CudaOps, TiledConvolutionsRunOnEveryDevice) {
   const int devices = cuda_device_count_impl();
   if (devices < 2) GTEST_SKIP() << "one GPU: the launches on a second device are not tested";
-  for (int d = 0; d < devices; ++d) {
-    SCOPED_TRACE("device " + std::to_string(d));
-    gpu = std::make_unique<cuda::CudaBackend>(d);
-    gpu->set_direct_conv(cuda::CudaBackend::DirectConv::tiled);
-    check_conv(conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0));  // LeNet conv2: over 48 KB backward
-    check_conv(conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0));
-  }
+  for (const auto mode :
+       {cuda::CudaBackend::DirectConv::tiled, cuda::CudaBackend::DirectConv::scatter})
+    for (int d = 0; d < devices; ++d) {
+      SCOPED_TRACE("device " + std::to_string(d));
+      gpu = std::make_unique<cuda::CudaBackend>(d);
+      if (mode == cuda::CudaBackend::DirectConv::scatter) gpu->set_gpu_share(8);
+      gpu->set_direct_conv(mode);
+      check_conv(conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0));  // LeNet conv2: over 48 KB backward
+      check_conv(conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0));
+    }
 }
 
 // The same inputs give the same bits every time (no atomics in the direct kernels).
