@@ -7,6 +7,7 @@
  * cudaMalloc is cleared (cudaGetLastError) before throwing OutOfMemory, so the backend stays
  * usable and the next trial is not poisoned by a sticky error.
  */
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -90,8 +91,28 @@ void CudaBackend::make_handles(cudaStream_t s, CublasHandle& blas, DeviceMemory&
   // Our own cuBLAS workspace: no hidden allocation later, and capture-safe.
   void* p = grow(blas_workspace, kCublasWorkspace, "cuBLAS workspace");
   SWEEP_CHECK_CUBLAS(cublasSetWorkspace(blas.get(), p, kCublasWorkspace));
+  target_sm_share(blas.get());
   dnn = make_cudnn();
   SWEEP_CHECK_CUDNN(cudnnSetStream(dnn.get(), s));
+}
+
+void CudaBackend::set_gpu_share(int share) {
+  share_ = share < 1 ? 1 : share;
+  target_sm_share(cublas_.get());
+  if (side_) target_sm_share(side_->cublas.get());
+}
+
+// cuBLAS's heuristics for 1/share of the SMs (0: all of them). With the whole GPU in view they
+// take small tiles for small products (LeNet's 800 -> 500 layer at batch 64) and split them over
+// more blocks, which steps sharing the GPU pay for without gaining. Not when deterministic: a
+// fused member then computes its lone run's bits, so cuBLAS must pick the kernels it picks alone.
+void CudaBackend::target_sm_share(cublasHandle_t blas) const {
+  int sms = 0;
+  if (share_ > 1 && !deterministic_) {
+    SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+    sms = std::max(1, sms / share_);
+  }
+  SWEEP_CHECK_CUBLAS(cublasSetSmCountTarget(blas, sms));
 }
 
 CudaBackend::~CudaBackend() {

@@ -76,9 +76,10 @@ class CudaBackend final : public Backend {
   void set_overlap_weight_gradients(bool on) { overlap_ = on; }
   // DeviceSpec::share: our convolution kernels plan for 1/share of the SMs, and each shape's
   // choice among cuDNN and ours is timed with that many calls running at once (what a call costs
-  // a GPU shared by that many steps). Set it before the first convolution (plans and timed
-  // choices are made once per shape).
-  void set_gpu_share(int share) { share_ = share < 1 ? 1 : share; }
+  // a GPU shared by that many steps), and cuBLAS picks its kernels for that share of the SMs
+  // (cublasSetSmCountTarget). Set it before the first convolution (plans and timed choices are
+  // made once per shape).
+  void set_gpu_share(int share);
 
   void* allocate(std::size_t bytes) override;
   void deallocate(void* p) noexcept override;
@@ -233,6 +234,7 @@ class CudaBackend final : public Backend {
   void enter();
   // cuBLAS and cuDNN handles working on stream s, cuBLAS with this backend's math mode and its own
   // workspace in blas_workspace: the main stream's and the side stream's.
+  void target_sm_share(cublasHandle_t blas) const;  // cublasSetSmCountTarget for share_
   void make_handles(cudaStream_t s, CublasHandle& blas, DeviceMemory& blas_workspace,
                     CudnnHandle& dnn);
   void enter_backward(std::initializer_list<MemoryRange> reads,
