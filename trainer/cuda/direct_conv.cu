@@ -166,14 +166,17 @@ void launch_correlate(const Problem& p, const float* in, const float* filters, c
 
 }  // namespace
 
-bool direct_conv_fits(const ConvGeom& g) {
+bool small_conv_shape(const ConvGeom& g) {
   const std::size_t in = std::size_t(g.n) * g.c * g.h * g.w;
   const std::size_t out = std::size_t(g.n) * g.k * g.out_h * g.out_w;
   return g.stride_h == 1 && g.stride_w == 1 && g.r == g.s && (g.r == 3 || g.r == 5) &&
          g.pad_h >= 0 && g.pad_w >= 0 && g.pad_h < g.r && g.pad_w < g.s &&
          g.out_h == g.h + 2 * g.pad_h - g.r + 1 && g.out_w == g.w + 2 * g.pad_w - g.s + 1 &&
-         tile_bytes(std::max(g.c, g.k), g.r) <= kMaxShared && in < (std::size_t{1} << 31) &&
-         out < (std::size_t{1} << 31);  // the filter-gradient kernel counts positions in int
+         in < (std::size_t{1} << 31) && out < (std::size_t{1} << 31);
+}
+
+bool direct_conv_fits(const ConvGeom& g) {
+  return small_conv_shape(g) && tile_bytes(std::max(g.c, g.k), g.r) <= kMaxShared;
 }
 
 void direct_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b,

@@ -26,8 +26,13 @@
 
 namespace sweep::trainer::cuda {
 
-// Whether these kernels take the shape: stride 1, square 3x3 or 5x5 filters, padding below the
-// filter size, and both directions' filter tiles within one block's shared memory.
+// The shapes our convolution kernels (these, tiled_conv.h, scatter_dgrad.h) take at all: stride
+// 1, square 3x3 or 5x5 filters, padding below the filter size, the output size those give, and
+// tensors of fewer than 2^31 values (the kernels count positions in int).
+bool small_conv_shape(const ConvGeom& g);
+
+// Whether these kernels take the shape: small_conv_shape, and both directions' filter tiles within
+// one block's shared memory.
 bool direct_conv_fits(const ConvGeom& g);
 
 // y = conv(x, w) + b (b may be null). direct_conv_fits(g) must hold.

@@ -26,25 +26,40 @@ __device__ __forceinline__ float std_max(float a, float b) { return a < b ? b : 
 // window. Index is int where the tensor allows (a 64-bit division per element cost these
 // memory-bound kernels more than their loads: a tenth of a fused LeNet array's step), else
 // size_t. kEven: w is even, so each window row is one aligned float2.
+// Window o (a flat index over planes x out_h x out_w): its top-left element's offset in x (and
+// dx), its place, and its four values in row-major order.
+struct PoolWindow {
+  std::size_t base;
+  int oh, ow;
+  float a, b, c, d;
+};
+template <class Index, bool kEven>
+__device__ __forceinline__ PoolWindow read_window(const float* x, Index o, Index plane, int h,
+                                                  int w, int out_w) {
+  const Index p = o / plane;
+  const int q = static_cast<int>(o - p * plane);
+  PoolWindow v;
+  v.oh = q / out_w, v.ow = q - v.oh * out_w;
+  v.base = (std::size_t(p) * h + 2 * v.oh) * w + 2 * v.ow;
+  const float* r0 = x + v.base;
+  if constexpr (kEven) {
+    const float2 top = *reinterpret_cast<const float2*>(r0);
+    const float2 bottom = *reinterpret_cast<const float2*>(r0 + w);
+    v.a = top.x, v.b = top.y, v.c = bottom.x, v.d = bottom.y;
+  } else {
+    v.a = r0[0], v.b = r0[1], v.c = r0[w], v.d = r0[w + 1];
+  }
+  return v;
+}
+
 template <class Index, bool kEven>
 __global__ void maxpool2x2_forward_kernel(const float* __restrict__ x, float* __restrict__ y,
                                           Index planes, int h, int w, int out_h, int out_w) {
   const Index plane = Index(out_h) * out_w, total = planes * plane;
   for (Index o = blockIdx.x * Index(blockDim.x) + threadIdx.x; o < total;
        o += Index(gridDim.x) * blockDim.x) {
-    const Index p = o / plane;
-    const int q = static_cast<int>(o - p * plane);
-    const int oh = q / out_w, ow = q - oh * out_w;
-    const float* r0 = x + (std::size_t(p) * h + 2 * oh) * w + 2 * ow;
-    float a, b, c, d;
-    if constexpr (kEven) {
-      const float2 top = *reinterpret_cast<const float2*>(r0);
-      const float2 bottom = *reinterpret_cast<const float2*>(r0 + w);
-      a = top.x, b = top.y, c = bottom.x, d = bottom.y;
-    } else {
-      a = r0[0], b = r0[1], c = r0[w], d = r0[w + 1];
-    }
-    y[o] = std_max(std_max(a, b), std_max(c, d));
+    const PoolWindow v = read_window<Index, kEven>(x, o, plane, h, w, out_w);
+    y[o] = std_max(std_max(v.a, v.b), std_max(v.c, v.d));
   }
 }
 
@@ -58,22 +73,11 @@ __global__ void maxpool2x2_backward_kernel(const float* __restrict__ x, const fl
   const Index plane = Index(out_h) * out_w, total = planes * plane;
   for (Index o = blockIdx.x * Index(blockDim.x) + threadIdx.x; o < total;
        o += Index(gridDim.x) * blockDim.x) {
-    const Index p = o / plane;
-    const int q = static_cast<int>(o - p * plane);
-    const int oh = q / out_w, ow = q - oh * out_w;
-    const std::size_t base = (std::size_t(p) * h + 2 * oh) * w + 2 * ow;
-    const float* r0 = x + base;
-    float* d0 = dx + base;
-    float a, b, c, d;
-    if constexpr (kEven) {
-      const float2 top = *reinterpret_cast<const float2*>(r0);
-      const float2 bottom = *reinterpret_cast<const float2*>(r0 + w);
-      a = top.x, b = top.y, c = bottom.x, d = bottom.y;
-    } else {
-      a = r0[0], b = r0[1], c = r0[w], d = r0[w + 1];
-    }
+    const PoolWindow v = read_window<Index, kEven>(x, o, plane, h, w, out_w);
+    const int oh = v.oh, ow = v.ow;
+    float* d0 = dx + v.base;
     const float m = y[o], g = dy[o];
-    const int first = a == m ? 0 : b == m ? 1 : c == m ? 2 : d == m ? 3 : 4;
+    const int first = v.a == m ? 0 : v.b == m ? 1 : v.c == m ? 2 : v.d == m ? 3 : 4;
     const float ga = first == 0 ? g : 0.f, gb = first == 1 ? g : 0.f;
     const float gc = first == 2 ? g : 0.f, gd = first == 3 ? g : 0.f;
     if constexpr (kEven) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "common/check.h"
+#include "trainer/cuda/direct_conv.h"
 #include "trainer/cuda/scatter_dgrad.h"
 #include "trainer/cuda/staging.cuh"
 
@@ -213,12 +214,7 @@ constexpr int kFitSms = 1;
 }  // namespace
 
 bool scatter_dgrad_fits(const ConvGeom& g) {
-  if (!(g.stride_h == 1 && g.stride_w == 1 && g.r == g.s && (g.r == 3 || g.r == 5) &&
-        g.pad_h >= 0 && g.pad_w >= 0 && g.pad_h < g.r && g.pad_w < g.s &&
-        g.out_h == g.h + 2 * g.pad_h - g.r + 1 && g.out_w == g.w + 2 * g.pad_w - g.s + 1 &&
-        std::size_t(g.n) * g.c * g.h * g.w < (std::size_t{1} << 31) &&
-        std::size_t(g.n) * g.k * g.out_h * g.out_w < (std::size_t{1} << 31)))
-    return false;
+  if (!small_conv_shape(g)) return false;
   Scatter t = problem(g);
   return plan(t, g.r, kFitSms);
 }

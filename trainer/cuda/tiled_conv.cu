@@ -505,12 +505,7 @@ void tiled_conv_forward_images(int images) { forward_images = images; }
 void tiled_conv_filter_images(int images) { filter_images = images; }
 
 bool tiled_conv_fits(const ConvGeom& g) {
-  if (!(g.stride_h == 1 && g.stride_w == 1 && g.r == g.s && (g.r == 3 || g.r == 5) &&
-        g.pad_h >= 0 && g.pad_w >= 0 && g.pad_h < g.r && g.pad_w < g.s &&
-        g.out_h == g.h + 2 * g.pad_h - g.r + 1 && g.out_w == g.w + 2 * g.pad_w - g.s + 1 &&
-        std::size_t(g.n) * g.c * g.h * g.w < (std::size_t{1} << 31) &&
-        std::size_t(g.n) * g.k * g.out_h * g.out_w < (std::size_t{1} << 31)))
-    return false;
+  if (!small_conv_shape(g)) return false;
   Tiled f = forward_problem(g), d = data_problem(g);
   return plan(f, g.r, kFitSms) && plan(d, g.r, kFitSms);
 }

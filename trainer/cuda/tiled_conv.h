@@ -14,9 +14,11 @@
  * warp, so a block's threads also split the
  * input channels into slices, whose sums are added at the end. Backward data is the same kernel
  * on the transposed problem (dy correlated with the flipped, transposed filters), as in
- * direct_conv.h. The weight gradient stages an image and its dy; a thread sums one filter row's
- * weights for 4 filters over a slice of the output rows (one new input and one float4 of dy per
- * position), the slices are added in the block and the blocks' image chunks by a second launch.
+ * direct_conv.h (scatter_dgrad.h computes it without the products on padding). The weight
+ * gradient stages an image and its dy (the next image's copied asynchronously during this one's
+ * products, where two fit in shared memory); a thread sums one filter row's weights for 4 filters
+ * over a slice of the output rows (one new input and one float4 of dy per position), the slices
+ * are added in the block and the blocks' image chunks by a second launch.
  * Every sum runs in a fixed order (no atomics): the same bits every run. The backend times these
  * against cuDNN and the direct kernels per shape and op and takes the fastest
  * (cuda_direct_conv.cu).
