@@ -14,7 +14,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstddef>
 
 #include "common/check.h"
@@ -45,18 +44,15 @@ __global__ void skinny_dense_forward_kernel(const float* x, const float* w, cons
 
 // dx (n, in) = dy (n, out) w (out, in): one thread per dx value. relu_x (x, when not null): the
 // layer's input is a ReLU's output and dx goes on through it, dx = relu_x > 0 ? dx : 0.
-// Rows along the grid's y (no index division: a 64-bit one cost as much as the sum).
 __global__ void skinny_dense_dx_kernel(const float* dy, const float* w, const float* relu_x,
                                        float* dx, int n, int in, int out) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= in) return;
-  for (int r = blockIdx.y; r < n; r += gridDim.y) {
-    const std::size_t t = std::size_t(r) * in + i;
-    const float* dyr = dy + std::size_t(r) * out;
-    float sum = 0.f;
-    for (int o = 0; o < out; ++o) sum = fmaf(dyr[o], w[std::size_t(o) * in + i], sum);
-    dx[t] = relu_x && !(relu_x[t] > 0.f) ? 0.f : sum;
-  }
+  const std::size_t t = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (t >= std::size_t(n) * in) return;
+  const int r = static_cast<int>(t / in), i = static_cast<int>(t % in);
+  const float* dyr = dy + std::size_t(r) * out;
+  float sum = 0.f;
+  for (int o = 0; o < out; ++o) sum = fmaf(dyr[o], w[std::size_t(o) * in + i], sum);
+  dx[t] = relu_x && !(relu_x[t] > 0.f) ? 0.f : sum;
 }
 
 // dw (out, in) = dy^T (out, n) x (n, in), and db (out) = column sums of dy when db is not null:
@@ -94,9 +90,8 @@ inline void skinny_dense_forward(const float* x, const float* w, const float* b,
 // gradient (db may be null: no bias).
 inline void skinny_dense_dx(const float* w, const float* dy, const float* relu_x, float* dx, int n,
                             int in, int out, cudaStream_t s) {
-  if (n <= 0 || in <= 0) return;
-  const dim3 grid(blocks_for(std::size_t(in)), static_cast<unsigned>(std::min(n, 65535)));
-  skinny_dense_dx_kernel<<<grid, kThreads, 0, s>>>(dy, w, relu_x, dx, n, in, out);
+  skinny_dense_dx_kernel<<<blocks_for(std::size_t(n) * in), kThreads, 0, s>>>(dy, w, relu_x, dx, n,
+                                                                              in, out);
   SWEEP_CHECK_CUDA(cudaGetLastError());
 }
 inline void skinny_dense_dw(const float* x, const float* dy, float* dw, float* db, int n, int in,
