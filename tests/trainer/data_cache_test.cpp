@@ -66,4 +66,35 @@ TEST(DataCache, SecondLoadIsTheSameAndAnEditedFileIsReadAgain) {
   fs::remove_all(dir);
 }
 
+// A limit copies only the rows it keeps from the cached split, and the split itself stays whole:
+// a later load without the limit still gets every row.
+TEST(DataCache, LimitsCopyTheirRowsAndLeaveTheCachedSplitWhole) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("sweep_data_cache_limit_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_split(dir, "train", 20, 7);
+  write_split(dir, "t10k", 10, 7);
+  DataSpec spec;
+  spec.dataset = sweep::trainer::DatasetKind::mnist;
+  spec.path = dir.string();
+  spec.normalize = false;
+  spec.train_limit = 5;
+  spec.test_limit = 3;
+
+  const auto limited = load_data(spec, 1);
+  ASSERT_EQ(limited.train.size(), 5);
+  EXPECT_EQ(limited.train.images.size(), 5u * 4);
+  EXPECT_EQ(limited.train.labels, (std::vector<std::uint8_t>{0, 1, 2, 3, 4}));
+  ASSERT_EQ(limited.validation.size(), 3);
+  EXPECT_EQ(limited.validation.images.size(), 3u * 4);
+
+  spec.train_limit = 0;
+  spec.test_limit = 0;
+  const auto whole = load_data(spec, 1);
+  EXPECT_EQ(whole.train.size(), 20);
+  EXPECT_EQ(whole.train.images.size(), 20u * 4);
+  EXPECT_EQ(whole.validation.size(), 10);
+  fs::remove_all(dir);
+}
+
 }  // namespace

@@ -41,6 +41,17 @@ void keep_first(Dataset& d, std::int64_t n) {
   d.images.resize(static_cast<std::size_t>(n * d.image_bytes()));
 }
 
+Dataset first_rows(const Dataset& d, std::int64_t n) {
+  if (n <= 0 || n >= d.size()) return d;
+  Dataset out;
+  out.source = d.source;
+  out.c = d.c, out.h = d.h, out.w = d.w;
+  out.classes = d.classes;
+  out.labels.assign(d.labels.begin(), d.labels.begin() + n);
+  out.images.assign(d.images.begin(), d.images.begin() + n * d.image_bytes());
+  return out;
+}
+
 ChannelStats channel_stats(const Dataset& d) {
   ChannelStats s;
   if (d.empty()) return s;

@@ -29,6 +29,8 @@ struct Dataset {
 Dataset take_rows(const Dataset& from, const std::vector<std::int64_t>& rows);
 // The first n rows (all when n <= 0 or n >= size).
 void keep_first(Dataset& d, std::int64_t n);
+// A copy of the first n rows (all when n <= 0 or n >= size): no more copied than is kept.
+Dataset first_rows(const Dataset& d, std::int64_t n);
 
 // Per-channel mean and standard deviation of pixel / 255 (population std; a constant channel gets
 // std 1 so that normalising never divides by zero).

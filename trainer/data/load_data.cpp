@@ -32,9 +32,10 @@ namespace {
 // modification time it had when it was read, so an edited data set is read again.
 class DecodedFileCache {
  public:
+  // The first `limit` rows of the split (all when limit <= 0), read once.
   template <class Read>
   Dataset get(const std::string& dataset, const std::string& dir, const std::string& split,
-              Read read) {
+              std::int64_t limit, Read read) {
     const std::string stamp = directory_stamp(dir);
     const auto key = std::make_tuple(dataset, dir, split);
     std::lock_guard lock(mutex_);
@@ -44,7 +45,9 @@ class DecodedFileCache {
       Entry fresh{stamp, std::make_shared<const Dataset>(read())};
       it = entries_.insert_or_assign(key, std::move(fresh)).first;
     }
-    return *it->second.data;  // a copy: callers cut and shuffle their own
+    // A copy (callers cut and shuffle their own) of no more rows than they keep: a trial with
+    // train_limit copies its rows, not the whole set.
+    return first_rows(*it->second.data, limit);
   }
 
  private:
@@ -74,23 +77,25 @@ DecodedFileCache& decoded_files() {
   return cache;
 }
 
+// The splits, cut to data.train_limit and data.test_limit as they are copied out of the cache
+// (the synthetic sets are cut by load_data's keep_first).
 void read_both(const DataSpec& spec, Dataset& train, Dataset& test, bool need_test) {
   const std::string name(name_of(spec.dataset));
   auto& cache = decoded_files();
   switch (spec.dataset) {
     case DatasetKind::fashion_mnist:
     case DatasetKind::mnist:
-      train = cache.get(name, spec.path, "train",
+      train = cache.get(name, spec.path, "train", spec.train_limit,
                         [&] { return read_idx_split(spec.path, "train", kMnistClasses); });
       if (need_test)
-        test = cache.get(name, spec.path, "t10k",
+        test = cache.get(name, spec.path, "t10k", spec.test_limit,
                          [&] { return read_idx_split(spec.path, "t10k", kMnistClasses); });
       return;
     case DatasetKind::cifar10:
-      train = cache.get(name, spec.path, "train",
+      train = cache.get(name, spec.path, "train", spec.train_limit,
                         [&] { return read_cifar10_split(spec.path, "train"); });
       if (need_test)
-        test = cache.get(name, spec.path, "test",
+        test = cache.get(name, spec.path, "test", spec.test_limit,
                          [&] { return read_cifar10_split(spec.path, "test"); });
       return;
     case DatasetKind::synthetic:
