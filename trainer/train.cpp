@@ -25,9 +25,7 @@ const char* to_string(RunState s) { return name_of(s).data(); }  // the table's 
 
 TrainResult train(const TrainConfig& config, TrainCallback& callback, const RunControl& control) {
   check_training_spec(config.training);
-  TrialRun run(config,
-               std::make_shared<const LoadedData>(load_data(config.data, config.training.seed)),
-               callback, control);
+  TrialRun run(config, load_data_shared(config.data, config.training.seed), callback, control);
   run.start();
   std::optional<RunState> ended;
   while (!ended && !run.epochs_done()) {

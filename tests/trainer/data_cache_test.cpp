@@ -97,4 +97,37 @@ TEST(DataCache, LimitsCopyTheirRowsAndLeaveTheCachedSplitWhole) {
   fs::remove_all(dir);
 }
 
+// Trials loading the same data share one read-only copy (no 55 MB copy and statistics pass a
+// trial); another seed shares it too unless a holdout is drawn with it, and an edited data set is
+// loaded again.
+TEST(DataCache, TrialsOfTheSameDataShareOneLoad) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("sweep_data_cache_shared_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_split(dir, "train", 20, 7);
+  write_split(dir, "t10k", 10, 7);
+  DataSpec spec;
+  spec.dataset = sweep::trainer::DatasetKind::mnist;
+  spec.path = dir.string();
+
+  const auto a = sweep::trainer::load_data_shared(spec, 1);
+  EXPECT_EQ(a, sweep::trainer::load_data_shared(spec, 1));
+  EXPECT_EQ(a, sweep::trainer::load_data_shared(spec, 2)) << "the test split draws nothing";
+  EXPECT_EQ(a->train.images, load_data(spec, 1).train.images);
+
+  DataSpec held = spec;
+  held.validation = sweep::trainer::Validation::holdout;
+  held.holdout_fraction = 0.25;
+  const auto h1 = sweep::trainer::load_data_shared(held, 1);
+  EXPECT_EQ(h1, sweep::trainer::load_data_shared(held, 1));
+  EXPECT_NE(h1, sweep::trainer::load_data_shared(held, 2)) << "a holdout is drawn by the seed";
+
+  write_split(dir, "train", 30, 9);  // edited: loaded again
+  const auto edited = sweep::trainer::load_data_shared(spec, 1);
+  EXPECT_NE(edited, a);
+  EXPECT_EQ(edited->train.size(), 30);
+  EXPECT_EQ(a->train.size(), 20) << "a trial still holding the old data keeps it unchanged";
+  fs::remove_all(dir);
+}
+
 }  // namespace

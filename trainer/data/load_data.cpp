@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "common/check.h"
 #include "trainer/data/cifar_reader.h"
@@ -25,6 +26,19 @@
 namespace sweep::trainer {
 
 namespace {
+
+// The names, sizes and modification times of the files in `dir`; empty when it cannot be read
+// (then nothing is cached: the reader says why).
+std::string directory_stamp(const std::string& dir) {
+  std::error_code ec;
+  std::string stamp;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec)) continue;
+    stamp += entry.path().filename().string() + ':' + std::to_string(entry.file_size(ec)) + ':' +
+             std::to_string(entry.last_write_time(ec).time_since_epoch().count()) + ';';
+  }
+  return ec ? std::string() : stamp;
+}
 
 // Decoded files, kept for the life of the process: a sweep trains many trials on the same data
 // set, and decompressing Fashion-MNIST costs about half a second per trial, more than a short GPU
@@ -56,17 +70,6 @@ class DecodedFileCache {
     std::string stamp;
     std::shared_ptr<const Dataset> data;
   };
-
-  static std::string directory_stamp(const std::string& dir) {
-    std::error_code ec;
-    std::string stamp;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      if (!entry.is_regular_file(ec)) continue;
-      stamp += entry.path().filename().string() + ':' + std::to_string(entry.file_size(ec)) + ':' +
-               std::to_string(entry.last_write_time(ec).time_since_epoch().count()) + ';';
-    }
-    return ec ? std::string() : stamp;  // unreadable: never cached (the reader says why)
-  }
 
   std::mutex mutex_;
   std::map<std::tuple<std::string, std::string, std::string>, Entry> entries_;
@@ -106,7 +109,43 @@ void read_both(const DataSpec& spec, Dataset& train, Dataset& test, bool need_te
   throw Error("data.dataset: not one of " + words_text<DatasetKind>());
 }
 
+// load_data_shared's entries: the most recent first.
+class LoadedCache {
+ public:
+  std::shared_ptr<const LoadedData> get(const DataSpec& spec, std::uint64_t seed) {
+    const std::uint64_t drawn = spec.validation == Validation::holdout ? seed : 0;
+    const std::string stamp = spec.dataset == DatasetKind::synthetic ? std::string("synthetic")
+                                                                     : directory_stamp(spec.path);
+    std::lock_guard lock(mutex_);
+    if (!stamp.empty())
+      for (const Entry& e : entries_)
+        if (e.spec == spec && e.seed == drawn && e.stamp == stamp) return e.data;
+    auto data = std::make_shared<const LoadedData>(load_data(spec, seed));
+    if (stamp.empty()) return data;
+    std::erase_if(entries_, [&](const Entry& e) { return e.spec == spec && e.seed == drawn; });
+    entries_.insert(entries_.begin(), Entry{spec, drawn, stamp, data});
+    if (entries_.size() > kMaxEntries) entries_.pop_back();
+    return data;
+  }
+
+ private:
+  static constexpr std::size_t kMaxEntries = 2;
+  struct Entry {
+    DataSpec spec;
+    std::uint64_t seed;  // the holdout's seed; 0 without a holdout
+    std::string stamp;
+    std::shared_ptr<const LoadedData> data;
+  };
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+};
+
 }  // namespace
+
+std::shared_ptr<const LoadedData> load_data_shared(const DataSpec& spec, std::uint64_t seed) {
+  static LoadedCache cache;
+  return cache.get(spec, seed);
+}
 
 LoadedData load_data(const DataSpec& spec, std::uint64_t seed) {
   const Validation v = spec.validation;
