@@ -3,6 +3,8 @@
  */
 #include "trainer/array/fusion.h"
 
+#include "trainer/data/load_data.h"
+
 namespace sweep::trainer {
 
 TrainConfig array_shape(const TrainConfig& config) {
@@ -34,7 +36,7 @@ std::string fusion_split(const TrainConfig& a, const TrainConfig& b) {
 
 bool same_loaded_data(const TrainConfig& a, const TrainConfig& b) {
   return a.data == b.data &&
-         (a.data.validation != Validation::holdout || a.training.seed == b.training.seed);
+         load_seed(a.data, a.training.seed) == load_seed(b.data, b.training.seed);
 }
 
 }  // namespace sweep::trainer

@@ -113,7 +113,7 @@ void read_both(const DataSpec& spec, Dataset& train, Dataset& test, bool need_te
 class LoadedCache {
  public:
   std::shared_ptr<const LoadedData> get(const DataSpec& spec, std::uint64_t seed) {
-    const std::uint64_t drawn = spec.validation == Validation::holdout ? seed : 0;
+    const std::uint64_t drawn = load_seed(spec, seed);
     const std::string stamp = spec.dataset == DatasetKind::synthetic ? std::string("synthetic")
                                                                      : directory_stamp(spec.path);
     std::lock_guard lock(mutex_);
@@ -132,7 +132,7 @@ class LoadedCache {
   static constexpr std::size_t kMaxEntries = 2;
   struct Entry {
     DataSpec spec;
-    std::uint64_t seed;  // the holdout's seed; 0 without a holdout
+    std::uint64_t seed;  // load_seed
     std::string stamp;
     std::shared_ptr<const LoadedData> data;
   };
@@ -141,6 +141,10 @@ class LoadedCache {
 };
 
 }  // namespace
+
+std::uint64_t load_seed(const DataSpec& spec, std::uint64_t seed) {
+  return spec.validation == Validation::holdout ? seed : 0;
+}
 
 std::shared_ptr<const LoadedData> load_data_shared(const DataSpec& spec, std::uint64_t seed) {
   static LoadedCache cache;

@@ -32,6 +32,10 @@ struct LoadedData {
 // Throws sweep::Error with the file and the reason for unreadable data, and for unknown names.
 LoadedData load_data(const DataSpec& spec, std::uint64_t seed);
 
+// The seed a load depends on: the training seed where a holdout is drawn, else 0. Two loads of
+// the same DataSpec with the same load_seed give the same data.
+std::uint64_t load_seed(const DataSpec& spec, std::uint64_t seed);
+
 // load_data's result shared read-only by the trials that load the same data (the same DataSpec,
 // and the same seed where a holdout is drawn) while its files are unchanged: a trial that trains
 // on the whole of Fashion-MNIST no longer copies its 55 MB and recomputes its statistics. The
