@@ -39,16 +39,30 @@ void write_split(const fs::path& dir, const std::string& split, int n, unsigned 
   for (int i = 0; i < n; ++i) labels.put(static_cast<char>(i % 10));
 }
 
-TEST(DataCache, SecondLoadIsTheSameAndAnEditedFileIsReadAgain) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("sweep_data_cache_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  write_split(dir, "train", 20, 7);
-  write_split(dir, "t10k", 10, 7);
+// A directory of 20 training and 10 test images (pixels 7), removed at the end, and a DataSpec
+// that reads it as MNIST (without normalisation).
+struct TempMnist {
+  fs::path dir;
   DataSpec spec;
-  spec.dataset = sweep::trainer::DatasetKind::mnist;
-  spec.path = dir.string();
-  spec.normalize = false;
+  explicit TempMnist(const std::string& name)
+      : dir(fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
+    fs::create_directories(dir);
+    write_split(dir, "train", 20, 7);
+    write_split(dir, "t10k", 10, 7);
+    spec.dataset = sweep::trainer::DatasetKind::mnist;
+    spec.path = dir.string();
+    spec.normalize = false;
+  }
+  ~TempMnist() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+TEST(DataCache, SecondLoadIsTheSameAndAnEditedFileIsReadAgain) {
+  TempMnist data("sweep_data_cache");
+  const fs::path& dir = data.dir;
+  DataSpec spec = data.spec;
 
   const auto first = load_data(spec, 1);
   const auto second = load_data(spec, 1);
@@ -63,21 +77,13 @@ TEST(DataCache, SecondLoadIsTheSameAndAnEditedFileIsReadAgain) {
 
   fs::resize_file(dir / "train-images-idx3-ubyte", 40);  // truncated: the reader's error again
   EXPECT_THROW(load_data(spec, 1), sweep::Error);
-  fs::remove_all(dir);
 }
 
 // A limit copies only the rows it keeps from the cached split, and the split itself stays whole:
 // a later load without the limit still gets every row.
 TEST(DataCache, LimitsCopyTheirRowsAndLeaveTheCachedSplitWhole) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("sweep_data_cache_limit_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  write_split(dir, "train", 20, 7);
-  write_split(dir, "t10k", 10, 7);
-  DataSpec spec;
-  spec.dataset = sweep::trainer::DatasetKind::mnist;
-  spec.path = dir.string();
-  spec.normalize = false;
+  TempMnist data("sweep_data_cache_limit");
+  DataSpec spec = data.spec;
   spec.train_limit = 5;
   spec.test_limit = 3;
 
@@ -94,21 +100,15 @@ TEST(DataCache, LimitsCopyTheirRowsAndLeaveTheCachedSplitWhole) {
   EXPECT_EQ(whole.train.size(), 20);
   EXPECT_EQ(whole.train.images.size(), 20u * 4);
   EXPECT_EQ(whole.validation.size(), 10);
-  fs::remove_all(dir);
 }
 
 // Trials loading the same data share one read-only copy (no 55 MB copy and statistics pass a
 // trial); another seed shares it too unless a holdout is drawn with it, and an edited data set is
 // loaded again.
 TEST(DataCache, TrialsOfTheSameDataShareOneLoad) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("sweep_data_cache_shared_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  write_split(dir, "train", 20, 7);
-  write_split(dir, "t10k", 10, 7);
-  DataSpec spec;
-  spec.dataset = sweep::trainer::DatasetKind::mnist;
-  spec.path = dir.string();
+  TempMnist data("sweep_data_cache_shared");
+  const fs::path& dir = data.dir;
+  const DataSpec spec = data.spec;
 
   const auto a = sweep::trainer::load_data_shared(spec, 1);
   EXPECT_EQ(a, sweep::trainer::load_data_shared(spec, 1));
@@ -127,7 +127,6 @@ TEST(DataCache, TrialsOfTheSameDataShareOneLoad) {
   EXPECT_NE(edited, a);
   EXPECT_EQ(edited->train.size(), 30);
   EXPECT_EQ(a->train.size(), 20) << "a trial still holding the old data keeps it unchanged";
-  fs::remove_all(dir);
 }
 
 }  // namespace
