@@ -5,7 +5,10 @@
  * the build defines SWEEP_HAVE_CUDA; a CPU-only build still links and says plainly why a GPU run
  * cannot start, instead of failing somewhere deeper.
  */
+#include <future>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "common/check.h"
 #include "trainer/backend.h"
@@ -47,6 +50,21 @@ int cuda_device_count() {
 #else
   return 0;
 #endif
+}
+
+std::future<void> warm_up_devices(std::vector<DeviceSpec> devices) {
+  std::vector<int> gpus;
+  for (const DeviceSpec& d : devices)
+    if (d.kind == DeviceKind::cuda && d.index >= 0) gpus.push_back(d.index);
+#if SWEEP_HAVE_CUDA
+  if (!gpus.empty())
+    return std::async(std::launch::async, [gpus] {
+      for (int g : gpus) warm_up_cuda_device(g);
+    });
+#endif
+  std::promise<void> nothing_to_start;
+  nothing_to_start.set_value();
+  return nothing_to_start.get_future();
 }
 
 }  // namespace sweep::trainer

@@ -19,6 +19,10 @@ namespace sweep::trainer {
 std::unique_ptr<Backend> make_cuda_backend(const DeviceSpec& spec);
 // Number of visible CUDA devices; 0 when the driver reports none (never throws).
 int cuda_device_count_impl();
+// Starts `device`'s context and loads cuDNN and cuBLAS (a handle of each made and dropped), once
+// per device and process. Never throws: what fails here fails again, reported, when the device's
+// backend is made.
+void warm_up_cuda_device(int device);
 
 class Communicator;  // trainer/parallel/communicator.h
 // NCCL over CUDA backends on distinct GPUs of this machine (only in builds with SWEEP_HAVE_NCCL).

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "common/check.h"
+#include "trainer/backend.h"
+#include "trainer/cuda/cuda_raii.h"
 
 namespace sweep {
 namespace {
@@ -38,6 +40,28 @@ TEST(CudaCheck, AllocationFailuresAreMarkedOutOfMemory) {
   EXPECT_FALSE(out_of_memory_of([] { SWEEP_CHECK_CUDA(returns(cudaErrorInvalidValue)); }));
   EXPECT_FALSE(out_of_memory_of([] { SWEEP_CHECK_CUDNN(returns(CUDNN_STATUS_BAD_PARAM)); }));
   EXPECT_FALSE(out_of_memory_of([] { SWEEP_CHECK_CUBLAS(returns(CUBLAS_STATUS_INVALID_VALUE)); }));
+}
+
+// A cuDNN handle's own calls fail with an internal error on a nearly full device (an H200 with all
+// but a few hundred MB held): marked out of memory then, and only then. Needs a device.
+TEST(CudaCheck, CudnnHandleFailuresOnAFullDeviceAreMarkedOutOfMemory) {
+  if (trainer::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: nothing to fill";
+  using trainer::cuda::check_cudnn_handle_call;
+  const auto handle_call = [](cudnnStatus_t s) {
+    return [s] { check_cudnn_handle_call(s, "cudnnCreate(&h)", __FILE__, __LINE__); };
+  };
+  EXPECT_TRUE(out_of_memory_of(handle_call(CUDNN_STATUS_ALLOC_FAILED)));
+  EXPECT_FALSE(out_of_memory_of(handle_call(CUDNN_STATUS_INTERNAL_ERROR)));  // room to spare
+  EXPECT_FALSE(out_of_memory_of(handle_call(CUDNN_STATUS_BAD_PARAM)));
+  // All but 64 MB held.
+  std::size_t free = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+  void* hog = nullptr;
+  ASSERT_GT(free, std::size_t{64} << 20);
+  ASSERT_EQ(cudaMalloc(&hog, free - (std::size_t{64} << 20)), cudaSuccess);
+  EXPECT_TRUE(out_of_memory_of(handle_call(CUDNN_STATUS_INTERNAL_ERROR)));
+  EXPECT_FALSE(out_of_memory_of(handle_call(CUDNN_STATUS_BAD_PARAM)));
+  cudaFree(hog);
 }
 
 }  // namespace

@@ -5,11 +5,14 @@
 #include "trainer/array/train_array.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
+#include <future>
 #include <memory>
 #include <new>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "common/check.h"
 #include "trainer/array/fusion.h"
@@ -65,6 +68,10 @@ bool is_out_of_memory(const std::exception_ptr& e) {
 // 809-817k images/s with 2, 855-864k with 4, 890-905k with 8, and no more with 12 or 16 (one
 // member's step alone is slower so: the share is for arrays only).
 constexpr std::size_t kMaxPlanShare = 8;
+
+// Members built side by side at most (ArrayRun::build), and the threads that build them.
+constexpr std::size_t kBuiltTogether = 64;
+constexpr std::size_t kBuildThreads = 8;
 
 // The members' configs as they train: the share set for the members that run together (each
 // member's TrialRun keeps a reference, so these live as long as the array).
@@ -167,27 +174,93 @@ class ArrayRun {
     finished_(a.index, MemberEnd{std::move(result), nullptr});
   }
 
-  // Starts pending members while the cap allows and the device has room.
+  // Starts pending members while the cap allows and the device has room. A batch of them is built
+  // side by side (build()), then started in order. Where one failed, those that did are set back
+  // and admission goes on one member at a time: built together they may have crowded each other
+  // out of a device that has room for some of them, and alone each gets the error (or the room)
+  // it would have had.
   void admit() {
     while (!pending_.empty() && (cap_ <= 0 || active_count() < std::size_t(cap_))) {
-      const std::size_t i = pending_.front();
-      const ArrayMember& m = members_[i];
-      try {
-        auto run = std::make_unique<TrialRun>(configs_[i], data_for(i), *m.callback, m.control);
-        run->start();
+      std::size_t room = std::min(pending_.size(), kBuiltTogether);
+      if (cap_ > 0) room = std::min(room, std::size_t(cap_) - active_count());
+      if (one_at_a_time_) room = 1;
+      std::vector<std::size_t> batch(pending_.begin(), pending_.begin() + std::ptrdiff_t(room));
+      std::vector<Built> built = build(batch);
+      std::vector<std::size_t> set_back;
+      for (std::size_t k = 0; k < batch.size(); ++k) {
         pending_.pop_front();
-        active_.push_back(Active{i, std::move(run), false, std::nullopt});
-        report_.most_active = std::max(report_.most_active, active_count());
-      } catch (...) {
-        const std::exception_ptr error = std::current_exception();
-        if (is_out_of_memory(error) && active_count() > 0) {
-          cap_ = static_cast<int>(active_count());
-          return;  // set back: admitted when a member ends
+        const std::size_t i = batch[k];
+        std::exception_ptr error = built[k].error;
+        if (!error) try {
+            built[k].run->start();
+          } catch (...) {
+            error = std::current_exception();
+          }
+        if (!error) {
+          active_.push_back(Active{i, std::move(built[k].run), false, std::nullopt});
+          report_.most_active = std::max(report_.most_active, active_count());
+          continue;
         }
-        pending_.pop_front();
-        finished_(i, MemberEnd{{}, error});
+        built[k].run.reset();
+        // Built side by side, any failure is retried alone: on a nearly full device cuDNN's
+        // handles fail with an internal error rather than an allocation status (seen on an H200).
+        if (batch.size() > 1 || (is_out_of_memory(error) && active_count() > 0))
+          set_back.push_back(i);
+        else
+          finished_(i, MemberEnd{{}, error});
       }
+      if (set_back.empty()) continue;
+      for (auto it = set_back.rbegin(); it != set_back.rend(); ++it) pending_.push_front(*it);
+      if (batch.size() > 1) {
+        one_at_a_time_ = true;  // retried alone, as they would have been
+        continue;
+      }
+      cap_ = static_cast<int>(active_count());  // what fits; admitted when a member ends
+      return;
     }
+  }
+
+  // A member's run as built, or why it could not be.
+  struct Built {
+    std::unique_ptr<TrialRun> run;
+    std::exception_ptr error;
+  };
+
+  // Builds the runs of members `batch` (their data loaded first, here), on up to kBuildThreads
+  // threads: each run's backend, network and initial weights (drawn on the host) are its own, and
+  // building LeNet's took about 8 ms, half a second for 64 members one after another (H200).
+  std::vector<Built> build(const std::vector<std::size_t>& batch) {
+    std::vector<Built> built(batch.size());
+    std::vector<std::shared_ptr<const LoadedData>> data(batch.size());
+    for (std::size_t k = 0; k < batch.size(); ++k) try {
+        data[k] = data_for(batch[k]);
+      } catch (...) {
+        built[k].error = std::current_exception();
+      }
+    const auto build_one = [&](std::size_t k) {
+      if (built[k].error) return;
+      try {
+        const ArrayMember& m = members_[batch[k]];
+        built[k].run =
+            std::make_unique<TrialRun>(configs_[batch[k]], data[k], *m.callback, m.control);
+      } catch (...) {
+        built[k].error = std::current_exception();
+      }
+    };
+    const std::size_t threads = std::min<std::size_t>(
+        {batch.size(), kBuildThreads, std::max(1u, std::thread::hardware_concurrency())});
+    if (threads <= 1) {
+      for (std::size_t k = 0; k < batch.size(); ++k) build_one(k);
+      return built;
+    }
+    std::atomic<std::size_t> next{0};
+    std::vector<std::jthread> workers;
+    for (std::size_t t = 0; t < threads; ++t)
+      workers.emplace_back([&] {
+        for (std::size_t k; (k = next.fetch_add(1)) < batch.size();) build_one(k);
+      });
+    workers.clear();  // joins
+    return built;
   }
 
   // The data of member i: loaded once per distinct data set (same_loaded_data), and uploaded once
@@ -196,8 +269,11 @@ class ArrayRun {
   std::shared_ptr<const LoadedData> data_for(std::size_t i) {
     if (data_[i]) return data_[i];
     const TrainConfig& c = members_[i].config;
-    auto host = std::make_shared<LoadedData>(load_data(c.data, c.training.seed));
     const DeviceSpec device = c.replicas.empty() ? c.device : c.replicas.front();
+    // The GPU starts while the data decodes (each takes a few tenths of a second, once a process).
+    std::future<void> started = warm_up_devices({device});
+    auto host = std::make_shared<LoadedData>(load_data(c.data, c.training.seed));
+    started.wait();
     try {
       host->uploaded = std::make_shared<const SharedUpload>(device, *host);
     } catch (...) {
@@ -212,7 +288,8 @@ class ArrayRun {
   const std::vector<ArrayMember>& members_;
   const std::vector<TrainConfig> configs_;  // training_configs(members_)
   const MemberFinished& finished_;
-  int cap_;  // 0: no limit until the device runs out of memory
+  int cap_;                     // 0: no limit until the device runs out of memory
+  bool one_at_a_time_ = false;  // admit() builds one member at a time (after running out of memory)
   std::vector<std::shared_ptr<const LoadedData>> data_;
   std::deque<std::size_t> pending_;
   std::vector<Active> active_;

@@ -93,7 +93,7 @@ void CudaBackend::make_handles(cudaStream_t s, CublasHandle& blas, DeviceMemory&
   SWEEP_CHECK_CUBLAS(cublasSetWorkspace(blas.get(), p, kCublasWorkspace));
   target_sm_share(blas.get());
   dnn = make_cudnn();
-  SWEEP_CHECK_CUDNN(cudnnSetStream(dnn.get(), s));
+  SWEEP_CHECK_CUDNN_HANDLE(cudnnSetStream(dnn.get(), s));
 }
 
 void CudaBackend::set_gpu_share(int share) {

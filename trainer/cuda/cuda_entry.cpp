@@ -1,5 +1,5 @@
 /*
- * cuda_entry.cpp — the two functions trainer/cuda_entry.h declares: the factory's door into this
+ * cuda_entry.cpp — the functions trainer/cuda_entry.h declares: the factory's door into this
  * library.
  *
  * cuda_device_count_impl never throws: a machine without a driver or GPU simply has 0 devices
@@ -9,8 +9,12 @@
 
 #include <cuda_runtime.h>
 
+#include <mutex>
+#include <set>
+
 #include "common/check.h"
 #include "trainer/cuda/cuda_backend.h"
+#include "trainer/cuda/cuda_raii.h"
 
 namespace sweep::trainer {
 
@@ -42,6 +46,24 @@ int cuda_device_count_impl() {
     return 0;
   }
   return count;
+}
+
+void warm_up_cuda_device(int device) {
+  static std::mutex mutex;
+  static std::set<int> started;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!started.insert(device).second) return;
+  }
+  if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+    cudaGetLastError();  // not sticky: the backend made later reports the device's error itself
+    return;
+  }
+  try {
+    cuda::CudnnHandle dnn = cuda::make_cudnn();
+    cuda::CublasHandle blas = cuda::make_cublas();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): reported when the backend is made
+  }
 }
 
 }  // namespace sweep::trainer

@@ -118,9 +118,25 @@ inline CublasHandle make_cublas() {
   SWEEP_CHECK_CUBLAS(cublasCreate(&h));
   return CublasHandle(h);
 }
+// A cuDNN handle's own calls (cudnnCreate, cudnnSetStream) on a nearly full device fail with
+// CUDNN_STATUS_INTERNAL_ERROR rather than an allocation status (seen on an H200 with all but a
+// few hundred MB held): counted as out of memory when less than this is free, so a fused array
+// sets the member back as for any allocation (train_array.cpp) instead of failing it.
+constexpr std::size_t kCudnnHandleRoom = std::size_t{256} << 20;
+inline void check_cudnn_handle_call(cudnnStatus_t s, const char* call, const char* file, int line) {
+  if (s == CUDNN_STATUS_SUCCESS) return;
+  std::size_t free = 0, total = 0;
+  const bool full = s == CUDNN_STATUS_ALLOC_FAILED ||
+                    (s == CUDNN_STATUS_INTERNAL_ERROR &&
+                     cudaMemGetInfo(&free, &total) == cudaSuccess && free < kCudnnHandleRoom);
+  throw_call_error(call, short_file(file), line, cudnnGetErrorString(s), full);
+}
+#define SWEEP_CHECK_CUDNN_HANDLE(call) \
+  ::sweep::trainer::cuda::check_cudnn_handle_call((call), #call, __FILE__, __LINE__)
+
 inline CudnnHandle make_cudnn() {
   cudnnHandle_t h = nullptr;
-  SWEEP_CHECK_CUDNN(cudnnCreate(&h));
+  SWEEP_CHECK_CUDNN_HANDLE(cudnnCreate(&h));
   return CudnnHandle(h);
 }
 
