@@ -275,8 +275,12 @@ bool plan_filter(TiledFilter& t, int r, int sm_count) {
   return t.threads >= 64 && t.threads <= kMaxThreads && t.smem <= kMaxSharedBytes;
 }
 
+// Two blocks an SM: 64 registers a thread instead of 90 (8 bytes spilled at R = 5), so a block of
+// 500 threads no longer has an SM's registers to itself. Nsight Compute had it latency-bound at one
+// block an SM (3.9 warps a scheduler, 1.4 eligible); a fused array of 64 LeNets gained 1-2.5% in
+// five same-call pairs on an H200, the lone step and the kernel's own time at share 8 unchanged.
 template <int R>
-__global__ void __launch_bounds__(kMaxThreads)
+__global__ void __launch_bounds__(kMaxThreads, 2)
     tiled_filter_kernel(const float* __restrict__ x, const float* __restrict__ dy,
                         float* __restrict__ dw_parts /* (K*C, chunks, R*R) */,
                         float* __restrict__ db_parts /* (K, chunks) or null */, TiledFilter t) {
