@@ -29,9 +29,18 @@ constexpr int kCallsPerGraph = 10;
 constexpr int kTimedReplays = 3;
 // Calls in flight at once when timing for a shared GPU (all branches together): enough to keep
 // `share` of them running side by side, without ten calls on every branch; at the conv-block
-// net's shapes (about 0.1 ms a call) that made a 16-member array's start-up seconds longer.
+// net's shapes (about 0.1 ms a call) that made a 16-member array's start-up seconds longer, and
+// two calls on each of 16 branches still 0.35 s longer than on 8 (one each now).
 constexpr int kSharedCalls = 16;
-constexpr int kMaxBranches = 8;  // steps timed sharing the GPU at most (DeviceSpec::share)
+// Sharing the GPU, cuDNN's plan is taken only when faster than ours by more than this: the timing
+// runs copies of one op, not the mix of ops that a fused array's members run side by side. At
+// LeNet's second weight gradient planned for 16 steps it put cuDNN 5% ahead (one call a branch)
+// or ours 10% ahead (two), while the array trained 12% slower on cuDNN's (1.24-1.26M against
+// 1.41-1.43M images/s, H200). Ours also add in a fixed order: the same bits every run.
+constexpr float kSharedCudnnMargin = 1.1f;
+// Steps timed sharing the GPU at most: as many as a fused array plans for (kMaxPlanShare in
+// train_array.cpp), or a kernel planned for 1/16 of the SMs is timed on half a GPU.
+constexpr int kMaxBranches = 16;
 
 template <class Op>
 float graph_us(cudaStream_t stream, Op&& op) {
@@ -109,7 +118,7 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   }
   const auto timed_us = [&](auto&& op) {
     const int branch_count = static_cast<int>(branches.size());
-    const int calls = branch_count == 1 ? kCallsPerGraph : std::max(2, kSharedCalls / branch_count);
+    const int calls = branch_count == 1 ? kCallsPerGraph : std::max(1, kSharedCalls / branch_count);
     return graph_time_us(stream(), branches, op, calls, kTimedReplays);
   };
   const auto on = [&](cudaStream_t st) { SWEEP_CHECK_CUDNN(cudnnSetStream(dnn(), st)); };
@@ -129,6 +138,7 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
       throw;
     }
     const float cudnn_us = best_us;
+    if (share_ > 1) best_us *= kSharedCudnnMargin;
     on(stream());
     if (direct) {
       direct_us = timed_us(direct_op);
