@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "common/check.h"
-#include "trainer/backend.h"
+#include "tests/cuda/cuda_test_util.h"
 #include "trainer/cuda/cuda_raii.h"
 
 namespace sweep {
@@ -45,7 +45,7 @@ TEST(CudaCheck, AllocationFailuresAreMarkedOutOfMemory) {
 // A cuDNN handle's own calls fail with an internal error on a nearly full device (an H200 with all
 // but a few hundred MB held): marked out of memory then, and only then. Needs a device.
 TEST(CudaCheck, CudnnHandleFailuresOnAFullDeviceAreMarkedOutOfMemory) {
-  if (trainer::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: nothing to fill";
+  SWEEP_SKIP_WITHOUT_CUDA();
   using trainer::cuda::check_cudnn_handle_call;
   const auto handle_call = [](cudnnStatus_t s) {
     return [s] { check_cudnn_handle_call(s, "cudnnCreate(&h)", __FILE__, __LINE__); };

@@ -68,8 +68,8 @@ bool is_out_of_memory(const std::exception_ptr& e) {
 // members summed 809-817k images/s with 2, 855-864k with 4, 890-905k with 8, and no more with 12
 // or 16. On an H200 with today's kernels, 64 members: 1.31M with 6, 1.36M with 8, 1.40M with 12,
 // 1.42-1.43M with 16, 1.14-1.18M with 24 or 32 (one member's step alone is slower so: the share
-// is for arrays only). The timed choices must then time 16 steps at once too (kMaxBranches in
-// cuda_direct_conv.cu): timed as 8, the tiled weight gradient planned for 16 lost to cuDNN's,
+// is for arrays only). The timed choices time as many steps at once as the share
+// (cuda_direct_conv.cu): timed as 8, the tiled weight gradient planned for 16 lost to cuDNN's,
 // which cost the array 12% (1.24-1.25M).
 constexpr std::size_t kMaxPlanShare = 16;
 

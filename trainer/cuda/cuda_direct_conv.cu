@@ -38,9 +38,6 @@ constexpr int kSharedCalls = 16;
 // or ours 10% ahead (two), while the array trained 12% slower on cuDNN's (1.24-1.26M against
 // 1.41-1.43M images/s, H200). Ours also add in a fixed order: the same bits every run.
 constexpr float kSharedCudnnMargin = 1.1f;
-// Steps timed sharing the GPU at most: as many as a fused array plans for (kMaxPlanShare in
-// train_array.cpp), or a kernel planned for 1/16 of the SMs is timed on half a GPU.
-constexpr int kMaxBranches = 16;
 
 template <class Op>
 float graph_us(cudaStream_t stream, Op&& op) {
@@ -107,12 +104,12 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
                                            tiled_conv_filter_scratch(g, sm_count_)));
   const int sms = sm_count_;
   // Timed as the step will run: alone (share 1), or on `share` streams at once, as that many
-  // members of a fused array share the GPU; then what counts is each call's share of the time,
-  // and kernels that fill the GPU alone lose to ones that pack. cuDNN's calls follow the branch
-  // by the handle's stream.
+  // members of a fused array share the GPU (all of them: timed on 8, a kernel planned for 16 ran
+  // on half a GPU); then what counts is each call's share of the time, and kernels that fill the
+  // GPU alone lose to ones that pack. cuDNN's calls follow the branch by the handle's stream.
   std::vector<Stream> extra;
   std::vector<cudaStream_t> branches{stream()};
-  for (int b = 1; b < std::min(share_, kMaxBranches); ++b) {
+  for (int b = 1; b < share_; ++b) {
     extra.push_back(make_stream());
     branches.push_back(extra.back().get());
   }
