@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include "common/check.h"
 #include "trainer/data/cifar_reader.h"
+#include "trainer/data/file_bytes.h"
 #include "trainer/data/idx_reader.h"
 
 namespace sweep::trainer {
@@ -146,6 +149,32 @@ TEST(IdxReader, TruncatedGzipStreamIsReported) {
   write_raw(dir.file("l"), idx_labels(std::vector<std::uint8_t>(50, 1)));
   expect_error([&] { read_idx_pair(dir.file("i.gz"), dir.file("l"), 10); },
                {dir.file("i.gz"), "truncated"});
+}
+
+// The gunzip starts its buffer at the size the file's last trailer gives. Two concatenated gzip
+// members (what `cat a.gz b.gz` makes): that size is the second member's only, and the buffer
+// grows to hold both. A trailer whose size was altered: zlib's length check reports it.
+TEST(IdxReader, GzipTrailerSizeIsOnlyAGuess) {
+  TempDir dir;
+  const std::vector<std::uint8_t> img = idx_images(50, 8, 8);
+  const std::size_t split = 1000;
+  write_gz(dir.file("a.gz"), {img.begin(), img.begin() + split});
+  write_gz(dir.file("b.gz"), {img.begin() + split, img.end()});
+  std::vector<std::uint8_t> both = read_raw(dir.file("a.gz"));
+  const std::vector<std::uint8_t> b = read_raw(dir.file("b.gz"));
+  both.insert(both.end(), b.begin(), b.end());
+  write_raw(dir.file("i.gz"), both);
+  write_raw(dir.file("l"), idx_labels(std::vector<std::uint8_t>(50, 1)));
+  const Dataset d = read_idx_pair(dir.file("i.gz"), dir.file("l"), 10);
+  ASSERT_EQ(d.size(), 50);
+  EXPECT_TRUE(std::equal(d.images.begin(), d.images.end(), img.begin() + 16));
+
+  for (const std::uint32_t wrong : {std::uint32_t{7}, std::uint32_t{0xfffffff0u}}) {
+    std::vector<std::uint8_t> gz = read_raw(dir.file("b.gz"));
+    for (int i = 0; i < 4; ++i) gz[gz.size() - 4 + i] = std::uint8_t(wrong >> (8 * i));
+    write_raw(dir.file("w.gz"), gz);
+    expect_error([&] { read_file_bytes(dir.file("w.gz")); }, {dir.file("w.gz"), "corrupt"});
+  }
 }
 
 TEST(IdxReader, BadMagicIsReported) {

@@ -25,9 +25,20 @@ bool is_gzip(const std::vector<std::uint8_t>& raw) {
 }
 
 std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& in, const std::string& path) {
-  // Start at 4x the compressed size (idx images compress 2-5x) and double when full. The
-  // trailer's size field is not used as a guess: in a truncated file it is random bytes.
-  std::vector<std::uint8_t> out(in.size() * 4 + 1024);
+  // Start at the size the last member's trailer gives (a one-member file's whole size, mod 2^32)
+  // when it is no more than 4x the compressed size, else at 4x (idx images compress 2-5x), and
+  // double when full. In a truncated file the trailer is random bytes, hence the bound; a right
+  // guess spares zeroing and faulting in pages that are never written (Fashion-MNIST's training
+  // images: 47 MB against 105 MB).
+  const std::size_t bound = in.size() * 4 + 1024;
+  std::size_t guess = bound;
+  if (in.size() >= 18) {
+    const std::uint8_t* t = in.data() + in.size() - 4;
+    const std::size_t isize = std::size_t(t[0]) | std::size_t(t[1]) << 8 | std::size_t(t[2]) << 16 |
+                              std::size_t(t[3]) << 24;
+    if (isize > 0 && isize <= bound) guess = isize;
+  }
+  std::vector<std::uint8_t> out(guess);
   z_stream zs{};
   // 16 + MAX_WBITS: expect a gzip header and trailer (not zlib's own framing).
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
