@@ -20,11 +20,12 @@ namespace sweep::scheduler::testing {
 // A one-shot flag threads can wait on.
 class Gate {
  public:
+  // Notifies under the lock: a waiter then returns only after notify_all has, so it may destroy
+  // the gate at once (notified after unlocking, the opener could still be inside notify_all when a
+  // test ended and destroyed it: ThreadSanitizer, Executor.QueuedTrialsSayWhyTheyWait).
   void open() {
-    {
-      std::lock_guard lock(mutex_);
-      open_ = true;
-    }
+    std::lock_guard lock(mutex_);
+    open_ = true;
     cv_.notify_all();
   }
   // True when opened within the timeout.
