@@ -107,12 +107,14 @@ void CudaBackend::set_gpu_share(int share) {
 // more blocks, which steps sharing the GPU pay for without gaining. Not when deterministic: a
 // fused member then computes its lone run's bits, so cuBLAS must pick the kernels it picks alone.
 void CudaBackend::target_sm_share(cublasHandle_t blas) const {
-  int sms = 0;
-  if (share_ > 1 && !deterministic_) {
-    SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-    sms = std::max(1, sms / share_);
-  }
+  const int sms = share_ > 1 && !deterministic_ ? shared_sm_count() : 0;
   SWEEP_CHECK_CUBLAS(cublasSetSmCountTarget(blas, sms));
+}
+
+int CudaBackend::shared_sm_count() const {
+  int sms = 0;
+  SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+  return std::max(1, sms / share_);
 }
 
 CudaBackend::~CudaBackend() {

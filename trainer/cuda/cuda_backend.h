@@ -235,6 +235,7 @@ class CudaBackend final : public Backend {
   // cuBLAS and cuDNN handles working on stream s, cuBLAS with this backend's math mode and its own
   // workspace in blas_workspace: the main stream's and the side stream's.
   void target_sm_share(cublasHandle_t blas) const;  // cublasSetSmCountTarget for share_
+  int shared_sm_count() const;  // the device's SMs / share_ (at least 1): what a step gets
   void make_handles(cudaStream_t s, CublasHandle& blas, DeviceMemory& blas_workspace,
                     CudnnHandle& dnn);
   void enter_backward(std::initializer_list<MemoryRange> reads,
@@ -342,7 +343,7 @@ class CudaBackend final : public Backend {
   bool deterministic_ = false;
   ConvChoice conv_choice_ = ConvChoice::fastest;
   DirectConv direct_conv_ = DirectConv::timed;
-  int sm_count_ = 0;  // the SMs our kernels plan for: the device's / share_
+  int sm_count_ = 0;  // the SMs our kernels plan for (shared_sm_count, on the first convolution)
   int share_ = 1;
   int tuned_batch_ = 0;  // tune_for_batch
   std::string name_;

@@ -54,10 +54,7 @@ using ChoiceKey = std::array<int, 15>;
 }  // namespace
 
 void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e) {
-  if (sm_count_ == 0) {
-    SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
-    sm_count_ = std::max(1, sm_count_ / share_);
-  }
+  if (sm_count_ == 0) sm_count_ = shared_sm_count();
   const bool direct = direct_conv_fits(g), tiled = tiled_conv_fits(g),
              tiled_filter = tiled_conv_filter_fits(g, sm_count_), scatter = scatter_dgrad_fits(g);
   // A channels-last plan runs the shape's three ops on cuDNN's engines; ours are NCHW only.
