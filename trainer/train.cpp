@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <utility>
-#include <vector>
 
 #include "trainer/data/load_data.h"
 #include "trainer/loop/trial_run.h"
@@ -29,8 +28,7 @@ const char* to_string(RunState s) { return name_of(s).data(); }  // the table's 
 TrainResult train(const TrainConfig& config, TrainCallback& callback, const RunControl& control) {
   check_training_spec(config.training);
   // The GPUs start while the data decodes (each takes a few tenths of a second, once a process).
-  std::future<void> started = warm_up_devices(
-      config.replicas.empty() ? std::vector<DeviceSpec>{config.device} : config.replicas);
+  std::future<void> started = warm_up_devices(config.devices());
   std::shared_ptr<const LoadedData> data = load_data_shared(config.data, config.training.seed);
   started.wait();
   TrialRun run(config, std::move(data), callback, control);

@@ -131,6 +131,12 @@ struct TrainConfig {
   // replica on `device`. Filled by whoever places the trial (sweep/run from its slots).
   std::vector<DeviceSpec> replicas;
   bool operator==(const TrainConfig&) const = default;
+
+  // The devices the run trains on: one replica per entry of `replicas`, else `device` alone
+  // (the replica set applies training.precision to each: the one place a user sets it).
+  std::vector<DeviceSpec> devices() const {
+    return replicas.empty() ? std::vector<DeviceSpec>{device} : replicas;
+  }
 };
 
 }  // namespace sweep::trainer

@@ -273,7 +273,7 @@ class ArrayRun {
   std::shared_ptr<const LoadedData> data_for(std::size_t i) {
     if (data_[i]) return data_[i];
     const TrainConfig& c = members_[i].config;
-    const DeviceSpec device = c.replicas.empty() ? c.device : c.replicas.front();
+    const DeviceSpec device = c.devices().front();
     // The GPU starts while the data decodes (each takes a few tenths of a second, once a process).
     std::future<void> started = warm_up_devices({device});
     auto host = std::make_shared<LoadedData>(load_data(c.data, c.training.seed));

@@ -53,12 +53,6 @@ void check_training_spec(const TrainingSpec& t) {
 
 namespace {
 
-// The devices a run trains on: one replica per entry (the config's precision is applied to each
-// backend by the replica set: training.precision is the one place a user sets it).
-std::vector<DeviceSpec> replica_devices(const TrainConfig& cfg) {
-  return cfg.replicas.empty() ? std::vector<DeviceSpec>{cfg.device} : cfg.replicas;
-}
-
 // Dropout draws a new mask from a counter each step, which a replayed graph cannot vary.
 bool has_dropout(const Network& net) {
   for (const auto& layer : net.layers())
@@ -94,7 +88,7 @@ class TrialRun::Impl {
                  t_.early_stopping.patience),
         schedule_(t_.schedule, t_.learning_rate),
         data_(std::move(data)),
-        reps_(replica_devices(cfg), cfg, *data_),
+        reps_(cfg.devices(), cfg, *data_),
         backend_(&reps_.backend()),
         net_(reps_.net()),
         opt_(reps_.optimizer()),
