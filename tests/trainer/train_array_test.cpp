@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -207,6 +208,59 @@ TEST(TrainArray, AMemberStoppedByItsCallbackEndsAtOnceAndAlone) {
   for (std::size_t i : {0u, 1u, 3u})
     expect_same(array.traces[i], alone(configs[i], "stop_lone" + std::to_string(i)),
                 "member " + std::to_string(i));
+}
+
+// The reports of an array come in rounds: every member's step s (in member order), then the
+// validations that fell due at it (in member order), then step s + 1. A member's next step may
+// go to the device as soon as its own reads are done (train_array.cpp), but its callbacks still
+// wait for the round: what a sweep's stopping rules see at step s is the same in every run.
+TEST(TrainArray, MembersReportInRoundsInMemberOrder) {
+  std::vector<TrainConfig> configs = four_members(false);
+  for (TrainConfig& c : configs) c.training.log_every = 1;
+  struct Event {
+    std::size_t member;
+    std::int64_t iteration;
+    bool validation;
+  };
+  std::vector<Event> events;
+  struct Logger : TrainCallback {
+    std::vector<Event>* events = nullptr;
+    std::size_t member = 0;
+    bool on_iteration(const IterationInfo& i) override {
+      events->push_back({member, i.iteration, false});
+      return true;
+    }
+    bool on_validation(const ValidationInfo& v) override {
+      events->push_back({member, v.iteration, true});
+      return true;
+    }
+  };
+  std::vector<Logger> loggers(configs.size());
+  std::vector<ArrayMember> members(configs.size());
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    loggers[i].events = &events;
+    loggers[i].member = i;
+    members[i].config = configs[i];
+    members[i].callback = &loggers[i];
+  }
+  train_array(members,
+              [&](std::size_t i, MemberEnd end) { EXPECT_FALSE(end.error) << "member " << i; });
+  // 3 epochs of 7 steps, a validation after each epoch: 21 steps and 3 validations a member.
+  ASSERT_EQ(events.size(), configs.size() * (21 + 3));
+  std::size_t e = 0;
+  for (std::int64_t step = 1; step <= 21; ++step) {
+    for (std::size_t m = 0; m < configs.size(); ++m, ++e) {
+      EXPECT_EQ(events[e].member, m) << "step " << step;
+      EXPECT_EQ(events[e].iteration, step) << "member " << m;
+      EXPECT_FALSE(events[e].validation) << "member " << m << " step " << step;
+    }
+    if (step % 7 != 0) continue;
+    for (std::size_t m = 0; m < configs.size(); ++m, ++e) {
+      EXPECT_EQ(events[e].member, m) << "validation at step " << step;
+      EXPECT_EQ(events[e].iteration, step) << "member " << m;
+      EXPECT_TRUE(events[e].validation) << "member " << m << " step " << step;
+    }
+  }
 }
 
 TEST(TrainArray, InWavesWhenFewerFitTheNumbersAreTheSame) {

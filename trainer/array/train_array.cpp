@@ -44,6 +44,7 @@ struct Active {
   std::size_t index = 0;
   std::unique_ptr<TrialRun> run;
   bool stepped = false;
+  bool launched = false;  // a step is on the device, not yet read
   std::optional<RunState> ended;
 };
 
@@ -108,23 +109,31 @@ class ArrayRun {
   ArrayReport run() {
     admit();
     while (!active_.empty()) {
-      // Every member's device work first, then every member's reads: the steps overlap.
+      // Every member's device work first, then every member's reads, in member order: the steps
+      // overlap on the device. A member's next step is launched as soon as its own reads are done
+      // (and no validation is owed), not after the round's last read: at report steps (every
+      // log_every) each read waits for its member's step, and launching only after the last one
+      // let the GPU run dry and refill one member at a time (64 LeNets, H200: 1.38-1.40M ->
+      // 1.43-1.45M images/s). The callbacks still come in rounds, in member order
+      // (TrainArray.MembersReportInRoundsInMemberOrder).
       for (Active& a : active_)
-        guard(a, [&] {
-          if (a.run->epochs_done())
-            a.ended = RunState::completed;
-          else
-            a.ended = a.run->launch_step();
-        });
+        if (!a.launched) guard(a, [&] { launch(a); });
       for (Active& a : active_)
-        if (!a.ended && a.run)
+        if (a.launched && a.run)
           guard(a, [&] {
+            a.launched = false;
             a.ended = a.run->complete_step_launching_validation();
             a.stepped = true;
+            if (!a.ended && !a.run->owes_validation()) launch(a);
           });
-      // Every member's validation is launched by now (they overlap on the device): read them.
+      // Every member's validation is launched by now (they overlap on the device): read them, and
+      // launch each member's next step once its own is read.
       for (Active& a : active_)
-        if (!a.ended && a.run) guard(a, [&] { a.ended = a.run->complete_validation(); });
+        if (!a.ended && a.run && !a.launched)
+          guard(a, [&] {
+            a.ended = a.run->complete_validation();
+            if (!a.ended) launch(a);
+          });
       bool room = false;
       for (Active& a : active_) {
         if (!a.run) {
@@ -157,6 +166,16 @@ class ArrayRun {
         finished_(a.index, MemberEnd{{}, error});
       }
     }
+  }
+
+  // The member's next step, or its end: every epoch done, or launch_step's state.
+  static void launch(Active& a) {
+    if (a.run->epochs_done()) {
+      a.ended = RunState::completed;
+      return;
+    }
+    a.ended = a.run->launch_step();
+    a.launched = !a.ended;
   }
 
   std::size_t active_count() const {
@@ -201,7 +220,7 @@ class ArrayRun {
             error = std::current_exception();
           }
         if (!error) {
-          active_.push_back(Active{i, std::move(built[k].run), false, std::nullopt});
+          active_.push_back(Active{i, std::move(built[k].run), false, false, std::nullopt});
           report_.most_active = std::max(report_.most_active, active_count());
           continue;
         }

@@ -146,6 +146,8 @@ class TrialRun::Impl {
     return complete_validation();
   }
 
+  bool owes_validation() const { return owed_.has_value(); }
+
   // What after_step() left owed: the launched validation's results, the epoch-end checkpoint, the
   // next epoch.
   std::optional<RunState> complete_validation() {
@@ -499,6 +501,7 @@ std::optional<RunState> TrialRun::complete_step_launching_validation() {
   return impl_->complete_step(true);
 }
 std::optional<RunState> TrialRun::complete_validation() { return impl_->complete_validation(); }
+bool TrialRun::owes_validation() const { return impl_->owes_validation(); }
 TrainResult TrialRun::finish(RunState state) { return impl_->finish(state); }
 
 }  // namespace sweep::trainer

@@ -55,6 +55,9 @@ class TrialRun {
   // the second (a no-op when nothing is owed) reads it, reports it, and does what follows it.
   std::optional<RunState> complete_step_launching_validation();
   std::optional<RunState> complete_validation();
+  // After complete_step_launching_validation(): a validation is launched and not yet read (until
+  // complete_validation()); the next step must wait for it.
+  bool owes_validation() const;
   TrainResult finish(RunState state);  // the final evaluation; call once
 
  private:
