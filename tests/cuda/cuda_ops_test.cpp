@@ -139,28 +139,41 @@ TEST_F(CudaOps, DenseForwardBackward) {
     int n, in, out;
     bool bias, dx;
   };
-  // out <= 32: our skinny kernels (a classifier head); wider: cuBLAS.
+  // out <= 32: our skinny kernels (a classifier head); wider: cuBLAS. Share 8 (a fused array's
+  // member): a 10-class head's forward takes a warp per row, and must give the bits of share 1's.
   for (const Case c :
        {Case{64, 800, 500, true, true}, Case{1, 17, 3, true, true}, Case{33, 129, 10, false, false},
         Case{256, 500, 10, true, true}, Case{256, 2048, 32, true, true},
-        Case{64, 500, 33, true, true}, Case{7, 4099, 1, true, false}}) {
-    const std::string tag =
-        "dense " + std::to_string(c.n) + "x" + std::to_string(c.in) + "->" + std::to_string(c.out);
-    auto x = twin_random(std::size_t(c.n) * c.in), w = twin_random(std::size_t(c.out) * c.in);
-    auto b = twin_random(c.out), y = twin_out(std::size_t(c.n) * c.out);
-    cpu->dense_forward(x.cf(), w.cf(), c.bias ? b.cf() : nullptr, y.cf(), c.n, c.in, c.out);
-    gpu->dense_forward(x.gf(), w.gf(), c.bias ? b.gf() : nullptr, y.gf(), c.n, c.in, c.out);
-    expect_close(y, 1e-3, kEps, tag + " y");
-    auto dy = twin_random(std::size_t(c.n) * c.out), dx = twin_out(std::size_t(c.n) * c.in);
-    auto dw = twin_out(std::size_t(c.out) * c.in), db = twin_out(c.out);
-    cpu->dense_backward(x.cf(), w.cf(), dy.cf(), c.dx ? dx.cf() : nullptr, dw.cf(),
-                        c.bias ? db.cf() : nullptr, c.n, c.in, c.out);
-    gpu->dense_backward(x.gf(), w.gf(), dy.gf(), c.dx ? dx.gf() : nullptr, dw.gf(),
-                        c.bias ? db.gf() : nullptr, c.n, c.in, c.out);
-    if (c.dx) expect_close(dx, 1e-3, kEps, tag + " dx");
-    expect_close(dw, 1e-3, kEps, tag + " dw");
-    if (c.bias) expect_close(db, 1e-3, kEps, tag + " db");
-  }
+        Case{64, 500, 33, true, true}, Case{7, 4099, 1, true, false}})
+    for (int share : {1, 8}) {
+      gpu->set_gpu_share(share);
+      const std::string tag = "share " + std::to_string(share) + " dense " + std::to_string(c.n) +
+                              "x" + std::to_string(c.in) + "->" + std::to_string(c.out);
+      auto x = twin_random(std::size_t(c.n) * c.in), w = twin_random(std::size_t(c.out) * c.in);
+      auto b = twin_random(c.out), y = twin_out(std::size_t(c.n) * c.out);
+      cpu->dense_forward(x.cf(), w.cf(), c.bias ? b.cf() : nullptr, y.cf(), c.n, c.in, c.out);
+      gpu->dense_forward(x.gf(), w.gf(), c.bias ? b.gf() : nullptr, y.gf(), c.n, c.in, c.out);
+      expect_close(y, 1e-3, kEps, tag + " y");
+      if (c.out <= 32) {  // our kernels: share 1's bits
+        gpu->set_gpu_share(1);
+        auto y1 = twin_out(std::size_t(c.n) * c.out);
+        gpu->dense_forward(x.gf(), w.gf(), c.bias ? b.gf() : nullptr, y1.gf(), c.n, c.in, c.out);
+        EXPECT_EQ(0, std::memcmp(host(*gpu, y.g.as<void>(), std::size_t(c.n) * c.out).data(),
+                                 host(*gpu, y1.g.as<void>(), std::size_t(c.n) * c.out).data(),
+                                 std::size_t(c.n) * c.out * 4))
+            << tag << ": not the bits of the lone step's kernel";
+        gpu->set_gpu_share(share);
+      }
+      auto dy = twin_random(std::size_t(c.n) * c.out), dx = twin_out(std::size_t(c.n) * c.in);
+      auto dw = twin_out(std::size_t(c.out) * c.in), db = twin_out(c.out);
+      cpu->dense_backward(x.cf(), w.cf(), dy.cf(), c.dx ? dx.cf() : nullptr, dw.cf(),
+                          c.bias ? db.cf() : nullptr, c.n, c.in, c.out);
+      gpu->dense_backward(x.gf(), w.gf(), dy.gf(), c.dx ? dx.gf() : nullptr, dw.gf(),
+                          c.bias ? db.gf() : nullptr, c.n, c.in, c.out);
+      if (c.dx) expect_close(dx, 1e-3, kEps, tag + " dx");
+      expect_close(dw, 1e-3, kEps, tag + " dw");
+      if (c.bias) expect_close(db, 1e-3, kEps, tag + " db");
+    }
 }
 
 // A dense layer with the ReLU after it (forward) or before it (backward) folded in: against the
@@ -399,22 +412,27 @@ TEST_F(CudaOps, PoolForwardBackward) {
       pool_geom(3, 4, 13, 11, 3, 2, 1),    // overlapping, padded, odd
       pool_geom(1, 2, 7, 7, 3, 1, 1),      // batch 1, stride 1
   };
-  for (const PoolGeom& g : geoms) {
-    for (PoolMode mode : {PoolMode::max, PoolMode::average}) {
-      const std::string tag = std::string(mode == PoolMode::max ? "maxpool" : "avgpool") + " " +
-                              std::to_string(g.h) + "x" + std::to_string(g.w) + " k" +
-                              std::to_string(g.kh) + " s" + std::to_string(g.stride_h) + " p" +
-                              std::to_string(g.pad_h);
-      const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
-      const std::size_t ys = std::size_t(g.n) * g.c * g.out_h * g.out_w;
-      auto x = twin_random(xs), y = twin_out(ys);
-      cpu->pool_forward(g, mode, x.cf(), y.cf());
-      gpu->pool_forward(g, mode, x.gf(), y.gf());
-      expect_close(y, 1e-6, 1e-6, tag + " y");
-      auto dy = twin_random(ys), dx = twin_out(xs);
-      cpu->pool_backward(g, mode, x.cf(), y.cf(), dy.cf(), dx.cf());
-      gpu->pool_backward(g, mode, x.gf(), y.gf(), dy.gf(), dx.gf());
-      expect_close(dx, 1e-5, 1e-5, tag + " dx");
+  // Share 8: a fused array's member, whose 2x2 max pooling takes four windows a thread.
+  for (int share : {1, 8}) {
+    gpu->set_gpu_share(share);
+    for (const PoolGeom& g : geoms) {
+      for (PoolMode mode : {PoolMode::max, PoolMode::average}) {
+        const std::string tag = "share " + std::to_string(share) + " " +
+                                std::string(mode == PoolMode::max ? "maxpool" : "avgpool") + " " +
+                                std::to_string(g.h) + "x" + std::to_string(g.w) + " k" +
+                                std::to_string(g.kh) + " s" + std::to_string(g.stride_h) + " p" +
+                                std::to_string(g.pad_h);
+        const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
+        const std::size_t ys = std::size_t(g.n) * g.c * g.out_h * g.out_w;
+        auto x = twin_random(xs), y = twin_out(ys);
+        cpu->pool_forward(g, mode, x.cf(), y.cf());
+        gpu->pool_forward(g, mode, x.gf(), y.gf());
+        expect_close(y, 1e-6, 1e-6, tag + " y");
+        auto dy = twin_random(ys), dx = twin_out(xs);
+        cpu->pool_backward(g, mode, x.cf(), y.cf(), dy.cf(), dx.cf());
+        gpu->pool_backward(g, mode, x.gf(), y.gf(), dy.gf(), dx.gf());
+        expect_close(dx, 1e-5, 1e-5, tag + " dx");
+      }
     }
   }
 }
@@ -584,9 +602,16 @@ TEST_F(CudaOps, OptimizerStepAllKinds) {
                                 (nesterov ? " nesterov" : "") + (scaled ? " scaled" : "");
         auto p = twin_random(n), g = twin_random(n), s1 = twin_random(n, 0.f, 0.1f);
         auto s2 = twin_random(n, 0.f, 0.01f), gs = twin(std::vector<float>{0.5f});
+        // The GPU updates 16-byte aligned arrays four parameters a thread (the last n % 4 alone),
+        // others one a thread: the first 50001 (aligned, one left over), then the rest from an
+        // unaligned start, both against the CPU's one call.
+        const std::size_t half = n / 2 + 1;
         for (int step = 0; step < 3; ++step, ++s.t) {
           cpu->optimizer_step(s, p.cf(), g.cf(), s1.cf(), s2.cf(), n, scaled ? gs.cf() : nullptr);
-          gpu->optimizer_step(s, p.gf(), g.gf(), s1.gf(), s2.gf(), n, scaled ? gs.gf() : nullptr);
+          gpu->optimizer_step(s, p.gf(), g.gf(), s1.gf(), s2.gf(), half,
+                              scaled ? gs.gf() : nullptr);
+          gpu->optimizer_step(s, p.gf() + half, g.gf() + half, s1.gf() + half, s2.gf() + half,
+                              n - half, scaled ? gs.gf() : nullptr);
         }
         expect_close(p, 1e-6, 1e-5, tag + " params");
         expect_close(s1, 1e-6, 1e-5, tag + " state1");

@@ -236,6 +236,10 @@ class CudaBackend final : public Backend {
   // workspace in blas_workspace: the main stream's and the side stream's.
   void target_sm_share(cublasHandle_t blas) const;  // cublasSetSmCountTarget for share_
   int shared_sm_count() const;  // the device's SMs / share_ (at least 1): what a step gets
+  // The step shares the device with others (share_ > 1, a fused array's member): our memory-bound
+  // kernels then take fewer, longer threads (maxpool2x2.cuh, skinny_dense.cuh), which leave the
+  // other steps' kernels room on the SMs; alone a step keeps the shortest time a launch.
+  bool shares_device() const { return share_ > 1; }
   void make_handles(cudaStream_t s, CublasHandle& blas, DeviceMemory& blas_workspace,
                     CudnnHandle& dnn);
   void enter_backward(std::initializer_list<MemoryRange> reads,

@@ -123,7 +123,7 @@ void CudaBackend::dense_forward_into(const float* x, const float* w, const float
   // A classifier head (skinny) runs our fp32 kernels in every mode: in bf16 its conversions and
   // cuBLAS launches cost more than its products (LeNet's 500 -> 10), and fp32 is the more exact.
   if (skinny(n, in, out)) {
-    skinny_dense_forward(x, w, b, y, n, in, out, relu, stream());
+    skinny_dense_forward(x, w, b, y, n, in, out, relu, shares_device(), stream());
     return;  // bias and ReLU included
   }
   if (math_ == MathMode::bf16) {
@@ -577,7 +577,8 @@ const PoolPlan& CudaBackend::pool_plan(const PoolGeom& g, PoolMode mode) {
 void CudaBackend::pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) {
   enter();
   if (mode == PoolMode::max && is_2x2_stride2(g))
-    return maxpool2x2_forward(x, y, std::size_t(g.n) * g.c, g.h, g.w, g.out_h, g.out_w, stream());
+    return maxpool2x2_forward(x, y, std::size_t(g.n) * g.c, g.h, g.w, g.out_h, g.out_w,
+                              shares_device(), stream());
   pool_plan(g, mode).forward(dnn(), x, y);
 }
 
@@ -588,7 +589,7 @@ void CudaBackend::pool_backward(const PoolGeom& g, PoolMode mode, const float* x
   enter_backward({floats(x, nx), floats(y, ny), floats(dy, ny)}, {floats(dx, nx)});
   if (mode == PoolMode::max && is_2x2_stride2(g))
     return maxpool2x2_backward(x, y, dy, dx, std::size_t(g.n) * g.c, g.h, g.w, g.out_h, g.out_w,
-                               stream());
+                               shares_device(), stream());
   pool_plan(g, mode).backward(dnn(), x, y, dy, dx);
 }
 

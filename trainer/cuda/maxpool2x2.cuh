@@ -6,8 +6,12 @@
  * and its step is launch- and latency-bound. The rules are the CPU backend's 2x2 fast path
  * (cpu_pool.cpp), so the two backends agree bit for bit: the forward is max(max(a, b), max(c, d))
  * with std::max's semantics (a < b ? b : a), and the backward routes each window's gradient to
- * its first element (row-major) equal to the pooled value. Both run a thread per window; the
- * backward writes every element of dx once (the trailing odd row or column zero).
+ * its first element (row-major) equal to the pooled value. Both run a thread per window, or, for
+ * a step that shares the GPU with others (a fused array's member), a thread per kSharedWindows
+ * windows, all read before any is written: as many loads in flight from a quarter of the warps,
+ * which the other members' kernels then have (64 LeNets, H200: +1.5-4% images/s; a lone step
+ * loses 1% so, and keeps a thread per window). The backward writes every element of dx once (the
+ * trailing odd row or column zero).
  */
 #pragma once
 
@@ -22,12 +26,11 @@ namespace sweep::trainer::cuda {
 
 __device__ __forceinline__ float std_max(float a, float b) { return a < b ? b : a; }
 
-// x (planes, h, w) -> y (planes, out_h, out_w), out_h = h / 2, out_w = w / 2: a thread per
-// window. Index is int where the tensor allows (a 64-bit division per element cost these
-// memory-bound kernels more than their loads: a tenth of a fused LeNet array's step), else
-// size_t. kEven: w is even, so each window row is one aligned float2.
-// Window o (a flat index over planes x out_h x out_w): its top-left element's offset in x (and
-// dx), its place, and its four values in row-major order.
+// x (planes, h, w) -> y (planes, out_h, out_w), out_h = h / 2, out_w = w / 2. Index is int where
+// the tensor allows (a 64-bit division per element cost these memory-bound kernels more than their
+// loads: a tenth of a fused LeNet array's step), else size_t. kEven: w is even, so each window row
+// is one aligned float2. Window o (a flat index over planes x out_h x out_w): its top-left
+// element's offset in x (and dx), its place, and its four values in row-major order.
 struct PoolWindow {
   std::size_t base;
   int oh, ow;
@@ -52,50 +55,79 @@ __device__ __forceinline__ PoolWindow read_window(const float* x, Index o, Index
   return v;
 }
 
-template <class Index, bool kEven>
+// Windows a thread takes when its step shares the GPU (see the top).
+constexpr int kSharedWindows = 4;
+
+// A thread's windows: o, o + stride, ... (kWindows of them, those below total), every one read
+// before the first is written.
+template <class Index, bool kEven, int kWindows>
 __global__ void maxpool2x2_forward_kernel(const float* __restrict__ x, float* __restrict__ y,
                                           Index planes, int h, int w, int out_h, int out_w) {
   const Index plane = Index(out_h) * out_w, total = planes * plane;
-  for (Index o = blockIdx.x * Index(blockDim.x) + threadIdx.x; o < total;
-       o += Index(gridDim.x) * blockDim.x) {
-    const PoolWindow v = read_window<Index, kEven>(x, o, plane, h, w, out_w);
-    y[o] = std_max(std_max(v.a, v.b), std_max(v.c, v.d));
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  for (Index o = blockIdx.x * Index(blockDim.x) + threadIdx.x; o < total; o += stride * kWindows) {
+    PoolWindow v[kWindows];
+#pragma unroll
+    for (int u = 0; u < kWindows; ++u)
+      if (o + u * stride < total)
+        v[u] = read_window<Index, kEven>(x, o + u * stride, plane, h, w, out_w);
+#pragma unroll
+    for (int u = 0; u < kWindows; ++u)
+      if (o + u * stride < total)
+        y[o + u * stride] = std_max(std_max(v[u].a, v[u].b), std_max(v[u].c, v[u].d));
   }
 }
 
-// dx from dy: a thread per window writes its four elements (the gradient to the first, in
-// row-major order, equal to the pooled value; zeros elsewhere), and the last window of a row or
-// column also the zeros of a trailing odd column or row, so every element is written once.
-template <class Index, bool kEven>
+// dx from dy: window v's four elements (the gradient g to the first, in row-major order, equal to
+// the pooled value m; zeros elsewhere), and for the last window of a row or column also the zeros
+// of a trailing odd column or row, so every element is written once.
+template <bool kEven>
+__device__ __forceinline__ void write_window_gradient(const PoolWindow& v, float m, float g,
+                                                      float* __restrict__ dx, int h, int w,
+                                                      int out_h, int out_w) {
+  float* d0 = dx + v.base;
+  const int first = v.a == m ? 0 : v.b == m ? 1 : v.c == m ? 2 : v.d == m ? 3 : 4;
+  const float ga = first == 0 ? g : 0.f, gb = first == 1 ? g : 0.f;
+  const float gc = first == 2 ? g : 0.f, gd = first == 3 ? g : 0.f;
+  if constexpr (kEven) {
+    *reinterpret_cast<float2*>(d0) = make_float2(ga, gb);
+    *reinterpret_cast<float2*>(d0 + w) = make_float2(gc, gd);
+  } else {
+    d0[0] = ga, d0[1] = gb, d0[w] = gc, d0[w + 1] = gd;
+    if (v.ow == out_w - 1 && w % 2) d0[2] = 0.f, d0[w + 2] = 0.f;  // the trailing column
+  }
+  if (v.oh == out_h - 1 && h % 2) {  // the trailing row
+    float* d2 = d0 + 2 * std::size_t(w);
+    d2[0] = 0.f, d2[1] = 0.f;
+    if (v.ow == out_w - 1 && w % 2) d2[2] = 0.f;
+  }
+}
+
+template <class Index, bool kEven, int kWindows>
 __global__ void maxpool2x2_backward_kernel(const float* __restrict__ x, const float* __restrict__ y,
                                            const float* __restrict__ dy, float* __restrict__ dx,
                                            Index planes, int h, int w, int out_h, int out_w) {
   const Index plane = Index(out_h) * out_w, total = planes * plane;
-  for (Index o = blockIdx.x * Index(blockDim.x) + threadIdx.x; o < total;
-       o += Index(gridDim.x) * blockDim.x) {
-    const PoolWindow v = read_window<Index, kEven>(x, o, plane, h, w, out_w);
-    const int oh = v.oh, ow = v.ow;
-    float* d0 = dx + v.base;
-    const float m = y[o], g = dy[o];
-    const int first = v.a == m ? 0 : v.b == m ? 1 : v.c == m ? 2 : v.d == m ? 3 : 4;
-    const float ga = first == 0 ? g : 0.f, gb = first == 1 ? g : 0.f;
-    const float gc = first == 2 ? g : 0.f, gd = first == 3 ? g : 0.f;
-    if constexpr (kEven) {
-      *reinterpret_cast<float2*>(d0) = make_float2(ga, gb);
-      *reinterpret_cast<float2*>(d0 + w) = make_float2(gc, gd);
-    } else {
-      d0[0] = ga, d0[1] = gb, d0[w] = gc, d0[w + 1] = gd;
-      if (ow == out_w - 1 && w % 2) d0[2] = 0.f, d0[w + 2] = 0.f;  // the trailing column
-    }
-    if (oh == out_h - 1 && h % 2) {  // the trailing row
-      float* d2 = d0 + 2 * std::size_t(w);
-      d2[0] = 0.f, d2[1] = 0.f;
-      if (ow == out_w - 1 && w % 2) d2[2] = 0.f;
-    }
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  for (Index o = blockIdx.x * Index(blockDim.x) + threadIdx.x; o < total; o += stride * kWindows) {
+    PoolWindow v[kWindows];
+    float m[kWindows], g[kWindows];
+#pragma unroll
+    for (int u = 0; u < kWindows; ++u)
+      if (o + u * stride < total) {
+        v[u] = read_window<Index, kEven>(x, o + u * stride, plane, h, w, out_w);
+        m[u] = y[o + u * stride];
+        g[u] = dy[o + u * stride];
+      }
+#pragma unroll
+    for (int u = 0; u < kWindows; ++u)
+      if (o + u * stride < total)
+        write_window_gradient<kEven>(v[u], m[u], g[u], dx, h, w, out_h, out_w);
   }
 }
 
-// Launch<Index, kEven>::run(args...) for the tensor's size and width.
+// Launch<Index, kEven>::run(args...) for the tensor's size and width. (Index int below 2^31
+// elements: a thread's last window, o + (kWindows - 1) * stride, then stays below 2^31 too.)
 template <template <class, bool> class Launch, class... Args>
 void maxpool2x2_dispatch(std::size_t elements, int w, const Args&... args) {
   const bool small = elements < (std::size_t{1} << 31), even = w % 2 == 0;
@@ -105,13 +137,19 @@ void maxpool2x2_dispatch(std::size_t elements, int w, const Args&... args) {
   Launch<std::size_t, false>::run(args...);
 }
 
+// A thread per window, or per kSharedWindows windows (`shared`: the step shares the GPU).
 template <class Index, bool kEven>
 struct Maxpool2x2Forward {
   static void run(const float* x, float* y, std::size_t planes, int h, int w, int out_h, int out_w,
-                  cudaStream_t s) {
+                  bool shared, cudaStream_t s) {
     const std::size_t total = planes * out_h * out_w;
-    maxpool2x2_forward_kernel<Index, kEven>
-        <<<grid_for(total), kThreads, 0, s>>>(x, y, Index(planes), h, w, out_h, out_w);
+    if (shared)
+      maxpool2x2_forward_kernel<Index, kEven, kSharedWindows>
+          <<<grid_for((total + kSharedWindows - 1) / kSharedWindows), kThreads, 0, s>>>(
+              x, y, Index(planes), h, w, out_h, out_w);
+    else
+      maxpool2x2_forward_kernel<Index, kEven, 1>
+          <<<grid_for(total), kThreads, 0, s>>>(x, y, Index(planes), h, w, out_h, out_w);
     SWEEP_CHECK_LAUNCH();
   }
 };
@@ -119,22 +157,28 @@ struct Maxpool2x2Forward {
 template <class Index, bool kEven>
 struct Maxpool2x2Backward {
   static void run(const float* x, const float* y, const float* dy, float* dx, std::size_t planes,
-                  int h, int w, int out_h, int out_w, cudaStream_t s) {
+                  int h, int w, int out_h, int out_w, bool shared, cudaStream_t s) {
     const std::size_t total = planes * out_h * out_w;
-    maxpool2x2_backward_kernel<Index, kEven>
-        <<<grid_for(total), kThreads, 0, s>>>(x, y, dy, dx, Index(planes), h, w, out_h, out_w);
+    if (shared)
+      maxpool2x2_backward_kernel<Index, kEven, kSharedWindows>
+          <<<grid_for((total + kSharedWindows - 1) / kSharedWindows), kThreads, 0, s>>>(
+              x, y, dy, dx, Index(planes), h, w, out_h, out_w);
+    else
+      maxpool2x2_backward_kernel<Index, kEven, 1>
+          <<<grid_for(total), kThreads, 0, s>>>(x, y, dy, dx, Index(planes), h, w, out_h, out_w);
     SWEEP_CHECK_LAUNCH();
   }
 };
 
 inline void maxpool2x2_forward(const float* x, float* y, std::size_t planes, int h, int w,
-                               int out_h, int out_w, cudaStream_t s) {
+                               int out_h, int out_w, bool shared, cudaStream_t s) {
   if (!planes || !out_h || !out_w) return;
-  maxpool2x2_dispatch<Maxpool2x2Forward>(planes * h * w, w, x, y, planes, h, w, out_h, out_w, s);
+  maxpool2x2_dispatch<Maxpool2x2Forward>(planes * h * w, w, x, y, planes, h, w, out_h, out_w,
+                                         shared, s);
 }
 
 inline void maxpool2x2_backward(const float* x, const float* y, const float* dy, float* dx,
-                                std::size_t planes, int h, int w, int out_h, int out_w,
+                                std::size_t planes, int h, int w, int out_h, int out_w, bool shared,
                                 cudaStream_t s) {
   if (!planes || !h || !w) return;
   if (!out_h || !out_w) {  // no window: every element's gradient is zero
@@ -142,7 +186,7 @@ inline void maxpool2x2_backward(const float* x, const float* y, const float* dy,
     return;
   }
   maxpool2x2_dispatch<Maxpool2x2Backward>(planes * h * w, w, x, y, dy, dx, planes, h, w, out_h,
-                                          out_w, s);
+                                          out_w, shared, s);
 }
 
 }  // namespace sweep::trainer::cuda
