@@ -74,12 +74,16 @@ class ServeBrowser : public ::testing::Test {
     return status;
   }
 
-  static void expect_clean(const sweep::Json& status, const std::string& which) {
+  // updates: the sweep still ran when the page loaded, so the page must have updated itself (a
+  // page of a finished sweep has nothing to poll for).
+  static void expect_clean(const sweep::Json& status, const std::string& which, bool updates) {
     ASSERT_TRUE(status.contains("live")) << which << ": report_live.js did not run";
     EXPECT_TRUE(status["errors"].empty()) << which << ": " << status["errors"].dump(2);
     EXPECT_EQ(status["done"], true) << which;
     EXPECT_TRUE(status["live"]["failures"].empty()) << which << ": " << status["live"].dump();
-    EXPECT_GE(status["live"]["updates"].get<int>(), 1) << which << ": " << status["live"].dump();
+    if (updates) {
+      EXPECT_GE(status["live"]["updates"].get<int>(), 1) << which << ": " << status["live"].dump();
+    }
   }
 
   // The finished trials the header's state chips show (every state but queued and running).
@@ -127,16 +131,21 @@ TEST_F(ServeBrowser, TheLivePageCountsFinishedTrialsUpWithoutReloading) {
 
   std::string dom1, dom2;
   const sweep::Json first = load(url, "first", dom1);
-  expect_clean(first, "first load");
+  expect_clean(first, "first load", true);
   const sweep::Json second = load(url, "second", dom2);
-  expect_clean(second, "second load");
+  // On two busy cores Chromium once took over a minute to start, and the sweep had ended before
+  // the second load (it saw 12 of 12 and, rightly, polled no more).
+  const bool ended_before_second = second.contains("live") && second["live"].contains("finished") &&
+                                   !second["live"]["finished"].empty() &&
+                                   second["live"]["finished"].front() == kTrials;
+  expect_clean(second, "second load", !ended_before_second);
   std::cout << "finished trials seen by the first load: " << first["live"]["finished"].dump()
             << ", by the second: " << second["live"]["finished"].dump() << std::endl;
 
   const auto& seen1 = first["live"]["finished"];
   const auto& seen2 = second["live"]["finished"];
   ASSERT_GE(seen1.size(), 2u);
-  ASSERT_GE(seen2.size(), 2u);
+  ASSERT_GE(seen2.size(), ended_before_second ? 1u : 2u);
   EXPECT_LT(seen1.front().get<int>(), kTrials) << "the sweep ended before the browser looked";
   EXPECT_GT(seen1.back().get<int>(), seen1.front().get<int>())
       << "the page did not update itself while trials finished";
