@@ -143,8 +143,8 @@ inline unsigned blocks_for(std::size_t threads) {
 constexpr int kUnrolledOut = 10;
 
 // rows: a warp per row for every output (skinny_dense_forward_rows_kernel: a step sharing the GPU
-// leaves the other steps nine tenths of the warps; 64 LeNets, H200: +0.5% images/s), else a warp
-// per output value (alone: the shortest time, 2.5% faster a LeNet step).
+// leaves the other steps nine tenths of the warps; 64 LeNets, H200: +0.3-0.9% images/s in six
+// pairs), else a warp per output value (alone: the shortest time, 2.5% faster a LeNet step).
 inline void skinny_dense_forward(const float* x, const float* w, const float* b, float* y, int n,
                                  int in, int out, bool relu, bool rows, cudaStream_t s) {
   if (rows && out == kUnrolledOut)
