@@ -113,8 +113,8 @@ class ArrayRun {
       // overlap on the device. A member's next step is launched as soon as its own reads are done
       // (and no validation is owed), not after the round's last read: at report steps (every
       // log_every) each read waits for its member's step, and launching only after the last one
-      // let the GPU run dry and refill one member at a time (64 LeNets, H200: 1.38-1.40M ->
-      // 1.43-1.45M images/s). The callbacks still come in rounds, in member order
+      // let the GPU run dry and refill one member at a time (64 LeNets, H200: 1.37-1.40M ->
+      // 1.41-1.45M images/s). The callbacks still come in rounds, in member order
       // (TrainArray.MembersReportInRoundsInMemberOrder).
       for (Active& a : active_)
         if (!a.launched) guard(a, [&] { launch(a); });
