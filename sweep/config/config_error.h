@@ -50,6 +50,9 @@ class Diagnostics {
   // Whether error(where, key, text) was recorded already.
   bool has(const Location& where, const std::string& key, const std::string& text) const;
   bool empty() const { return entries_.empty() && not_shown_ == 0; }
+  // As many problems as a user is shown: checking on would only count more (check_trials then
+  // stops resolving trials, each of which would find the same problems again).
+  bool full() const { return entries_.size() >= kMaxShown; }
   std::size_t size() const { return entries_.size(); }
   // Every error() call so far, repeated lines included: whether a reader found a problem, even
   // one already reported by the base config or an earlier trial.

@@ -317,8 +317,10 @@ void check_trials(const SweepConfig& config, Diagnostics& diagnostics) {
                                     "method: random and max_trials, or split the sweep"));
     return;
   }
+  // Until the problems fill what a user is shown: a config whose every trial has the same 100
+  // problems took 1.5 s here (20 s in the fuzzing build) to find them 2,000 times over.
   const std::uint64_t one_by_one = std::min(total, kTrialsCheckedOneByOne);
-  for (std::uint64_t index = 0; index < one_by_one; ++index)
+  for (std::uint64_t index = 0; index < one_by_one && !diagnostics.full(); ++index)
     resolve(config, trial_point(config, index), diagnostics, false);
   if (one_by_one == total) return;
   // Beyond those: every value of every parameter once, with the first trial's other values.
@@ -326,7 +328,7 @@ void check_trials(const SweepConfig& config, Diagnostics& diagnostics) {
   const std::vector<ParamSpec>& params = config.sweep.space.params;
   for (std::size_t p = 0; p < params.size(); ++p)
     if (params[p].is_discrete())
-      for (std::size_t v = 0; v < params[p].values.size(); ++v)
+      for (std::size_t v = 0; v < params[p].values.size() && !diagnostics.full(); ++v)
         resolve(config, with_value(config, first, p, v), diagnostics, false);
 }
 

@@ -247,5 +247,27 @@ TEST(HostileConfigs, ALargeGridIsCheckedValueByValue) {
   EXPECT_LT(seconds, 30.0);  // 50,000 trials; a few thousand are resolved, not all of them
 }
 
+// A config whose every trial has more problems than a user is shown: checking stops once the
+// shown lines are full, instead of finding the same problems in 2,000 trials (the fuzzer found
+// such a config taking 20 s; the count of lines not shown then ran to thousands of repeats).
+TEST(HostileConfigs, MoreProblemsThanShownStopCheckingTheTrials) {
+  std::string yaml =
+      "data: {dataset: synthetic, synthetic: {train_size: 64, test_size: 32}}\n"
+      "training: {epochs: 1, batch_size: 16}\n"
+      "model: {preset: mlp, hidden: [16]";
+  for (int i = 0; i < 120; ++i) yaml += ", typo" + std::to_string(i) + ": 1";
+  yaml += "}\nsweep:\n  parameters:\n    data.synthetic.seed: {values: [";
+  for (int i = 1; i <= 2000; ++i) yaml += std::to_string(i) + (i < 2000 ? ", " : "");
+  yaml += "]}\n";
+  const std::vector<std::string> lines = problems(yaml);
+  ASSERT_EQ(lines.size(), 101u) << joined(lines);
+  EXPECT_NE(lines[0].find("key 'model.typo0': unknown key"), std::string::npos) << lines[0];
+  const std::string& last = lines.back();
+  ASSERT_EQ(last.rfind("... and ", 0), 0u) << last;
+  const int not_shown = std::stoi(last.substr(8));
+  EXPECT_GT(not_shown, 0) << last;
+  EXPECT_LE(not_shown, 20) << last << ": the same problems were counted once per trial";
+}
+
 }  // namespace
 }  // namespace sweep::config::testing
