@@ -35,6 +35,7 @@
 #include "sweep/run/progress_table.h"
 #include "sweep/run/search_feed.h"
 #include "sweep/run/sigint.h"
+#include "sweep/run/start_ahead.h"
 #include "sweep/run/store_sink.h"
 #include "sweep/run/sweep_layout.h"
 #include "sweep/run/sweep_lock.h"
@@ -406,12 +407,16 @@ fs::path default_db_path(const std::string& out_dir, const std::string& name) {
 RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options) {
   if (!config::can_expand(config) || config.trial_count() > config::kMaxTrials)
     throw Error("run_sweep: the SweepConfig was not made by a successful load_config");
+  // The first trial's data decodes, and the first GPU starts, while the sweep is set up.
+  StartAhead ahead;
+  if (!options.cluster) ahead.data(config);
   // Devices are checked before anything is written, with every GPU count a trial may ask for.
   const DevicePlan devices =
       options.cluster ? plan_cluster_devices(config.resources, options.cluster->ranks(),
                                              options.cluster->options().coordinator_runs_trials)
                       : plan_devices(config.resources, trainer::cuda_device_count(),
                                      trainer::cuda_backend_built());
+  if (!options.cluster) ahead.device(devices);
   for (const config::ParamSpec& p : config.sweep.space.params)
     if (p.name == config::kGpusPerTrialKey)
       for (const sweep::Json& value : p.values)
@@ -481,6 +486,8 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
   auto config = std::make_shared<config::SweepConfig>(
       config::load_config_text(found->config_yaml, found->config_path));
   if (options.resources) config->resources = *options.resources;
+  StartAhead ahead;  // as run_sweep's
+  if (!options.run.cluster) ahead.data(*config);
   const std::vector<TrialRow> rows = store.trials(found->id);
   for (const TrialRow& row : rows) {
     const bool known =

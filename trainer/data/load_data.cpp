@@ -112,7 +112,8 @@ void read_both(const DataSpec& spec, Dataset& train, Dataset& test, bool need_te
 // load_data_shared's entries: the most recent first.
 class LoadedCache {
  public:
-  std::shared_ptr<const LoadedData> get(const DataSpec& spec, std::uint64_t seed) {
+  // `load`: false answers null rather than loading what is not here.
+  std::shared_ptr<const LoadedData> get(const DataSpec& spec, std::uint64_t seed, bool load) {
     const std::uint64_t drawn = load_seed(spec, seed);
     const std::string stamp = spec.dataset == DatasetKind::synthetic ? std::string("synthetic")
                                                                      : directory_stamp(spec.path);
@@ -120,6 +121,7 @@ class LoadedCache {
     if (!stamp.empty())
       for (const Entry& e : entries_)
         if (e.spec == spec && e.seed == drawn && e.stamp == stamp) return e.data;
+    if (!load) return nullptr;
     auto data = std::make_shared<const LoadedData>(load_data(spec, seed));
     if (stamp.empty()) return data;
     std::erase_if(entries_, [&](const Entry& e) { return e.spec == spec && e.seed == drawn; });
@@ -140,6 +142,11 @@ class LoadedCache {
   std::vector<Entry> entries_;
 };
 
+LoadedCache& loaded_cache() {
+  static LoadedCache cache;
+  return cache;
+}
+
 }  // namespace
 
 std::uint64_t load_seed(const DataSpec& spec, std::uint64_t seed) {
@@ -147,8 +154,11 @@ std::uint64_t load_seed(const DataSpec& spec, std::uint64_t seed) {
 }
 
 std::shared_ptr<const LoadedData> load_data_shared(const DataSpec& spec, std::uint64_t seed) {
-  static LoadedCache cache;
-  return cache.get(spec, seed);
+  return loaded_cache().get(spec, seed, true);
+}
+
+std::shared_ptr<const LoadedData> load_data_cached(const DataSpec& spec, std::uint64_t seed) {
+  return loaded_cache().get(spec, seed, false);
 }
 
 LoadedData load_data(const DataSpec& spec, std::uint64_t seed) {

@@ -41,5 +41,8 @@ std::uint64_t load_seed(const DataSpec& spec, std::uint64_t seed);
 // on the whole of Fashion-MNIST no longer copies its 55 MB and recomputes its statistics. The
 // last two are kept for the process; an edited data set is loaded again.
 std::shared_ptr<const LoadedData> load_data_shared(const DataSpec& spec, std::uint64_t seed);
+// What load_data_shared would give, without loading: null when it is not kept (a load under way
+// is waited for).
+std::shared_ptr<const LoadedData> load_data_cached(const DataSpec& spec, std::uint64_t seed);
 
 }  // namespace sweep::trainer

@@ -119,12 +119,12 @@ class TrialRun::Impl {
 
   // The step's first half: the epoch's order when an epoch begins, the interrupt check, then the
   // step's device work (asynchronous on a GPU). Returns a state when the run must end here.
-  std::optional<RunState> launch_step() {
+  std::optional<RunState> launch_step(bool check_interrupt) {
     if (!epoch_begun_) {
       reps_.begin_epoch(st_.epoch);
       epoch_begun_ = true;
     }
-    if (control_.interrupt && control_.interrupt->load()) return interrupt();
+    if (check_interrupt && control_.interrupt && control_.interrupt->load()) return interrupt();
     step_lr_ = schedule_.at(st_.epoch, st_.iteration, ipe_, total_iters_);
     const OptimizerStep opt = opt_.next_step(step_lr_);
     step_batch_ = reps_.batch_size_at(st_.batch_in_epoch);
@@ -495,7 +495,10 @@ TrialRun::TrialRun(const TrainConfig& cfg, std::shared_ptr<const LoadedData> dat
 TrialRun::~TrialRun() = default;
 void TrialRun::start() { impl_->start(); }
 bool TrialRun::epochs_done() const { return impl_->epochs_done(); }
-std::optional<RunState> TrialRun::launch_step() { return impl_->launch_step(); }
+std::optional<RunState> TrialRun::launch_step() { return impl_->launch_step(true); }
+void TrialRun::launch_first_step() {
+  if (impl_->launch_step(false)) throw Error("internal: a first step ended its run");
+}
 std::optional<RunState> TrialRun::complete_step() { return impl_->complete_step(false); }
 std::optional<RunState> TrialRun::complete_step_launching_validation() {
   return impl_->complete_step(true);

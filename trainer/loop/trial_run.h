@@ -50,6 +50,10 @@ class TrialRun {
   void start();                           // restores the checkpoint when resuming; starts the clock
   bool epochs_done() const;               // every epoch trained: the run ends `completed`
   std::optional<RunState> launch_step();  // a state: the run ends before this step
+  // launch_step() without the interrupt check (an interrupt is seen at the next step), so that it
+  // runs on any thread: interrupting saves a checkpoint and calls control.checkpoint_written. For
+  // a run just started whose epochs are not done (a fused array's members, side by side).
+  void launch_first_step();
   std::optional<RunState> complete_step();  // a state: the run ends after this step
   // complete_step() in two halves: the first launches a validation that falls due and returns;
   // the second (a no-op when nothing is owed) reads it, reports it, and does what follows it.
