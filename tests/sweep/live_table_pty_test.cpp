@@ -34,14 +34,16 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// Six trials, two at a time on the CPU, each a few tenths of a second per epoch (about 5 s in
-// all): the table is redrawn many times. Three parameters with dotted names; the learning rate
-// log-uniform.
-fs::path write_config(const fs::path& dir) {
+// Six trials, two at a time on the CPU (about 1 s in all on the dev VM with 3,000 images, 4 s
+// with 15,000): the table is redrawn many times. Three parameters with dotted names; the learning
+// rate log-uniform.
+fs::path write_config(const fs::path& dir, int train_size = 3000) {
   const fs::path config = dir / "live.yaml";
   std::ofstream(config)
       << "name: live\n"
-         "data: {dataset: synthetic, synthetic: {train_size: 3000, test_size: 500}}\n"
+         "data: {dataset: synthetic, synthetic: {train_size: "
+      << train_size
+      << ", test_size: 500}}\n"
          "model: {preset: mlp, hidden: [256, 256]}\n"
          "training: {batch_size: 32, epochs: 4, log_every: 4, seed: 1}\n"
          "sweep:\n"
@@ -266,13 +268,16 @@ std::string columns_name(const ::testing::TestParamInfo<Window>& param) {
 INSTANTIATE_TEST_SUITE_P(Widths, LiveTableOnPty, ::testing::Values(Window{16, 80}, Window{30, 100}),
                          columns_name);
 
+// The window narrows 0.5 s after the table appears, and the new size counts as settled 0.5 s
+// later: the sweep must run on for that long. With 3,000 images it ended first once the trainer
+// had become fast enough (1.0 s in all): 15,000.
 TEST(LiveTableOnResizedPty, NarrowingFrom200To80WhileRunning) {
   const fs::path dir = fresh_dir("sweep_live_pty_resize");
-  const fs::path config = write_config(dir);
+  const fs::path config = write_config(dir, 15000);
   sweep::tty_test::VtScreen screen(40, 200);
   const PtyRun run = run_on_pty(config, {40, 200}, screen, Window{24, 80});
   ASSERT_TRUE(run.resized_while_running) << "the sweep ended before the window narrowed";
-  ASSERT_GT(run.settled_at, 0u);
+  ASSERT_GT(run.settled_at, 0u) << "the sweep ended before the new size settled";
   expect_a_clean_table(run, screen, 80);
   // Tables were drawn at both sizes: at 200 columns the header is one line.
   const std::string before = run.bytes.substr(0, run.resized_at);
