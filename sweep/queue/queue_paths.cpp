@@ -4,22 +4,21 @@
  */
 #include "sweep/queue/queue_paths.h"
 
-#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "common/check.h"
+#include "common/sweep_home.h"
 
 namespace sweep::queue {
 
 namespace fs = std::filesystem;
 
 fs::path default_queue_path() {
-  if (const char* home = std::getenv("SWEEP_HOME"); home && *home)
-    return fs::path(home) / "queue.db";
-  const char* user_home = std::getenv("HOME");
-  if (!user_home || !*user_home)
+  const std::optional<fs::path> home = sweep_home();
+  if (!home)
     throw Error("neither SWEEP_HOME nor HOME is set: give the queue database with --queue PATH");
-  return fs::path(user_home) / ".sweep" / "queue.db";
+  return *home / "queue.db";
 }
 
 QueuePaths::QueuePaths(const fs::path& queue_db) : db(fs::absolute(queue_db).lexically_normal()) {

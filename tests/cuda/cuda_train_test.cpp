@@ -11,11 +11,13 @@
 #include <numeric>
 
 #include "tests/cuda/cuda_test_util.h"
+#include "trainer/cuda/tuning_fingerprint.h"
 #include "trainer/data/batch_source.h"
 #include "trainer/data/synthetic.h"
 #include "trainer/network.h"
 #include "trainer/optim/optimizer.h"
 #include "trainer/train.h"
+#include "trainer/tuning_cache.h"
 
 namespace sweep::trainer::test {
 namespace {
@@ -37,6 +39,21 @@ TEST(CudaTrain, MatchesCpuAccuracy) {
   EXPECT_NEAR(gpu.final_val_accuracy, cpu.final_val_accuracy, 0.005)
       << "cpu " << cpu.final_val_accuracy << " cuda " << gpu.final_val_accuracy;
   EXPECT_NEAR(gpu.final_train_loss, cpu.final_train_loss, 0.02 + 0.02 * cpu.final_train_loss);
+}
+
+// A default (timed) run keeps its kernel choices for the next process (trainer/tuning_cache.h):
+// cuDNN's Find and our kernels against cuDNN's, under this GPU's and program's fingerprint.
+TEST(CudaTrain, TimedChoicesAreKeptInTheTuningCache) {
+  SWEEP_SKIP_WITHOUT_CUDA();
+  TrainCallback quiet;
+  const TrainResult r = train(synthetic_lenet(DeviceKind::cuda, 256, 64, 1, 48), quiet);
+  ASSERT_EQ(r.state, RunState::completed) << r.message;
+  if (tuning_cache().file().empty()) GTEST_SKIP() << "SWEEP_TUNING_CACHE is empty: no file";
+  TuningCache next_process(tuning_cache().file());  // reads the file as a later process would
+  const std::string& fingerprint = cuda::tuning_fingerprint(0);
+  EXPECT_GE(next_process.count(fingerprint, "cudnn_conv"), 2u) << tuning_cache().file();
+  EXPECT_GE(next_process.count(fingerprint, "conv_kernels"), 2u) << tuning_cache().file();
+  EXPECT_EQ(next_process.count(fingerprint + " another program", "cudnn_conv"), 0u);
 }
 
 TEST(CudaTrain, FiftyTrialsGiveBackEveryByte) {

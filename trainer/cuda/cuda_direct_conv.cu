@@ -1,16 +1,17 @@
 /*
  * cuda_direct_conv.cu — the timed choices of how a convolution shape runs: which of its ops run on
  * our direct kernels (direct_conv.h) rather than on cuDNN's plan, and in bf16 mode whether the
- * bf16 (channels-last) plan or the tf32 plan runs it. Timed once per shape and process, both sides
- * as a training step runs them (graph_timing.h).
+ * bf16 (channels-last) plan or the tf32 plan runs it. Timed once per shape on a machine (kept in
+ * the tuning cache, trainer/tuning_cache.h, for later processes), both sides as a training step
+ * runs them (graph_timing.h).
  */
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "common/check.h"
@@ -20,6 +21,8 @@
 #include "trainer/cuda/nhwc_wgrad.h"
 #include "trainer/cuda/scatter_dgrad.h"
 #include "trainer/cuda/tiled_conv.h"
+#include "trainer/cuda/tuning_fingerprint.h"
+#include "trainer/tuning_cache.h"
 
 namespace sweep::trainer::cuda {
 
@@ -44,12 +47,21 @@ float graph_us(cudaStream_t stream, Op&& op) {
   return graph_time_us(stream, op, kCallsPerGraph, kTimedReplays);
 }
 
-// A timed choice holds for the process (as cudnnFind's, cudnn_legacy.cpp): every later backend
-// with the same device, math and shape, a fused array's members included, reuses it.
-struct TimedChoice {
-  int forward, data, filter;  // CudaBackend::ConvImpl
-};
+// A timed choice holds for the process and is kept in the tuning cache for the next ones (as
+// cudnnFind's, cudnn_legacy.cpp): every later backend with the same device, math and shape, a
+// fused array's members included, reuses it.
 using ChoiceKey = std::array<int, 15>;
+
+std::optional<std::vector<double>> kept_choice(int device, const char* kind, const ChoiceKey& key) {
+  const std::vector<long long> k(key.begin(), key.end());
+  return tuning_cache().find(tuning_fingerprint(device), kind, k);
+}
+
+void keep_choice(int device, const char* kind, const ChoiceKey& key,
+                 const std::vector<double>& value) {
+  const std::vector<long long> k(key.begin(), key.end());
+  tuning_cache().put(tuning_fingerprint(device), kind, k, value);
+}
 
 }  // namespace
 
@@ -75,15 +87,23 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   // them costs more than it saves, and a timed choice could differ between processes.
   if (!timed) return;
   static std::mutex mutex;
-  static std::map<ChoiceKey, TimedChoice> cache;
   const ChoiceKey key{
       device_, int(e.plan->math()), g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.pad_h, g.pad_w, g.out_h,
       g.out_w, sm_count_,           0};
   std::lock_guard<std::mutex> lock(mutex);  // one timing per shape, even from many threads
-  if (auto it = cache.find(key); it != cache.end()) {
-    e.forward = ConvImpl(it->second.forward);
-    e.data = ConvImpl(it->second.data);
-    e.filter = ConvImpl(it->second.filter);
+  // A kept choice is taken only where it names a kernel that takes the shape (else: timed anew).
+  const auto takes = [&](double impl, bool tiled_fits, bool scatter_fits) {
+    return impl == double(int(ConvImpl::cudnn)) ||
+           (impl == double(int(ConvImpl::direct)) && direct) ||
+           (impl == double(int(ConvImpl::tiled)) && tiled_fits) ||
+           (impl == double(int(ConvImpl::scatter)) && scatter_fits);
+  };
+  if (const auto kept = kept_choice(device_, "conv_kernels", key);
+      kept && kept->size() == 3 && takes((*kept)[0], tiled, false) &&
+      takes((*kept)[1], tiled, scatter) && takes((*kept)[2], tiled_filter, false)) {
+    e.forward = ConvImpl(int((*kept)[0]));
+    e.data = ConvImpl(int((*kept)[1]));
+    e.filter = ConvImpl(int((*kept)[2]));
     return;
   }
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w;
@@ -185,18 +205,19 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
       [&](cudaStream_t st) {
         tiled_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr, sms, scratch, st);
       });
-  cache.emplace(key, TimedChoice{int(e.forward), int(e.data), int(e.filter)});
+  keep_choice(device_, "conv_kernels", key,
+              {double(int(e.forward)), double(int(e.data)), double(int(e.filter))});
 }
 
 bool CudaBackend::nhwc_runs_faster(const ConvGeom& g, const NhwcConvPlan& nhwc,
                                    const ConvPlan& legacy) {
   static std::mutex mutex;
-  static std::map<ChoiceKey, bool> cache;
   const ChoiceKey key{device_, g.n,     g.c,     g.h,        g.w,
                       g.k,     g.r,     g.s,     g.stride_h, g.stride_w,
                       g.pad_h, g.pad_w, g.out_h, g.out_w,    int(nhwc.storage())};
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (const auto kept = kept_choice(device_, "nhwc_conv_faster", key); kept && kept->size() == 1)
+    return (*kept)[0] != 0;
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w;
   const std::size_t ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
   const std::size_t nw = std::size_t(g.k) * g.c * g.r * g.s;
@@ -228,17 +249,17 @@ bool CudaBackend::nhwc_runs_faster(const ConvGeom& g, const NhwcConvPlan& nhwc,
                  "(fwd + both backward): %s\n",
                  g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, name, double(nhwc_us),
                  double(legacy_us), faster ? name : "legacy");
-  cache.emplace(key, faster);
+  keep_choice(device_, "nhwc_conv_faster", key, {faster ? 1.0 : 0.0});
   return faster;
 }
 
 bool CudaBackend::our_nhwc_filter_faster(const ConvGeom& g, const NhwcConvPlan& nhwc) {
   static std::mutex mutex;
-  static std::map<ChoiceKey, bool> cache;
   const ChoiceKey key{device_,    g.n,        g.c,     g.h,     g.w,     g.k,     g.r, g.s,
                       g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, g.out_w, 0};
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (const auto kept = kept_choice(device_, "nhwc_filter_ours", key); kept && kept->size() == 1)
+    return (*kept)[0] != 0;
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w,
                     nw = std::size_t(g.k) * g.c * g.r * g.s;
@@ -261,7 +282,7 @@ bool CudaBackend::our_nhwc_filter_faster(const ConvGeom& g, const NhwcConvPlan& 
                  "cuDNN's %.1f us in a graph: %s\n",
                  g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, double(ours_us), double(plan_us),
                  faster ? "ours" : "cuDNN's");
-  cache.emplace(key, faster);
+  keep_choice(device_, "nhwc_filter_ours", key, {faster ? 1.0 : 0.0});
   return faster;
 }
 

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,8 @@
 #include "common/check.h"
 #include "trainer/cuda/cuda_raii.h"
 #include "trainer/cuda/graph_timing.h"
+#include "trainer/cuda/tuning_fingerprint.h"
+#include "trainer/tuning_cache.h"
 
 namespace sweep::trainer::cuda {
 
@@ -384,8 +387,48 @@ using ChoiceKey = std::array<int, 15>;
 // The choices made so far in this process. A fused array's members build the same shapes' plans
 // one after another; timing up to 8 finalised candidates per op for each member cost an array of
 // 64 bf16 LeNets 6.6 s of start-up (H200), where the first member's choice serves them all.
+// Earlier processes' choices come from the tuning cache (trainer/tuning_cache.h).
 std::mutex choices_mutex;
 std::map<ChoiceKey, std::array<OpChoice, 3>> chosen_plans;
+
+constexpr const char* kTuningKind = "nhwc_conv_plan";
+
+std::vector<long long> tuning_key(const ChoiceKey& key) { return {key.begin(), key.end()}; }
+
+// A choice as the tuning cache keeps it: for each op its engine, fp32 K,C,R,S weight gradient or
+// not, time, knob count, then each knob's type and value.
+std::vector<double> encode(const std::array<OpChoice, 3>& made) {
+  std::vector<double> v;
+  for (const OpChoice& c : made) {
+    v.insert(v.end(),
+             {double(c.engine), c.filter_nchw ? 1.0 : 0.0, double(c.us), double(c.knobs.size())});
+    for (const auto& [knob, value] : c.knobs) v.insert(v.end(), {double(knob), double(value)});
+  }
+  return v;
+}
+
+// The choice back, or none where the numbers are not one encode() wrote.
+std::optional<std::array<OpChoice, 3>> decode(const std::vector<double>& v) {
+  std::array<OpChoice, 3> made;
+  std::size_t at = 0;
+  const auto whole = [](double x) { return x == double(std::int64_t(x)); };
+  for (OpChoice& c : made) {
+    if (at + 4 > v.size() || !whole(v[at]) || !whole(v[at + 3]) || v[at + 3] < 0)
+      return std::nullopt;
+    c.engine = std::int64_t(v[at]);
+    c.filter_nchw = v[at + 1] != 0;
+    c.us = float(v[at + 2]);
+    const std::size_t knobs = std::size_t(v[at + 3]);
+    at += 4;
+    if (knobs > (v.size() - at) / 2) return std::nullopt;
+    for (std::size_t k = 0; k < knobs; ++k, at += 2) {
+      if (!whole(v[at]) || !whole(v[at + 1])) return std::nullopt;
+      c.knobs.emplace_back(std::int64_t(v[at]), std::int64_t(v[at + 1]));
+    }
+  }
+  if (at != v.size()) return std::nullopt;
+  return made;
+}
 
 }  // namespace
 
@@ -477,6 +520,7 @@ NhwcConvPlan::NhwcConvPlan(cudnnHandle_t h, const ConvGeom& g, Storage storage, 
     const OpPlan& p = impl_->ops[i];
     made[i] = {p.engine, p.knobs, i == 2 && impl_->filter_nchw, p.us};
   }
+  tuning_cache().put(tuning_fingerprint(device), kTuningKind, tuning_key(key), encode(made));
   const std::lock_guard<std::mutex> lock(choices_mutex);
   chosen_plans.emplace(key, made);
 }
@@ -489,8 +533,16 @@ bool NhwcConvPlan::adopt_choice(cudnnHandle_t h, const ConvGeom& g, std::size_t 
   {
     const std::lock_guard<std::mutex> lock(choices_mutex);
     const auto it = chosen_plans.find(key);
-    if (it == chosen_plans.end()) return false;
-    made = it->second;
+    if (it != chosen_plans.end()) {
+      made = it->second;
+    } else {
+      const auto kept =
+          tuning_cache().find(tuning_fingerprint(key[0]), kTuningKind, tuning_key(key));
+      const std::optional<std::array<OpChoice, 3>> decoded =
+          kept ? decode(*kept) : std::optional<std::array<OpChoice, 3>>();
+      if (!decoded) return false;
+      made = *decoded;  // kept in chosen_plans only once its engines are made below
+    }
   }
   for (Op op : {Op::forward, Op::data, Op::filter}) {
     const OpChoice& c = made[std::size_t(op)];
@@ -507,6 +559,8 @@ bool NhwcConvPlan::adopt_choice(cudnnHandle_t h, const ConvGeom& g, std::size_t 
     p.us = c.us;
   }
   impl_->filter_nchw = made[2].filter_nchw;
+  const std::lock_guard<std::mutex> lock(choices_mutex);
+  chosen_plans.emplace(key, made);  // a no-op when it came from there
   return true;
 }
 

@@ -30,6 +30,8 @@
 #include <vector>
 
 #include "common/check.h"
+#include "trainer/cuda/tuning_fingerprint.h"
+#include "trainer/tuning_cache.h"
 
 namespace sweep::trainer::cuda {
 
@@ -139,8 +141,9 @@ struct ConvPlan::Impl {
 namespace {
 
 // What is chosen for one convolution shape. Find times every algorithm on the device (a few
-// milliseconds per shape), so its outcome is cached for the process: every later trial with the
-// same shapes on the same device reuses it (and a sweep's trials mostly share shapes).
+// milliseconds per shape), so its outcome is cached for the process, and kept in the tuning cache
+// for later processes on the machine: every later trial with the same shapes on the same device
+// reuses it (and a sweep's trials mostly share shapes).
 struct Choice {
   cudnnConvolutionFwdAlgo_t fwd;
   cudnnConvolutionBwdDataAlgo_t bwd_data;
@@ -177,6 +180,24 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
+  // What Find chose in an earlier process on this machine (trainer/tuning_cache.h): the same
+  // cuDNN on the same GPU, so the same algorithms exist.
+  const std::vector<long long> kept_key(key.begin(), key.end());
+  if (find)
+    if (const auto kept = tuning_cache().find(tuning_fingerprint(device), "cudnn_conv", kept_key);
+        kept && kept->size() == 8) {
+      const std::vector<double>& v = *kept;
+      const Choice c{cudnnConvolutionFwdAlgo_t(int(v[0])),
+                     cudnnConvolutionBwdDataAlgo_t(int(v[1])),
+                     cudnnConvolutionBwdFilterAlgo_t(int(v[2])),
+                     cudnnMathType_t(int(v[3])),
+                     cudnnMathType_t(int(v[4])),
+                     cudnnMathType_t(int(v[5])),
+                     std::size_t(v[6]),
+                     float(v[7])};
+      std::lock_guard<std::mutex> lock(mutex);
+      return cache.emplace(key, c).first->second;
+    }
   const cudnnFilterDescriptor_t wd = p.w;
   int count = 0, found = 0, predicted = 0;
 
@@ -222,6 +243,12 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
                  w.mathType,
                  std::max({f.memory, d.memory, w.memory}),
                  timed ? f.time + d.time + w.time : std::numeric_limits<float>::infinity()};
+  if (find && timed)
+    tuning_cache().put(
+        tuning_fingerprint(device), "cudnn_conv", kept_key,
+        std::vector<double>{double(c.fwd), double(c.bwd_data), double(c.bwd_filter),
+                            double(c.fwd_math), double(c.bwd_data_math), double(c.bwd_filter_math),
+                            double(c.workspace), double(c.ms)});
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, c);
   return c;
