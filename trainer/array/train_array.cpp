@@ -248,11 +248,11 @@ class ArrayRun {
   // their first steps, on up to kBuildThreads threads: each run's backend, network and initial
   // weights (drawn on the host) are its own. One after another, 64 LeNet members took 0.27 s to
   // build on 8 threads and then 0.6 s for their first steps (H200): the first member's first step
-  // times each shape's kernel choices (0.35 s, once a process), and each other's, eager with its
-  // first allocations, about 4 ms of host time. Now the first member's first step runs while the
-  // others are built, and theirs follow side by side, their choices made: 0.55 s for both (the
-  // CPU's arrays run this too, under ThreadSanitizer in the tests). A first step checks no
-  // interrupt (TrialRun::launch_first_step): the next one, in order, does.
+  // times each shape's kernel choices (0.35 s, once a machine with the tuning cache), and each
+  // other's, eager with its first allocations, about 4 ms of host time. Now the first member is
+  // built and stepped alone, the others are built side by side, then their first steps go side by
+  // side, their choices made (the CPU's arrays run this too, under ThreadSanitizer in the tests).
+  // A first step checks no interrupt (TrialRun::launch_first_step): the next one, in order, does.
   std::vector<Built> build(const std::vector<std::size_t>& batch) {
     std::vector<Built> built(batch.size());
     std::vector<std::shared_ptr<const LoadedData>> data(batch.size());
@@ -293,7 +293,12 @@ class ArrayRun {
       for (std::size_t k = 0; k < batch.size(); ++k) make(k), first_step(k);
       return built;
     }
-    on_threads(threads - 1, 1, batch.size(), make, [&] { make(0), first_step(0); });
+    // Member 0 first, alone: its first step may time the shapes' kernel choices, and timings taken
+    // while others were built (their allocations and library handles holding the driver between
+    // the timing's graph launches) once chose cuDNN's forward for LeNet's first layer over ours,
+    // which the tuning cache then kept: 64 members at 1.21M images/s instead of 1.50M (H200).
+    make(0), first_step(0);
+    on_threads(threads, 1, batch.size(), make, [] {});
     on_threads(threads, 1, batch.size(), first_step, [] {});
     return built;
   }
