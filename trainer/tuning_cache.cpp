@@ -178,7 +178,9 @@ void TuningCache::write(const Key& key, const std::vector<double>& value) {
   const fs::path lock_path = file_.string() + ".lock";
   const fs::path temp = file_.string() + ".tmp." + std::to_string(::getpid()) + "." +
                         std::to_string(next_temp.fetch_add(1));
-  Fd lock{::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
+  // Never through a link: O_CREAT would make (and the temporary's write would fill) a file that is
+  // not ours wherever a link planted at these names pointed.
+  Fd lock{::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644)};
   if (lock.fd < 0) {
     why = lock_path.string() + ": " + std::strerror(errno);
   } else if (::flock(lock.fd, LOCK_EX) != 0) {
@@ -190,15 +192,22 @@ void TuningCache::write(const Key& key, const std::vector<double>& value) {
     all[key] = value;
     std::string text;
     for (const auto& entry : all) text += line_of(entry);
+    bool made = false;
     {
-      std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-      out << text;
-      out.flush();
-      if (!out) why = temp.string() + ": " + std::strerror(errno);
+      Fd out{::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)};
+      made = out.fd >= 0;
+      for (std::size_t done = 0; made && why.empty() && done < text.size();) {
+        const ssize_t n = ::write(out.fd, text.data() + done, text.size() - done);
+        if (n > 0)
+          done += std::size_t(n);
+        else if (n < 0 && errno != EINTR)
+          why = temp.string() + ": " + std::strerror(errno);
+      }
+      if (!made) why = temp.string() + ": " + std::strerror(errno);
     }
     if (why.empty() && std::rename(temp.c_str(), file_.c_str()) != 0)
       why = file_.string() + ": " + std::strerror(errno);
-    if (!why.empty()) fs::remove(temp, ec);
+    if (!why.empty() && made) fs::remove(temp, ec);  // ours only: O_EXCL made it
   }
   if (!why.empty() && !warned_) {
     warned_ = true;

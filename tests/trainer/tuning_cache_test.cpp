@@ -129,6 +129,22 @@ TEST_F(TuningCacheTest, APlaceThatCannotBeWrittenKeepsChoicesForTheProcess) {
   EXPECT_EQ(memory.find("gpu", "conv_kernels", kKey), (std::vector<double>{2, 3, 2}));
 }
 
+// A link planted at the lock's name: never followed (no file made where it points), the choice
+// kept in memory, one note.
+TEST_F(TuningCacheTest, ALinkAtTheLocksNameIsNotFollowed) {
+  fs::create_directories(file().parent_path());
+  const fs::path target = dir_ / "not-ours";
+  fs::create_symlink(target, file().string() + ".lock");
+  TuningCache cache(file());
+  testing::internal::CaptureStderr();
+  cache.put("gpu", "conv_kernels", kKey, std::vector<double>{2, 3, 2});
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(fs::exists(target)) << "the lock's link was followed";
+  EXPECT_FALSE(fs::exists(file()));
+  EXPECT_NE(said.find("could not be written"), std::string::npos) << said;
+  EXPECT_EQ(cache.find("gpu", "conv_kernels", kKey), (std::vector<double>{2, 3, 2}));
+}
+
 TEST_F(TuningCacheTest, WritersAtOnceLoseNothing) {
   // Each thread a process of its own (its own TuningCache, its own lock file descriptor).
   constexpr int kWriters = 4, kEach = 20;
