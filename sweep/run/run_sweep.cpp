@@ -407,9 +407,15 @@ fs::path default_db_path(const std::string& out_dir, const std::string& name) {
 RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options) {
   if (!config::can_expand(config) || config.trial_count() > config::kMaxTrials)
     throw Error("run_sweep: the SweepConfig was not made by a successful load_config");
-  // The first trial's data decodes, and the first GPU starts, while the sweep is set up.
+  // The first trial's data decodes, and the first GPU starts, while the sweep is set up. Not
+  // before a database that may already hold this sweep is checked: that run stops with a message
+  // at once, and would wait for the decode (StartAhead's destructor).
+  const fs::path run_dir = sweep_dir(config.output_dir, config.name);
+  const fs::path db_path = options.db_path.empty() ? default_db_path(config.output_dir, config.name)
+                                                   : fs::path(options.db_path);
   StartAhead ahead;
-  if (!options.cluster) ahead.data(config);
+  std::error_code no_db;
+  if (!options.cluster && !fs::exists(db_path, no_db)) ahead.data(config);
   // Devices are checked before anything is written, with every GPU count a trial may ask for.
   const DevicePlan devices =
       options.cluster ? plan_cluster_devices(config.resources, options.cluster->ranks(),
@@ -422,9 +428,6 @@ RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options
       for (const sweep::Json& value : p.values)
         gpus_for_trial(devices, sweep::Json{{config::kGpusPerTrialKey, value}});
 
-  const fs::path run_dir = sweep_dir(config.output_dir, config.name);
-  const fs::path db_path = options.db_path.empty() ? default_db_path(config.output_dir, config.name)
-                                                   : fs::path(options.db_path);
   // One process owns a sweep: taken before the store is opened, so a refused run changes nothing.
   const SweepLock lock = SweepLock::acquire(run_dir, config.name, options.lock_wait);
   Store store(db_path);
@@ -432,6 +435,7 @@ RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options
     throw Error("a sweep named '" + config.name + "' already exists in " + db_path.string() + " (" +
                 std::string(to_string(existing->state)) + "): continue it with  sweep resume " +
                 config.name + ", or start another with --name");
+  if (!options.cluster) ahead.data(config);  // when the database was there (a no-op when started)
 
   SweepSpec sweep_spec;
   sweep_spec.name = config.name;
@@ -486,8 +490,6 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
   auto config = std::make_shared<config::SweepConfig>(
       config::load_config_text(found->config_yaml, found->config_path));
   if (options.resources) config->resources = *options.resources;
-  StartAhead ahead;  // as run_sweep's
-  if (!options.run.cluster) ahead.data(*config);
   const std::vector<TrialRow> rows = store.trials(found->id);
   for (const TrialRow& row : rows) {
     const bool known =
@@ -532,6 +534,8 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
     print_summary(out, result, *config, options.out_dir, finished);
     return result;
   }
+  StartAhead ahead;  // as run_sweep's, once there is something to run
+  if (!options.run.cluster) ahead.data(*config);
   const Execution x{store, *found, config, run_dir, options.out_dir, options.run};
   return execute(x, to_run, true);
 }

@@ -10,8 +10,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "config_test_util.h"
+#include "sweep/run/run_sweep.h"
 #include "trainer/data/load_data.h"
 
 namespace sweep::run {
@@ -92,6 +94,28 @@ TEST(StartAhead, AFailedLoadIsLeftForTheTrialToReport) {
   }
   EXPECT_EQ(trainer::load_data_cached(c.base.data, c.base.training.seed), nullptr);
   EXPECT_THROW(trainer::load_data_shared(c.base.data, c.base.training.seed), Error);
+}
+
+// A run refused because its database already holds the sweep stops at once: it decodes nothing
+// (its StartAhead would have made the refusal wait for the decode).
+TEST(StartAhead, ARunRefusedForAnExistingSweepDecodesNothing) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "sweep-start-ahead-run";
+  std::filesystem::remove_all(dir);
+  const std::string sweep = "name: twice\noutput: {dir: " + dir.string() + "}\n" +
+                            "sweep: {method: grid, parameters: {training.learning_rate: "
+                            "{values: [0.1]}}}\n";
+  std::ostringstream quiet;
+  RunOptions options;
+  options.out = &quiet;
+  options.handle_sigint = false;
+  options.write_report = false;
+  run_sweep(load_text(config_text(352, "validation: test", sweep)), options);
+  // The same sweep name, other data: refused, and that data was never decoded.
+  const config::SweepConfig again = load_text(config_text(360, "validation: test", sweep));
+  EXPECT_THROW(run_sweep(again, options), Error);
+  EXPECT_EQ(trainer::load_data_cached(again.base.data, again.base.training.seed), nullptr);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
