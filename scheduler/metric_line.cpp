@@ -247,6 +247,9 @@ bool whole_in_range(double v) {
 MetricLine parse_metric_line(std::string_view line) {
   MetricLine out;
   MetricLine not_metric;  // what every malformed line gives: it stays a log line
+  // A UTF-8 byte order mark first (a Windows tool's first line, Python's utf-8-sig): skipped, as
+  // JSON readers do (nlohmann's, Python's json with utf-8-sig). The fuzzer found it.
+  if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
   Reader r(line);
   r.skip_space();
   if (!r.eat('{')) return not_metric;

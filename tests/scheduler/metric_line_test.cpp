@@ -22,6 +22,19 @@ TEST(MetricLine, NumbersOfAnObjectInTheLinesOrder) {
   EXPECT_DOUBLE_EQ(m.values[1].second, 1e-3);
 }
 
+// A UTF-8 byte order mark before the object (a first line written with utf-8-sig) is skipped, as
+// JSON readers skip it; anywhere else it is text. The fuzzer found the first case read as a log
+// line (tests/fuzz/regressions/metric_line/utf8-byte-order-mark-first).
+TEST(MetricLine, AByteOrderMarkBeforeTheObjectIsSkipped) {
+  const MetricLine m = parse_metric_line("\xEF\xBB\xBF{\"step\": 3, \"loss\": 0.5}");
+  ASSERT_TRUE(m.is_metric_line) << m.problem;
+  EXPECT_EQ(m.step, 3);
+  ASSERT_EQ(m.values.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.values[0].second, 0.5);
+  EXPECT_FALSE(parse_metric_line(" \xEF\xBB\xBF{\"loss\": 0.5}").is_metric_line);
+  EXPECT_FALSE(parse_metric_line("\xEF\xBB{\"loss\": 0.5}").is_metric_line);
+}
+
 TEST(MetricLine, PythonsNanAndInfinityTokensAreNumbers) {
   const MetricLine m =
       parse_metric_line(R"({"loss": NaN, "a": Infinity, "b": -Infinity, "c": "NaN", "d": 2})");
