@@ -251,7 +251,8 @@ class ArrayRun {
   // times each shape's kernel choices (0.35 s, once a machine with the tuning cache), and each
   // other's, eager with its first allocations, about 4 ms of host time. Now the first member is
   // built and stepped alone, the others are built side by side, then their first steps go side by
-  // side, their choices made (the CPU's arrays run this too, under ThreadSanitizer in the tests).
+  // side, their choices made (the CPU's arrays take this path too: TrainArray.* ran clean under
+  // ThreadSanitizer, build-thread, by hand; run-tests' sanitizer stages do not build the trainer).
   // A first step checks no interrupt (TrialRun::launch_first_step): the next one, in order, does.
   std::vector<Built> build(const std::vector<std::size_t>& batch) {
     std::vector<Built> built(batch.size());
@@ -298,22 +299,20 @@ class ArrayRun {
     // the timing's graph launches) once chose cuDNN's forward for LeNet's first layer over ours,
     // which the tuning cache then kept: 64 members at 1.21M images/s instead of 1.50M (H200).
     make(0), first_step(0);
-    on_threads(threads, 1, batch.size(), make, [] {});
-    on_threads(threads, 1, batch.size(), first_step, [] {});
+    on_threads(threads, 1, batch.size(), make);
+    on_threads(threads, 1, batch.size(), first_step);
     return built;
   }
 
-  // fn(k) for k in [from, to) on `threads` threads, while this thread runs `meanwhile`.
-  template <class Fn, class Meanwhile>
-  static void on_threads(std::size_t threads, std::size_t from, std::size_t to, const Fn& fn,
-                         const Meanwhile& meanwhile) {
+  // fn(k) for k in [from, to) on `threads` threads; returns when every one is done.
+  template <class Fn>
+  static void on_threads(std::size_t threads, std::size_t from, std::size_t to, const Fn& fn) {
     std::atomic<std::size_t> next{from};
     std::vector<std::jthread> workers;
     for (std::size_t t = 0; t < threads; ++t)
       workers.emplace_back([&] {
         for (std::size_t k; (k = next.fetch_add(1)) < to;) fn(k);
       });
-    meanwhile();
   }  // the workers join
 
   // The data of member i: loaded once per distinct data set (same_loaded_data), and uploaded once
