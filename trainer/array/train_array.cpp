@@ -251,8 +251,8 @@ class ArrayRun {
   // times each shape's kernel choices (0.35 s, once a machine with the tuning cache), and each
   // other's, eager with its first allocations, about 4 ms of host time. Now the first member is
   // built and stepped alone, the others are built side by side, then their first steps go side by
-  // side, their choices made (the CPU's arrays take this path too: TrainArray.* ran clean under
-  // ThreadSanitizer, build-thread, by hand; run-tests' sanitizer stages do not build the trainer).
+  // side, their choices made (the CPU's arrays take this path too: run-tests runs TrainArray.*
+  // under ThreadSanitizer).
   // A first step checks no interrupt (TrialRun::launch_first_step): the next one, in order, does.
   std::vector<Built> build(const std::vector<std::size_t>& batch) {
     std::vector<Built> built(batch.size());
