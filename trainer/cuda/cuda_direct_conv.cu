@@ -12,7 +12,6 @@
 #include <functional>
 #include <limits>
 #include <mutex>
-#include <optional>
 #include <vector>
 
 #include "common/check.h"
@@ -23,7 +22,6 @@
 #include "trainer/cuda/scatter_dgrad.h"
 #include "trainer/cuda/tiled_conv.h"
 #include "trainer/cuda/tuning_fingerprint.h"
-#include "trainer/tuning_cache.h"
 
 namespace sweep::trainer::cuda {
 
@@ -54,17 +52,6 @@ float graph_us(cudaStream_t stream, Op&& op) {
 // cudnnFind's, cudnn_legacy.cpp): every later backend with the same device, math and shape, a
 // fused array's members included, reuses it.
 using ChoiceKey = std::array<int, 15>;
-
-std::optional<std::vector<double>> kept_choice(int device, const char* kind, const ChoiceKey& key) {
-  const std::vector<long long> k(key.begin(), key.end());
-  return tuning_cache().find(tuning_fingerprint(device), kind, k);
-}
-
-void keep_choice(int device, const char* kind, const ChoiceKey& key,
-                 const std::vector<double>& value) {
-  const std::vector<long long> k(key.begin(), key.end());
-  tuning_cache().put(tuning_fingerprint(device), kind, k, value);
-}
 
 }  // namespace
 
@@ -101,7 +88,7 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
            (impl == double(int(ConvImpl::tiled)) && tiled_fits) ||
            (impl == double(int(ConvImpl::scatter)) && scatter_fits);
   };
-  if (const auto kept = kept_choice(device_, "conv_kernels", key);
+  if (const auto kept = kept_choice(device_, "conv_kernels", choice_key(key));
       kept && kept->size() == 3 && takes((*kept)[0], tiled, false) &&
       takes((*kept)[1], tiled, scatter) && takes((*kept)[2], tiled_filter, false)) {
     e.forward = ConvImpl(int((*kept)[0]));
@@ -208,7 +195,7 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
       [&](cudaStream_t st) {
         tiled_conv_backward_filter(g, x.f(), y.f(), dw.f(), nullptr, sms, scratch, st);
       });
-  keep_choice(device_, "conv_kernels", key,
+  keep_choice(device_, "conv_kernels", choice_key(key),
               {double(int(e.forward)), double(int(e.data)), double(int(e.filter))});
 }
 
@@ -219,7 +206,8 @@ bool CudaBackend::nhwc_runs_faster(const ConvGeom& g, const NhwcConvPlan& nhwc,
                       g.k,     g.r,     g.s,     g.stride_h, g.stride_w,
                       g.pad_h, g.pad_w, g.out_h, g.out_w,    int(nhwc.storage())};
   std::lock_guard<std::mutex> lock(mutex);
-  if (const auto kept = kept_choice(device_, "nhwc_conv_faster", key); kept && kept->size() == 1)
+  if (const auto kept = kept_choice(device_, "nhwc_conv_faster", choice_key(key));
+      kept && kept->size() == 1)
     return (*kept)[0] != 0;
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w;
   const std::size_t ny = std::size_t(g.n) * g.k * g.out_h * g.out_w;
@@ -256,7 +244,7 @@ bool CudaBackend::nhwc_runs_faster(const ConvGeom& g, const NhwcConvPlan& nhwc,
                  "(fwd + both backward): %s\n",
                  g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, name, double(nhwc_us),
                  double(legacy_us), faster ? name : "legacy");
-  keep_choice(device_, "nhwc_conv_faster", key, {faster ? 1.0 : 0.0});
+  keep_choice(device_, "nhwc_conv_faster", choice_key(key), {faster ? 1.0 : 0.0});
   return faster;
 }
 
@@ -265,7 +253,8 @@ bool CudaBackend::our_nhwc_filter_faster(const ConvGeom& g, const NhwcConvPlan& 
   const ChoiceKey key{device_,    g.n,        g.c,     g.h,     g.w,     g.k,     g.r, g.s,
                       g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, g.out_w, 0};
   std::lock_guard<std::mutex> lock(mutex);
-  if (const auto kept = kept_choice(device_, "nhwc_filter_ours", key); kept && kept->size() == 1)
+  if (const auto kept = kept_choice(device_, "nhwc_filter_ours", choice_key(key));
+      kept && kept->size() == 1)
     return (*kept)[0] != 0;
   const std::size_t nx = std::size_t(g.n) * g.c * g.h * g.w,
                     ny = std::size_t(g.n) * g.k * g.out_h * g.out_w,
@@ -293,7 +282,7 @@ bool CudaBackend::our_nhwc_filter_faster(const ConvGeom& g, const NhwcConvPlan& 
                  "cuDNN's %.1f us in a graph: %s\n",
                  g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, double(ours_us), double(plan_us),
                  faster ? "ours" : "cuDNN's");
-  keep_choice(device_, "nhwc_filter_ours", key, {faster ? 1.0 : 0.0});
+  keep_choice(device_, "nhwc_filter_ours", choice_key(key), {faster ? 1.0 : 0.0});
   return faster;
 }
 

@@ -33,7 +33,6 @@
 #include "trainer/cuda/cuda_raii.h"
 #include "trainer/cuda/graph_timing.h"
 #include "trainer/cuda/tuning_fingerprint.h"
-#include "trainer/tuning_cache.h"
 
 namespace sweep::trainer::cuda {
 
@@ -393,8 +392,6 @@ std::map<ChoiceKey, std::array<OpChoice, 3>> chosen_plans;
 
 constexpr const char* kTuningKind = "nhwc_conv_plan";
 
-std::vector<long long> tuning_key(const ChoiceKey& key) { return {key.begin(), key.end()}; }
-
 // A choice as the tuning cache keeps it: for each op its engine, fp32 K,C,R,S weight gradient or
 // not, time, knob count, then each knob's type and value.
 std::vector<double> encode(const std::array<OpChoice, 3>& made) {
@@ -520,7 +517,7 @@ NhwcConvPlan::NhwcConvPlan(cudnnHandle_t h, const ConvGeom& g, Storage storage, 
     const OpPlan& p = impl_->ops[i];
     made[i] = {p.engine, p.knobs, i == 2 && impl_->filter_nchw, p.us};
   }
-  tuning_cache().put(tuning_fingerprint(device), kTuningKind, tuning_key(key), encode(made));
+  keep_choice(device, kTuningKind, choice_key(key), encode(made));
   const std::lock_guard<std::mutex> lock(choices_mutex);
   chosen_plans.emplace(key, made);
 }
@@ -536,8 +533,7 @@ bool NhwcConvPlan::adopt_choice(cudnnHandle_t h, const ConvGeom& g, std::size_t 
     if (it != chosen_plans.end()) {
       made = it->second;
     } else {
-      const auto kept =
-          tuning_cache().find(tuning_fingerprint(key[0]), kTuningKind, tuning_key(key));
+      const auto kept = kept_choice(key[0], kTuningKind, choice_key(key));
       const std::optional<std::array<OpChoice, 3>> decoded =
           kept ? decode(*kept) : std::optional<std::array<OpChoice, 3>>();
       if (!decoded) return false;

@@ -31,7 +31,6 @@
 
 #include "common/check.h"
 #include "trainer/cuda/tuning_fingerprint.h"
-#include "trainer/tuning_cache.h"
 
 namespace sweep::trainer::cuda {
 
@@ -182,9 +181,8 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
   }
   // What Find chose in an earlier process on this machine (trainer/tuning_cache.h): the same
   // cuDNN on the same GPU, so the same algorithms exist.
-  const std::vector<long long> kept_key(key.begin(), key.end());
   if (find)
-    if (const auto kept = tuning_cache().find(tuning_fingerprint(device), "cudnn_conv", kept_key);
+    if (const auto kept = kept_choice(device, "cudnn_conv", choice_key(key));
         kept && kept->size() == 8) {
       const std::vector<double>& v = *kept;
       const Choice c{cudnnConvolutionFwdAlgo_t(int(v[0])),
@@ -244,11 +242,10 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
                  std::max({f.memory, d.memory, w.memory}),
                  timed ? f.time + d.time + w.time : std::numeric_limits<float>::infinity()};
   if (find && timed)
-    tuning_cache().put(
-        tuning_fingerprint(device), "cudnn_conv", kept_key,
-        std::vector<double>{double(c.fwd), double(c.bwd_data), double(c.bwd_filter),
-                            double(c.fwd_math), double(c.bwd_data_math), double(c.bwd_filter_math),
-                            double(c.workspace), double(c.ms)});
+    keep_choice(device, "cudnn_conv", choice_key(key),
+                std::vector<double>{double(c.fwd), double(c.bwd_data), double(c.bwd_filter),
+                                    double(c.fwd_math), double(c.bwd_data_math),
+                                    double(c.bwd_filter_math), double(c.workspace), double(c.ms)});
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, c);
   return c;

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "common/check.h"
+#include "trainer/tuning_cache.h"
 
 namespace sweep::trainer::cuda {
 
@@ -54,6 +55,16 @@ const std::string& tuning_fingerprint(int device) {
       " cublas " + std::to_string(blas[0]) + "." + std::to_string(blas[1]) + "." +
       std::to_string(blas[2]) + " program " + program_stamp();
   return known.emplace(device, fingerprint).first->second;
+}
+
+std::optional<std::vector<double>> kept_choice(int device, const char* kind,
+                                               const std::vector<long long>& key) {
+  return tuning_cache().find(tuning_fingerprint(device), kind, key);
+}
+
+void keep_choice(int device, const char* kind, const std::vector<long long>& key,
+                 const std::vector<double>& value) {
+  tuning_cache().put(tuning_fingerprint(device), kind, key, value);
 }
 
 }  // namespace sweep::trainer::cuda
