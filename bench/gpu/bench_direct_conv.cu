@@ -255,6 +255,8 @@ int main(int argc, char** argv) {
         {"lenet-conv2-b64", conv(64, 20, 12, 50, 5, 0)},
         {"lenet-conv1-b256", conv(256, 1, 28, 20, 5, 0)},
         {"lenet-conv2-b256", conv(256, 20, 12, 50, 5, 0)},
+        {"lenet-conv2-b4096", conv(4096, 20, 12, 50, 5, 0)},
+        {"lenet-conv1-b4096", conv(4096, 1, 28, 20, 5, 0)},
         {"3x3-c16-32x32-b64", conv(64, 16, 32, 16, 3, 1)},
         {"3x3-c32-16x16-b128", conv(128, 32, 16, 32, 3, 1)}};
     for (const auto& [name, g] : shapes)
