@@ -323,8 +323,10 @@ class ArrayRun {
     const TrainConfig& c = members_[i].config;
     const DeviceSpec device = c.devices().front();
     // The GPU starts while the data decodes (each takes a few tenths of a second, once a process).
+    // The process's shared load (a sweep's StartAhead has usually made it by now) copied, not
+    // loaded again: its statistics over the 47 MB training set are not computed twice.
     std::future<void> started = warm_up_devices({device});
-    auto host = std::make_shared<LoadedData>(load_data(c.data, c.training.seed));
+    auto host = std::make_shared<LoadedData>(*load_data_shared(c.data, c.training.seed));
     started.wait();
     try {
       host->uploaded = std::make_shared<const SharedUpload>(device, *host);
