@@ -12,12 +12,21 @@
  *
  *   bench_gpu_array --data DIR [--k 1 2 4 8 16 32 64] [--batch 64] [--epochs 3]
  *                   [--precision fp32|tf32|bf16] [--validation none|test] [--overlap on|off]
+ *                   [--profile-epoch]
+ * --profile-epoch brackets the largest K's second epoch with cudaProfilerStart / Stop, so that
+ * Nsight Compute measures the members' kernels as they run side by side, as one workload (ncu
+ * --replay-mode app-range --profile-from-start off): what the SMs' pipes do in the array's mix,
+ * which a per-kernel profile (serialised) cannot show.
  * Prints `RESULT peer=sweep-array k=.. batch=.. images_per_second=.. per_member=.. setup_seconds=..
  * end_seconds=..` lines: setup is from the call to the last member's first step (data loading,
  * building the members, their first steps' one-time costs), end from the last epoch's end to the
  * return (the final evaluations).
  */
+#include <cuda_profiler_api.h>
+#include <cuda_runtime.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -33,7 +42,8 @@ namespace {
 using namespace sweep::trainer;
 using Clock = std::chrono::steady_clock;
 
-bool g_overlap = true;  // --overlap: DeviceSpec::overlap of every member
+bool g_overlap = true;   // --overlap: DeviceSpec::overlap of every member
+bool g_profile = false;  // --profile-epoch
 
 TrainConfig member_config(const std::string& data, int batch, int epochs, Precision precision,
                           Validation validation, int i) {
@@ -61,9 +71,14 @@ TrainConfig member_config(const std::string& data, int batch, int epochs, Precis
 struct EpochClock : TrainCallback {
   std::optional<Clock::time_point> first_step;
   std::vector<Clock::time_point> epoch_ends;
+  bool profiles = false;  // brackets the second epoch for the profiler (the last member's clock)
   bool on_iteration(const IterationInfo& i) override {
     if (!first_step) first_step = Clock::now();
-    if (i.iteration % i.iterations_per_epoch == 0) epoch_ends.push_back(Clock::now());
+    if (i.iteration % i.iterations_per_epoch == 0) {
+      epoch_ends.push_back(Clock::now());
+      if (profiles && epoch_ends.size() == 1) SWEEP_CHECK_CUDA(cudaProfilerStart());
+      if (profiles && epoch_ends.size() == 2) SWEEP_CHECK_CUDA(cudaProfilerStop());
+    }
     return true;
   }
 };
@@ -75,8 +90,9 @@ struct ArrayTimes {
 };
 
 ArrayTimes run_array(const std::string& data, int k, int batch, int epochs, Precision precision,
-                     Validation validation) {
+                     Validation validation, bool profile = false) {
   std::vector<EpochClock> clocks(k);
+  clocks.back().profiles = profile;
   std::vector<ArrayMember> members(k);
   for (int i = 0; i < k; ++i) {
     members[i].config = member_config(data, batch, epochs, precision, validation, i);
@@ -134,6 +150,9 @@ int main(int argc, char** argv) {
   app.add_option("--overlap", overlap_word,
                  "on: each member's weight gradients on a second stream (DeviceSpec::overlap); off")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_flag("--profile-epoch", g_profile,
+               "cudaProfilerStart / Stop around the largest K's second epoch (for ncu's range "
+               "replay)");
   CLI11_PARSE(app, argc, argv);
   g_overlap = overlap_word == "on";
   const std::optional<Precision> precision = sweep::parse_word<Precision>(precision_word);
@@ -142,7 +161,8 @@ int main(int argc, char** argv) {
     // Load the libraries' kernels once, as a sweep process does.
     run_array(data, 1, batch, 2, *precision, validation);
     for (int k : ks) {
-      const ArrayTimes t = run_array(data, k, batch, epochs, *precision, validation);
+      const ArrayTimes t = run_array(data, k, batch, epochs, *precision, validation,
+                                     g_profile && k == *std::max_element(ks.begin(), ks.end()));
       const double ips = t.images_per_second;
       std::printf(
           "RESULT peer=sweep-array k=%d batch=%d precision=%s images_per_second=%.0f "
