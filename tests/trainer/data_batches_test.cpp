@@ -95,18 +95,6 @@ TEST_F(BatchSourceTest, AFreshSourceReproducesAnyEpochsOrder) {
   }
 }
 
-// The next epoch's order is drawn ahead during an epoch (begin_epoch): whatever epoch comes next
-// (the next, one skipped, the same again, an earlier one), its rows are epoch_order's.
-TEST_F(BatchSourceTest, OrdersDrawnAheadAreTheEpochsOwn) {
-  const ChannelStats plain;
-  BatchSource src(*backend_, numbered(60), plain, 16, ShuffleMode::every_epoch, 4, {}, true);
-  for (int epoch : {0, 1, 3, 3, 2, 4}) {
-    const auto rows = epoch_rows(src, epoch).first;
-    const auto order = epoch_order(60, ShuffleMode::every_epoch, 4, epoch);
-    EXPECT_EQ(rows, std::vector<int>(order.begin(), order.end())) << "epoch " << epoch;
-  }
-}
-
 TEST_F(BatchSourceTest, NormalisesWithTheGivenStatistics) {
   ChannelStats s;
   s.mean[0] = 0.5f;

@@ -2,7 +2,7 @@
  * batch_source.cpp — uploads and the GatherDesc for each step.
  *
  * `never` and `once` upload their single order once; `every-epoch` uploads at begin_epoch, the
- * only host-to-device copy of an epoch, and draws the next epoch's order meanwhile.
+ * only host-to-device copy of an epoch.
  */
 #include "trainer/data/batch_source.h"
 
@@ -47,24 +47,10 @@ void BatchSource::begin_epoch(int epoch) {
   // never / once: the same order every epoch, uploaded the first time (whichever epoch a resumed
   // run starts at).
   if (shuffle_ != ShuffleMode::every_epoch && order_uploaded_) return;
-  // The order drawn ahead when it is this epoch's (a resumed or repeated epoch draws its own; a
-  // future for another epoch is waited for and dropped).
-  std::vector<std::int32_t> order;
-  if (next_order_.valid()) {
-    std::vector<std::int32_t> ahead = next_order_.get();
-    if (next_epoch_ == epoch) order = std::move(ahead);
-  }
-  if (next_epoch_ != epoch) order = epoch_order(size_, shuffle_, seed_, epoch);
-  next_epoch_ = -1;
+  const std::vector<std::int32_t> order = epoch_order(size_, shuffle_, seed_, epoch);
   if (!order.empty())
     backend_.copy_to_device(order_.as<void>(), order.data(), order.size() * sizeof(std::int32_t));
   order_uploaded_ = true;
-  if (shuffle_ == ShuffleMode::every_epoch) {
-    next_epoch_ = epoch + 1;
-    next_order_ = std::async(std::launch::async, [n = size_, seed = seed_, e = next_epoch_] {
-      return epoch_order(n, ShuffleMode::every_epoch, seed, e);
-    });
-  }
 }
 
 std::int64_t BatchSource::batches_per_epoch() const {

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <future>
 #include <optional>
 #include <vector>
 
@@ -32,10 +31,7 @@ class BatchSource {
               ShuffleMode shuffle, std::uint64_t seed, const AugmentSpec& augment,
               bool for_training, const DeviceDataset* uploaded = nullptr);
 
-  // Uploads the order of `epoch` (0-based). With every-epoch shuffling the next epoch's order is
-  // then drawn on a thread of its own during this epoch's steps: a fused array's 64 members each
-  // drew 60,000 indices at the epoch boundary, one after another on the driving thread (0.06 s of
-  // the 64-trial grid). The orders are epoch_order's whichever epoch comes next.
+  // Uploads the order of `epoch` (0-based).
   void begin_epoch(int epoch);
 
   std::int64_t size() const { return size_; }
@@ -64,8 +60,6 @@ class BatchSource {
   GatherDesc desc_{};
   std::optional<DeviceDataset> own_;  // the upload, unless one was given
   DeviceBuffer order_;
-  int next_epoch_ = -1;                                // the epoch next_order_ holds, or -1
-  std::future<std::vector<std::int32_t>> next_order_;  // drawn ahead (begin_epoch)
 };
 
 }  // namespace sweep::trainer
