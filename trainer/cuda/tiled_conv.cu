@@ -3,6 +3,7 @@
  */
 #include <algorithm>
 #include <cstddef>
+#include <type_traits>
 
 #include "common/check.h"
 #include "trainer/cuda/direct_conv.h"
@@ -297,6 +298,8 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
   const int c = in_slice / (R * groups), i = (in_slice % (R * groups)) / groups,
             g = in_slice % groups;
   const bool with_bias = db_parts != nullptr && c == 0 && i == 0;
+  // Every thread is active here: the warps that sum the bias gradient (the others skip it).
+  const bool bias_warp = __any_sync(__activemask(), with_bias);
   float acc[kKt][R], bacc[kKt];
 #pragma unroll
   for (int q = 0; q < kKt; ++q) {
@@ -351,50 +354,59 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
     __syncthreads();  // image nn's tiles are in
     const float* const img_b = img + b * tile_floats(t);
     const float* const grad_b = img_b + image_floats(t);
-    for (int oy = slice; oy < t.oh; oy += t.slices) {
-      const float* xrow = img_b + (std::size_t(c) * t.shh + oy + i) * t.sw;
-      const float4* grow =
-          reinterpret_cast<const float4*>(grad_b + std::size_t(oy) * t.ow * t.kb) + g;
-      // The row's window slides kStep positions at a time: kStep new inputs and kStep float4
-      // of dy feed kStep * kKt * R multiply-adds, and the window moves once per kStep.
-      constexpr int kStep = 4;
-      float xv[R - 1 + kStep];
+    // The image's rows, with the bias sums only in warps that hold a bias thread (a branch the
+    // whole warp takes): in the loop itself the compiler made every thread add them, 16 of the
+    // inner loop's 121 instructions.
+    const auto rows = [&](auto bias) {
+      for (int oy = slice; oy < t.oh; oy += t.slices) {
+        const float* xrow = img_b + (std::size_t(c) * t.shh + oy + i) * t.sw;
+        const float4* grow =
+            reinterpret_cast<const float4*>(grad_b + std::size_t(oy) * t.ow * t.kb) + g;
+        // The row's window slides kStep positions at a time: kStep new inputs and kStep float4
+        // of dy feed kStep * kKt * R multiply-adds, and the window moves once per kStep.
+        constexpr int kStep = 4;
+        float xv[R - 1 + kStep];
 #pragma unroll
-      for (int j = 0; j < R - 1; ++j) xv[j] = xrow[j];
-      int ox = 0;
-      for (; ox + kStep <= t.ow; ox += kStep) {
-        float dv[kStep][kKt];
+        for (int j = 0; j < R - 1; ++j) xv[j] = xrow[j];
+        int ox = 0;
+        for (; ox + kStep <= t.ow; ox += kStep) {
+          float dv[kStep][kKt];
 #pragma unroll
-        for (int u = 0; u < kStep; ++u) {
-          xv[R - 1 + u] = xrow[ox + R - 1 + u];
-          const float4 d = grow[(ox + u) * groups];
-          dv[u][0] = d.x, dv[u][1] = d.y, dv[u][2] = d.z, dv[u][3] = d.w;
+          for (int u = 0; u < kStep; ++u) {
+            xv[R - 1 + u] = xrow[ox + R - 1 + u];
+            const float4 d = grow[(ox + u) * groups];
+            dv[u][0] = d.x, dv[u][1] = d.y, dv[u][2] = d.z, dv[u][3] = d.w;
+          }
+#pragma unroll
+          for (int u = 0; u < kStep; ++u)
+#pragma unroll
+            for (int q = 0; q < kKt; ++q) {
+#pragma unroll
+              for (int j = 0; j < R; ++j) acc[q][j] = fmaf(dv[u][q], xv[u + j], acc[q][j]);
+              if constexpr (decltype(bias)::value) bacc[q] += dv[u][q];
+            }
+#pragma unroll
+          for (int j = 0; j < R - 1; ++j) xv[j] = xv[kStep + j];
         }
-#pragma unroll
-        for (int u = 0; u < kStep; ++u)
+        for (; ox < t.ow; ++ox) {  // the row's last ow % kStep positions
+          xv[R - 1] = xrow[ox + R - 1];
+          const float4 d = grow[ox * groups];
+          const float dv[kKt] = {d.x, d.y, d.z, d.w};
 #pragma unroll
           for (int q = 0; q < kKt; ++q) {
 #pragma unroll
-            for (int j = 0; j < R; ++j) acc[q][j] = fmaf(dv[u][q], xv[u + j], acc[q][j]);
-            if (with_bias) bacc[q] += dv[u][q];
+            for (int j = 0; j < R; ++j) acc[q][j] = fmaf(dv[q], xv[j], acc[q][j]);
+            if constexpr (decltype(bias)::value) bacc[q] += dv[q];
           }
 #pragma unroll
-        for (int j = 0; j < R - 1; ++j) xv[j] = xv[kStep + j];
-      }
-      for (; ox < t.ow; ++ox) {  // the row's last ow % kStep positions
-        xv[R - 1] = xrow[ox + R - 1];
-        const float4 d = grow[ox * groups];
-        const float dv[kKt] = {d.x, d.y, d.z, d.w};
-#pragma unroll
-        for (int q = 0; q < kKt; ++q) {
-#pragma unroll
-          for (int j = 0; j < R; ++j) acc[q][j] = fmaf(dv[q], xv[j], acc[q][j]);
-          if (with_bias) bacc[q] += dv[q];
+          for (int j = 0; j < R - 1; ++j) xv[j] = xv[j + 1];
         }
-#pragma unroll
-        for (int j = 0; j < R - 1; ++j) xv[j] = xv[j + 1];
       }
-    }
+    };
+    if (bias_warp)
+      rows(std::true_type{});
+    else
+      rows(std::false_type{});
   }
   // The slices' sums, added in slice order by slice 0 (the tiles are no longer needed).
   constexpr int kOut = kKt * R + kKt;  // weights, then the bias gradient
