@@ -310,6 +310,7 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
   const int first = chunk * t.nb, last = min(t.n, first + t.nb);
   const int plane = t.oh * t.ow, plane_s = t.shh * t.sw;
   const FastDiv by_plane(plane_s), by_row(t.sw), by_pos(plane);
+  const int stride = blockDim.x, step_k = by_pos(stride), step_p = stride - step_k * plane;
   // Image nn's tiles into buffer b, copied asynchronously: the padded image (zeros outside it),
   // and dy read in its order (coalesced) but stored a position's kb values adjacent.
   const auto fetch = [&](int nn, int b) {
@@ -325,17 +326,18 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
                      : nullptr;
         },
         [&](int e) { return to_img + e; });
-    stage_async(
-        t.kb * plane, dy,
-        [&](int e) -> const float* {
-          const int k = k0 + by_pos(e);
-          return k < t.k ? dy + (std::size_t(nn) * t.k + k) * plane + (e - (k - k0) * plane)
-                         : nullptr;
-        },
-        [&](int e) {
-          const int kk = by_pos(e);
-          return to_grad + std::size_t(e - kk * plane) * t.kb + kk;
-        });
+    // dy value e = kk * plane + p (read in its order: coalesced) to position p's slot kk, (kk, p)
+    // carried along with e: no division a value (they were most of LeNet's first layer's
+    // staging, which is most of its instructions besides the products: dy is 20 planes there).
+    const float* const from = dy + (std::size_t(nn) * t.k + k0) * plane;
+    int kk = by_pos(int(threadIdx.x)), p = int(threadIdx.x) - kk * plane;
+    for (int e = threadIdx.x; e < t.kb * plane; e += stride) {
+      const bool real = k0 + kk < t.k;  // past the last filter: zeros
+      __pipeline_memcpy_async(to_grad + std::size_t(p) * t.kb + kk, real ? from + e : dy,
+                              sizeof(float), real ? 0 : sizeof(float));
+      p += step_p, kk += step_k;
+      if (p >= plane) p -= plane, ++kk;
+    }
     __pipeline_commit();
   };
   if (first < last) fetch(first, 0);
