@@ -327,8 +327,9 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
         },
         [&](int e) { return to_img + e; });
     // dy value e = kk * plane + p (read in its order: coalesced) to position p's slot kk, (kk, p)
-    // carried along with e: no division a value (they were most of LeNet's first layer's
-    // staging, which is most of its instructions besides the products: dy is 20 planes there).
+    // carried along with e: no division a value. (Two float divisions a value were most of the
+    // staging's instructions; LeNet's first layer stages 20 planes of dy an image for few
+    // products, and integer work was a quarter of its instructions.)
     const float* const from = dy + (std::size_t(nn) * t.k + k0) * plane;
     int kk = by_pos(int(threadIdx.x)), p = int(threadIdx.x) - kk * plane;
     for (int e = threadIdx.x; e < t.kb * plane; e += stride) {
