@@ -271,6 +271,7 @@ TEST_F(CudaOps, TiledConvolutionsMatchCpu) {
              conv_geom(1, 9, 6, 7, 3, 3, 3, 1, 2),       // padding 2 on a 3x3 filter
              conv_geom(3, 7, 9, 11, 33, 3, 3, 1, 1),     // 33 filters: a partial group
              conv_geom(5, 16, 10, 9, 12, 3, 3, 1, 1),    // weight gradient, 3x3, padded
+             conv_geom(4, 6, 8, 8, 10, 3, 3, 1, 1),      // 8 wide: the unrolled rows, 3x3
              conv_geom(2, 5, 13, 11, 7, 3, 3, 2, 1),     // stride 2: not taken, cuDNN runs it
          }) {
       EXPECT_EQ(cuda::tiled_conv_fits(g), g.stride_h == 1) << "stride " << g.stride_h;

@@ -280,7 +280,9 @@ bool plan_filter(TiledFilter& t, int r, int sm_count) {
 // 500 threads no longer has an SM's registers to itself. Nsight Compute had it latency-bound at one
 // block an SM (3.9 warps a scheduler, 1.4 eligible); a fused array of 64 LeNets gained 1-2.5% in
 // five same-call pairs on an H200, the lone step and the kernel's own time at share 8 unchanged.
-template <int R>
+// kOw: the output width when known at compile time (0: t.ow). LeNet's second layer (8 wide) then
+// takes its rows in two unrolled steps, the window's moves and the loop's control compiled away.
+template <int R, int kOw>
 __global__ void __launch_bounds__(kMaxThreads, 2)
     tiled_filter_kernel(const float* __restrict__ x, const float* __restrict__ dy,
                         float* __restrict__ dw_parts /* (K*C, chunks, R*R) */,
@@ -361,10 +363,11 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
     // whole warp takes): in the loop itself the compiler made every thread add them, 16 of the
     // inner loop's 121 instructions.
     const auto rows = [&](auto bias) {
+      const int ow = kOw > 0 ? kOw : t.ow;
       for (int oy = slice; oy < t.oh; oy += t.slices) {
         const float* xrow = img_b + (std::size_t(c) * t.shh + oy + i) * t.sw;
         const float4* grow =
-            reinterpret_cast<const float4*>(grad_b + std::size_t(oy) * t.ow * t.kb) + g;
+            reinterpret_cast<const float4*>(grad_b + std::size_t(oy) * ow * t.kb) + g;
         // The row's window slides kStep positions at a time: kStep new inputs and kStep float4
         // of dy feed kStep * kKt * R multiply-adds, and the window moves once per kStep.
         constexpr int kStep = 4;
@@ -372,7 +375,8 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
 #pragma unroll
         for (int j = 0; j < R - 1; ++j) xv[j] = xrow[j];
         int ox = 0;
-        for (; ox + kStep <= t.ow; ox += kStep) {
+#pragma unroll
+        for (; ox + kStep <= ow; ox += kStep) {
           float dv[kStep][kKt];
 #pragma unroll
           for (int u = 0; u < kStep; ++u) {
@@ -391,7 +395,7 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
 #pragma unroll
           for (int j = 0; j < R - 1; ++j) xv[j] = xv[kStep + j];
         }
-        for (; ox < t.ow; ++ox) {  // the row's last ow % kStep positions
+        for (; ox < ow; ++ox) {  // the row's last ow % kStep positions
           xv[R - 1] = xrow[ox + R - 1];
           const float4 d = grow[ox * groups];
           const float dv[kKt] = {d.x, d.y, d.z, d.w};
@@ -482,13 +486,20 @@ TiledFilter filter_problem(const ConvGeom& g) {
   return t;
 }
 
+template <int R, int kOw>
+void launch_filter_as(const TiledFilter& t, const float* x, const float* dy, float* dw_parts,
+                      float* db_parts, cudaStream_t stream) {
+  allow_shared_memory<tiled_filter_kernel<R, kOw>>();
+  const dim3 grid(static_cast<unsigned>(t.kblocks), static_cast<unsigned>(t.chunks));
+  tiled_filter_kernel<R, kOw><<<grid, t.threads, t.smem, stream>>>(x, dy, dw_parts, db_parts, t);
+  SWEEP_CHECK_LAUNCH();
+}
+
 template <int R>
 void launch_filter(const TiledFilter& t, const float* x, const float* dy, float* dw_parts,
                    float* db_parts, cudaStream_t stream) {
-  allow_shared_memory<tiled_filter_kernel<R>>();
-  const dim3 grid(static_cast<unsigned>(t.kblocks), static_cast<unsigned>(t.chunks));
-  tiled_filter_kernel<R><<<grid, t.threads, t.smem, stream>>>(x, dy, dw_parts, db_parts, t);
-  SWEEP_CHECK_LAUNCH();
+  if (t.ow == 8) return launch_filter_as<R, 8>(t, x, dy, dw_parts, db_parts, stream);
+  launch_filter_as<R, 0>(t, x, dy, dw_parts, db_parts, stream);
 }
 
 }  // namespace
