@@ -15,8 +15,8 @@
  *                   [--profile-epoch]
  * --profile-epoch brackets the largest K's second epoch with cudaProfilerStart / Stop, so that
  * Nsight Compute measures the members' kernels as they run side by side, as one workload (ncu
- * --replay-mode app-range --profile-from-start off): what the SMs' pipes do in the array's mix,
- * which a per-kernel profile (serialised) cannot show.
+ * --replay-mode app-range; range replay takes no --profile-from-start): what the SMs' pipes do in
+ * the array's mix, which a per-kernel profile (serialised) cannot show.
  * Prints `RESULT peer=sweep-array k=.. batch=.. images_per_second=.. per_member=.. setup_seconds=..
  * end_seconds=..` lines: setup is from the call to the last member's first step (data loading,
  * building the members, their first steps' one-time costs), end from the last epoch's end to the
