@@ -276,10 +276,11 @@ bool plan_filter(TiledFilter& t, int r, int sm_count) {
   return t.threads >= 64 && t.threads <= kMaxThreads && t.smem <= kMaxSharedBytes;
 }
 
-// Two blocks an SM: 64 registers a thread instead of 90 (8 bytes spilled at R = 5), so a block of
-// 500 threads no longer has an SM's registers to itself. Nsight Compute had it latency-bound at one
-// block an SM (3.9 warps a scheduler, 1.4 eligible); a fused array of 64 LeNets gained 1-2.5% in
-// five same-call pairs on an H200, the lone step and the kernel's own time at share 8 unchanged.
+// Two blocks an SM: 64 registers a thread instead of 90, so a block of 500 threads no longer has an
+// SM's registers to itself (8 bytes spilled at R = 5 then; none since the bias sums left the warps
+// without a bias thread). Nsight Compute had it latency-bound at one block an SM (3.9 warps a
+// scheduler, 1.4 eligible); a fused array of 64 LeNets gained 1-2.5% in five same-call pairs on an
+// H200, the lone step and the kernel's own time at share 8 unchanged.
 // kOw: the output width when known at compile time (0: t.ow). LeNet's second layer (8 wide) then
 // takes its rows in two unrolled steps, the window's moves and the loop's control compiled away.
 template <int R, int kOw>
