@@ -231,7 +231,8 @@ __global__ void __launch_bounds__(kMaxThreads)
 struct TiledFilter {
   int n, c, h, w, k, oh, ow, pad_h, pad_w;
   int kb, nb, chunks, kblocks, slices, threads, sw, shh;
-  int buffers;  // tile buffers: 2 when they fit (the next image staged during this one's products)
+  int kq, krem;  // the filter groups shared out: the first krem blocks take kq + 1, the rest kq
+  int buffers;   // tile buffers: 2 when they fit (the next image staged during this one's products)
   std::size_t smem;
 };
 
@@ -260,6 +261,7 @@ bool plan_filter(TiledFilter& t, int r, int sm_count) {
   if (max_groups > 0) g = std::min(g, max_groups);
   t.kb = g * kKt;
   t.kblocks = (t.k + t.kb - 1) / t.kb;
+  t.kq = groups / t.kblocks, t.krem = groups % t.kblocks;
   t.slices = std::clamp(kTargetThreads / (per_group * g), 1, t.oh);
   t.threads = per_group * g * t.slices;
   // Image chunks: enough blocks for two per SM.
@@ -283,6 +285,51 @@ bool plan_filter(TiledFilter& t, int r, int sm_count) {
 // H200, the lone step and the kernel's own time at share 8 unchanged.
 // kOw: the output width when known at compile time (0: t.ow). LeNet's second layer (8 wide) then
 // takes its rows in two unrolled steps, the window's moves and the loop's control compiled away.
+// The filter groups are shared out evenly among a weight gradient's blocks (kq, krem): LeNet's
+// second layer's 13 groups of 4 as 5 + 4 + 4, not 5 + 5 + 5 of which 2 computed on zeros.
+struct BlockFilters {
+  int own;  // the block's filter groups
+  int k0;   // its first filter
+};
+
+__device__ inline BlockFilters block_filters(const TiledFilter& t, int kblock) {
+  return {t.kq + (kblock < t.krem ? 1 : 0), (kblock * t.kq + min(kblock, t.krem)) * kKt};
+}
+
+// A thread's part of a block of tiled_filter_kernel: (slice, channel, filter row, group). A
+// warp's dy reads are its groups' adjacent float4 (one shared-memory wavefront), its input reads
+// a few rows each broadcast to its groups. A block with fewer groups than the most leaves its last
+// threads (whole warps but one) to staging.
+struct FilterRole {
+  BlockFilters block;
+  int per_slice;  // threads a row slice: (channel, filter row, group)
+  int slice;      // t.oh for a thread with no part (its loop over rows is empty)
+  int in_slice, c, i, g;
+};
+
+template <int R>
+__device__ inline FilterRole filter_role(const TiledFilter& t, int kblock, int tid) {
+  FilterRole r;
+  r.block = block_filters(t, kblock);
+  const int own = r.block.own;
+  r.per_slice = t.c * R * own;
+  r.slice = tid < t.slices * r.per_slice ? tid / r.per_slice : t.oh;  // t.oh >= t.slices
+  r.in_slice = tid % r.per_slice;
+  r.c = r.in_slice / (R * own);
+  r.i = (r.in_slice % (R * own)) / own;
+  r.g = r.in_slice % own;
+  return r;
+}
+
+// The thread's index, read so that the compiler derives its role again after the images' loop
+// rather than keeping the first derivation in registers across it (64 a thread: 8-24 bytes
+// spilled). An asm volatile read is not merged with threadIdx.x's.
+__device__ inline int thread_index_again() {
+  int v;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(v));
+  return v;
+}
+
 template <int R, int kOw>
 __global__ void __launch_bounds__(kMaxThreads, 2)
     tiled_filter_kernel(const float* __restrict__ x, const float* __restrict__ dy,
@@ -292,15 +339,11 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
   extern __shared__ float4 shared4[];
   // t.buffers of (C, shh, sw) padded image, then dy (OH*OW, kb); tile_floats(t) each.
   float* img = reinterpret_cast<float*>(shared4);
-  const int k0 = blockIdx.x * t.kb, chunk = blockIdx.y;
-  const int groups = t.kb / kKt, per_slice = t.c * R * groups;
-  const int tid = threadIdx.x;
-  // (slice, channel, filter row, group): a warp's dy reads are its groups' adjacent float4 (one
-  // shared-memory wavefront), its input reads a few rows each broadcast to its groups.
-  const int slice = tid / per_slice, in_slice = tid % per_slice;
-  const int c = in_slice / (R * groups), i = (in_slice % (R * groups)) / groups,
-            g = in_slice % groups;
-  const bool with_bias = db_parts != nullptr && c == 0 && i == 0;
+  const int groups = t.kb / kKt;  // the most a block takes: dy's stride in shared memory
+  const FilterRole role = filter_role<R>(t, blockIdx.x, threadIdx.x);
+  const int slice = role.slice;
+  const int c = role.c, i = role.i, g = role.g, chunk = blockIdx.y;
+  const bool with_bias = db_parts != nullptr && slice < t.slices && c == 0 && i == 0;
   // Every thread is active here: the warps that sum the bias gradient (the others skip it).
   const bool bias_warp = __any_sync(__activemask(), with_bias);
   float acc[kKt][R], bacc[kKt];
@@ -333,9 +376,11 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
     // carried along with e: no division a value. (Two float divisions a value were most of the
     // staging's instructions; LeNet's first layer stages 20 planes of dy an image for few
     // products, and integer work was a quarter of its instructions.)
+    const BlockFilters block = block_filters(t, blockIdx.x);
+    const int k0 = block.k0;
     const float* const from = dy + (std::size_t(nn) * t.k + k0) * plane;
     int kk = by_pos(int(threadIdx.x)), p = int(threadIdx.x) - kk * plane;
-    for (int e = threadIdx.x; e < t.kb * plane; e += stride) {
+    for (int e = threadIdx.x; e < block.own * kKt * plane; e += stride) {
       const bool real = k0 + kk < t.k;  // past the last filter: zeros
       __pipeline_memcpy_async(to_grad + std::size_t(p) * t.kb + kk, real ? from + e : dy,
                               sizeof(float), real ? 0 : sizeof(float));
@@ -416,13 +461,15 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
     else
       rows(std::false_type{});
   }
-  // The slices' sums, added in slice order by slice 0 (the tiles are no longer needed).
+  // The slices' sums, added in slice order by slice 0 (the tiles are no longer needed). The
+  // thread's role derived again, not kept in registers across the loop (64 a thread: it spilled).
+  const FilterRole me = filter_role<R>(t, blockIdx.x, thread_index_again());
   constexpr int kOut = kKt * R + kKt;  // weights, then the bias gradient
   float* partial = reinterpret_cast<float*>(shared4);
   if (t.slices > 1) {
     __syncthreads();
-    if (slice > 0) {
-      float* mine = partial + (std::size_t(slice) * per_slice + in_slice) * kOut;
+    if (me.slice > 0 && me.slice < t.slices) {
+      float* mine = partial + (std::size_t(me.slice) * me.per_slice + me.in_slice) * kOut;
 #pragma unroll
       for (int q = 0; q < kKt; ++q) {
 #pragma unroll
@@ -431,9 +478,9 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
       }
     }
     __syncthreads();
-    if (slice > 0) return;
+    if (me.slice > 0) return;  // the idle threads too
     for (int sl = 1; sl < t.slices; ++sl) {
-      const float* theirs = partial + (std::size_t(sl) * per_slice + in_slice) * kOut;
+      const float* theirs = partial + (std::size_t(sl) * me.per_slice + me.in_slice) * kOut;
 #pragma unroll
       for (int q = 0; q < kKt; ++q) {
 #pragma unroll
@@ -442,14 +489,16 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
       }
     }
   }
+  if (me.slice >= t.slices) return;  // an idle thread
+  const bool bias_sums = db_parts != nullptr && me.c == 0 && me.i == 0;
 #pragma unroll
   for (int q = 0; q < kKt; ++q) {
-    const int k = k0 + g * kKt + q;
+    const int k = me.block.k0 + me.g * kKt + q;
     if (k >= t.k) break;
-    float* part = dw_parts + ((std::size_t(k) * t.c + c) * t.chunks + chunk) * kRR + i * R;
+    float* part = dw_parts + ((std::size_t(k) * t.c + me.c) * t.chunks + chunk) * kRR + me.i * R;
 #pragma unroll
     for (int j = 0; j < R; ++j) part[j] = acc[q][j];
-    if (with_bias) db_parts[std::size_t(k) * t.chunks + chunk] = bacc[q];
+    if (bias_sums) db_parts[std::size_t(k) * t.chunks + chunk] = bacc[q];
   }
 }
 
