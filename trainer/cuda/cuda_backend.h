@@ -224,6 +224,8 @@ class CudaBackend final : public Backend {
   // so train_array keeps replay().
   cudaGraph_t captured_graph() const { return step_graph_.graph.get(); }
   cudaEvent_t stage_replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta);
+  // The convolution workspace, at least `bytes` (grow below; public for the op tests).
+  void* conv_workspace(std::size_t bytes);
 
  private:
   cudaStream_t stream() const { return stream_.get(); }
@@ -288,9 +290,9 @@ class CudaBackend final : public Backend {
   // in a CUDA graph (cuda_direct_conv.cu; once per shape and process).
   bool our_nhwc_filter_faster(const ConvGeom& g, const NhwcConvPlan& nhwc);
   const PoolPlan& pool_plan(const PoolGeom& g, PoolMode mode);
-  void* conv_workspace(std::size_t bytes);
-  // m itself when it holds `bytes`, else a larger replacement (the old one retired): workspaces
-  // and scratch grow only, on an eager call with a new shape. Throws OutOfMemory naming `what`.
+  // m itself when it holds `bytes`, else a larger replacement (the old one retired, once the
+  // stream's queued work is done; growing from nothing does not wait): workspaces and scratch grow
+  // only, on an eager call with a new shape. Throws OutOfMemory naming `what`.
   void* grow(DeviceMemory& m, std::size_t bytes, const char* what);
   // Grow-only scratch of n floats (bias-gradient partial sums, filter-gradient parts): m, or the
   // main stream's own.
