@@ -278,13 +278,6 @@ bool plan_filter(TiledFilter& t, int r, int sm_count) {
   return t.threads >= 64 && t.threads <= kMaxThreads && t.smem <= kMaxSharedBytes;
 }
 
-// Two blocks an SM: 64 registers a thread instead of 90, so a block of 500 threads no longer has an
-// SM's registers to itself (8 bytes spilled at R = 5 then; none since the bias sums left the warps
-// without a bias thread). Nsight Compute had it latency-bound at one block an SM (3.9 warps a
-// scheduler, 1.4 eligible); a fused array of 64 LeNets gained 1-2.5% in five same-call pairs on an
-// H200, the lone step and the kernel's own time at share 8 unchanged.
-// kOw: the output width when known at compile time (0: t.ow). LeNet's second layer (8 wide) then
-// takes its rows in two unrolled steps, the window's moves and the loop's control compiled away.
 // The filter groups are shared out evenly among a weight gradient's blocks (kq, krem): LeNet's
 // second layer's 13 groups of 4 as 5 + 4 + 4, not 5 + 5 + 5 of which 2 computed on zeros.
 struct BlockFilters {
@@ -330,6 +323,13 @@ __device__ inline int thread_index_again() {
   return v;
 }
 
+// Two blocks an SM: 64 registers a thread instead of 90, so a block of 500 threads no longer has an
+// SM's registers to itself (8 bytes spilled at R = 5 then; none since the bias sums left the warps
+// without a bias thread). Nsight Compute had it latency-bound at one block an SM (3.9 warps a
+// scheduler, 1.4 eligible); a fused array of 64 LeNets gained 1-2.5% in five same-call pairs on an
+// H200, the lone step and the kernel's own time at share 8 unchanged.
+// kOw: the output width when known at compile time (0: t.ow). LeNet's second layer (8 wide) then
+// takes its rows in two unrolled steps, the window's moves and the loop's control compiled away.
 template <int R, int kOw>
 __global__ void __launch_bounds__(kMaxThreads, 2)
     tiled_filter_kernel(const float* __restrict__ x, const float* __restrict__ dy,
