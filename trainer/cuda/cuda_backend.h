@@ -282,6 +282,13 @@ class CudaBackend final : public Backend {
   void make_conv_plans(const ConvGeom& g, bool timed, ConvEntry& e);
   // Fills e's direct_* choices (cuda_direct_conv.cu). `timed`: the shape's batch is the tuned one.
   void choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e);
+  // An untimed shape's choices: those of the same layer at the tuned batch, where they take it
+  // (the flags: which of our kernels take g).
+  void inherit_direct_conv(const ConvGeom& g, bool direct, bool tiled, bool tiled_filter,
+                           bool scatter, ConvEntry& e) const;
+  // conv_plans_'s key of g's layer at batch n.
+  using ConvKey = std::array<int, 15>;
+  static ConvKey conv_key(const ConvGeom& g, int n);
   // bf16 mode: whether the channels-last plan's forward and backward on fp32 NCHW tensors, with
   // their conversions, take less GPU time in a CUDA graph than the legacy plan's
   // (cuda_direct_conv.cu; once per shape and process).
@@ -372,7 +379,7 @@ class CudaBackend final : public Backend {
   // Workspaces replaced while a graph exists: the graph still points at them, so they live until
   // no graph is left (an eager step of a new shape, e.g. a last partial batch, may grow one).
   std::vector<DeviceMemory> graph_owned_;
-  std::map<std::array<int, 15>, ConvEntry> conv_plans_;
+  std::map<ConvKey, ConvEntry> conv_plans_;
   std::map<std::array<int, 13>, std::unique_ptr<PoolPlan>> pool_plans_;
   std::unordered_set<void*> live_;  // allocate()d and not yet freed: released by the destructor
   bool overlap_ = true;

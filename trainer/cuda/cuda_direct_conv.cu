@@ -55,6 +55,20 @@ using ChoiceKey = std::array<int, 15>;
 
 }  // namespace
 
+void CudaBackend::inherit_direct_conv(const ConvGeom& g, bool direct, bool tiled, bool tiled_filter,
+                                      bool scatter, ConvEntry& e) const {
+  const auto full = conv_plans_.find(conv_key(g, tuned_batch_));
+  if (full == conv_plans_.end() || full->second.nhwc) return;
+  const ConvEntry& t = full->second;
+  const auto takes = [&](ConvImpl impl, bool tiled_fits, bool scatter_fits) {
+    return impl == ConvImpl::cudnn || (impl == ConvImpl::direct && direct) ||
+           (impl == ConvImpl::tiled && tiled_fits) || (impl == ConvImpl::scatter && scatter_fits);
+  };
+  if (takes(t.forward, tiled, false)) e.forward = t.forward;
+  if (takes(t.data, tiled, scatter)) e.data = t.data;
+  if (takes(t.filter, tiled_filter, false)) e.filter = t.filter;
+}
+
 void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e) {
   if (sm_count_ == 0) sm_count_ = shared_sm_count();
   const bool direct = direct_conv_fits(g), tiled = tiled_conv_fits(g),
@@ -73,9 +87,16 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
                                                        : ConvImpl::cudnn;
     return;
   }
-  // Shapes that run rarely (a partial batch) and deterministic mode keep cuDNN's plan: timing
-  // them costs more than it saves, and a timed choice could differ between processes.
-  if (!timed) return;
+  // Shapes that run rarely (a partial batch) are not timed: timing them costs more than it saves.
+  // They take the kernels timed for the same layer at the tuned batch, where those take the shape
+  // (cuDNN's heuristic plan ran LeNet's last batch of 32 and the validation's of 16 far slower,
+  // and a fused array's members all wait for the epoch's last step). Deterministic mode keeps
+  // cuDNN's deterministic plan: a timed choice could differ between processes.
+  if (!timed) {
+    if (!deterministic_ && tuned_batch_ > 0)
+      inherit_direct_conv(g, direct, tiled, tiled_filter, scatter, e);
+    return;
+  }
   static std::mutex mutex;
   const ChoiceKey key{
       device_, int(e.plan->math()), g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.pad_h, g.pad_w, g.out_h,

@@ -213,10 +213,13 @@ void CudaBackend::gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, i
 
 // ------------------------------------------------------------------------------ convolution
 
+CudaBackend::ConvKey CudaBackend::conv_key(const ConvGeom& g, int n) {
+  return {n,          g.c,     g.h,     g.w,     g.k,     g.r, g.s, g.stride_h,
+          g.stride_w, g.pad_h, g.pad_w, g.out_h, g.out_w, 0,   0};
+}
+
 const CudaBackend::ConvEntry& CudaBackend::conv_entry(const ConvGeom& g) {
-  const std::array<int, 15> key{g.n,     g.c,     g.h,        g.w,        g.k,
-                                g.r,     g.s,     g.stride_h, g.stride_w, g.pad_h,
-                                g.pad_w, g.out_h, g.out_w,    0,          0};
+  const ConvKey key = conv_key(g, g.n);
   auto it = conv_plans_.find(key);
   if (it == conv_plans_.end()) {
     require_not_capturing("building a convolution plan");
