@@ -282,6 +282,9 @@ class CudaBackend final : public Backend {
   void make_conv_plans(const ConvGeom& g, bool timed, ConvEntry& e);
   // Fills e's direct_* choices (cuda_direct_conv.cu). `timed`: the shape's batch is the tuned one.
   void choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e);
+  // Whether a choice (a ConvImpl as the tuning cache keeps it) names a kernel that takes the
+  // shape: cuDNN always; ours where the flags say they fit.
+  static bool takes(double impl, bool direct, bool tiled, bool scatter);
   // An untimed shape's choices: those of the same layer at the tuned batch, where they take it
   // (the flags: which of our kernels take g).
   void inherit_direct_conv(const ConvGeom& g, bool direct, bool tiled, bool tiled_filter,
