@@ -116,24 +116,29 @@ class ArrayRun {
       // let the GPU run dry and refill one member at a time (64 LeNets, H200: 1.37-1.40M ->
       // 1.41-1.45M images/s). The callbacks still come in rounds, in member order
       // (TrainArray.MembersReportInRoundsInMemberOrder).
+      // Steps that cost the host more than a replay are launched after each loop, side by side.
+      std::vector<Active*> costly;
       for (Active& a : active_)
-        if (!a.launched) guard(a, [&] { launch(a); });
+        if (!a.launched) guard(a, [&] { launch_or_defer(a, costly); });
+      launch_side_by_side(costly);
       for (Active& a : active_)
         if (a.launched && a.run)
           guard(a, [&] {
             a.launched = false;
             a.ended = a.run->complete_step_launching_validation();
             a.stepped = true;
-            if (!a.ended && !a.run->owes_validation()) launch(a);
+            if (!a.ended && !a.run->owes_validation()) launch_or_defer(a, costly);
           });
+      launch_side_by_side(costly);
       // Every member's validation is launched by now (they overlap on the device): read them, and
       // launch each member's next step once its own is read.
       for (Active& a : active_)
         if (!a.ended && a.run && !a.launched)
           guard(a, [&] {
             a.ended = a.run->complete_validation();
-            if (!a.ended) launch(a);
+            if (!a.ended) launch_or_defer(a, costly);
           });
+      launch_side_by_side(costly);
       bool room = false;
       for (Active& a : active_) {
         if (!a.run) {
@@ -176,6 +181,44 @@ class ArrayRun {
     }
     a.ended = a.run->launch_step();
     a.launched = !a.ended;
+  }
+
+  // The member's next step now, or, when it costs the host milliseconds
+  // (TrialRun::next_step_is_costly), left for launch_side_by_side.
+  static void launch_or_defer(Active& a, std::vector<Active*>& costly) {
+    if (a.run->next_step_is_costly())
+      costly.push_back(&a);
+    else
+      launch(a);
+  }
+
+  // The costly steps left by launch_or_defer, on up to kBuildThreads threads as the members' first
+  // steps are: each member's next epoch's order drawn and uploaded, a partial batch's eager step,
+  // the step graph's recording. (64 LeNets, H200: the round that reads epoch 1's validations and
+  // starts epoch 2 went from 300-318 to 270-272 ms; the partial batch's and the recording's
+  // rounds, which wait on the GPU, did not move.) Without the interrupt check
+  // (TrialRun::launch_step_unchecked): a later step sees it. A failure is handled here, in member
+  // order, as guard() does.
+  void launch_side_by_side(std::vector<Active*>& costly) {
+    const std::size_t threads = std::min<std::size_t>(
+        {costly.size(), kBuildThreads, std::max(1u, std::thread::hardware_concurrency())});
+    if (threads <= 1) {
+      for (Active* a : costly) guard(*a, [&] { launch(*a); });
+      costly.clear();
+      return;
+    }
+    std::vector<std::exception_ptr> errors(costly.size());
+    on_threads(threads, 0, costly.size(), [&](std::size_t k) {
+      try {
+        costly[k]->run->launch_step_unchecked();
+        costly[k]->launched = true;
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+    for (std::size_t k = 0; k < costly.size(); ++k)
+      if (errors[k]) guard(*costly[k], [&] { std::rethrow_exception(errors[k]); });
+    costly.clear();
   }
 
   std::size_t active_count() const {
@@ -253,7 +296,7 @@ class ArrayRun {
   // built and stepped alone, the others are built side by side, then their first steps go side by
   // side, their choices made (the CPU's arrays take this path too: run-tests runs TrainArray.*
   // under ThreadSanitizer).
-  // A first step checks no interrupt (TrialRun::launch_first_step): the next one, in order, does.
+  // A first step checks no interrupt (TrialRun::launch_step_unchecked): a later one does.
   std::vector<Built> build(const std::vector<std::size_t>& batch) {
     std::vector<Built> built(batch.size());
     std::vector<std::shared_ptr<const LoadedData>> data(batch.size());
@@ -284,7 +327,7 @@ class ArrayRun {
           a.ended = RunState::completed;
           return;
         }
-        a.run->launch_first_step();
+        a.run->launch_step_unchecked();
         a.launched = true;
       });
     };

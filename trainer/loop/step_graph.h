@@ -23,6 +23,7 @@ class StepGraph {
   }
   bool wants_graph() const { return mode_ == Mode::warm || mode_ == Mode::captured; }
   bool captured() const { return mode_ == Mode::captured; }
+  bool allowed() const { return mode_ != Mode::off; }  // cold, warm or captured
   void captured_at(std::int64_t batch_in_epoch) {
     mode_ = Mode::captured;
     captured_batch_ = batch_in_epoch;

@@ -117,6 +117,16 @@ class TrialRun::Impl {
 
   bool epochs_done() const { return st_.epoch >= t_.epochs; }
 
+  // Only where steps replay a recorded graph: elsewhere (the CPU) a step is its own computation,
+  // and oneTBB's tasks on short-lived threads are what ThreadSanitizer cannot see synchronised.
+  // A pending interrupt: the step is launched where the interrupt is checked (launch_step).
+  bool next_step_is_costly() const {
+    if (!graph_.allowed() || epochs_done() || (control_.interrupt && control_.interrupt->load()))
+      return false;
+    return !epoch_begun_ || reps_.batch_size_at(st_.batch_in_epoch) != t_.batch_size ||
+           !graph_.captured();
+  }
+
   // The step's first half: the epoch's order when an epoch begins, the interrupt check, then the
   // step's device work (asynchronous on a GPU). Returns a state when the run must end here.
   std::optional<RunState> launch_step(bool check_interrupt) {
@@ -496,9 +506,10 @@ TrialRun::~TrialRun() = default;
 void TrialRun::start() { impl_->start(); }
 bool TrialRun::epochs_done() const { return impl_->epochs_done(); }
 std::optional<RunState> TrialRun::launch_step() { return impl_->launch_step(true); }
-void TrialRun::launch_first_step() {
-  if (impl_->launch_step(false)) throw Error("internal: a first step ended its run");
+void TrialRun::launch_step_unchecked() {
+  if (impl_->launch_step(false)) throw Error("internal: an unchecked step ended its run");
 }
+bool TrialRun::next_step_is_costly() const { return impl_->next_step_is_costly(); }
 std::optional<RunState> TrialRun::complete_step() { return impl_->complete_step(false); }
 std::optional<RunState> TrialRun::complete_step_launching_validation() {
   return impl_->complete_step(true);

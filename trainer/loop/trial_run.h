@@ -52,8 +52,13 @@ class TrialRun {
   std::optional<RunState> launch_step();  // a state: the run ends before this step
   // launch_step() without the interrupt check (an interrupt is seen at the next step), so that it
   // runs on any thread: interrupting saves a checkpoint and calls control.checkpoint_written. For
-  // a run just started whose epochs are not done (a fused array's members, side by side).
-  void launch_first_step();
+  // a run whose epochs are not done (a fused array's members, side by side).
+  void launch_step_unchecked();
+  // Whether the next launch_step() of a run whose steps replay a recorded graph (a GPU's) costs
+  // the host more than a replay: an epoch's first step (its order drawn and uploaded), a smaller
+  // last batch (eager), a step before the graph is recorded. A fused array launches these side
+  // by side. Always false on a backend without graphs.
+  bool next_step_is_costly() const;
   std::optional<RunState> complete_step();  // a state: the run ends after this step
   // complete_step() in two halves: the first launches a validation that falls due and returns;
   // the second (a no-op when nothing is owed) reads it, reports it, and does what follows it.
