@@ -183,6 +183,17 @@ class ArrayRun {
     a.launched = !a.ended;
   }
 
+  // launch() without the interrupt check (TrialRun::launch_step_unchecked), so that it runs on
+  // any thread: the members' first steps and costly steps side by side.
+  static void launch_unchecked(Active& a) {
+    if (a.run->epochs_done()) {
+      a.ended = RunState::completed;
+      return;
+    }
+    a.run->launch_step_unchecked();
+    a.launched = true;
+  }
+
   // The member's next step now, or, when it costs the host milliseconds
   // (TrialRun::next_step_is_costly), left for launch_side_by_side.
   static void launch_or_defer(Active& a, std::vector<Active*>& costly) {
@@ -210,8 +221,7 @@ class ArrayRun {
     std::vector<std::exception_ptr> errors(costly.size());
     on_threads(threads, 0, costly.size(), [&](std::size_t k) {
       try {
-        costly[k]->run->launch_step_unchecked();
-        costly[k]->launched = true;
+        launch_unchecked(*costly[k]);
       } catch (...) {
         errors[k] = std::current_exception();
       }
@@ -321,16 +331,7 @@ class ArrayRun {
         a.run->start();
       });
     };
-    const auto first_step = [&](std::size_t k) {
-      guarded(k, [&](Active& a) {
-        if (a.run->epochs_done()) {
-          a.ended = RunState::completed;
-          return;
-        }
-        a.run->launch_step_unchecked();
-        a.launched = true;
-      });
-    };
+    const auto first_step = [&](std::size_t k) { guarded(k, launch_unchecked); };
     const std::size_t threads = std::min<std::size_t>(
         {batch.size(), kBuildThreads, std::max(1u, std::thread::hardware_concurrency())});
     if (threads <= 1) {
