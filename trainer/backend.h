@@ -76,6 +76,11 @@ inline bool is_2x2_stride2(const PoolGeom& g) {
          g.pad_w == 0 && g.out_h == g.h / 2 && g.out_w == g.w / 2;
 }
 
+// The 2x2 max pooling of stride 2 over a convolution's output (Backend::conv2d_forward_maxpool2x2).
+inline PoolGeom maxpool2x2_of(const ConvGeom& g) {
+  return PoolGeom{g.n, g.k, g.out_h, g.out_w, 2, 2, 2, 2, 0, 0, g.out_h / 2, g.out_w / 2};
+}
+
 struct BatchNormGeom {
   int n, c, hw;    // per-channel statistics over N*H*W (dense: hw = 1)
   float eps;       // 1e-5 (PyTorch)
@@ -185,6 +190,22 @@ class Backend {
   virtual void pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) = 0;
   virtual void pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
                              const float* dy, float* dx) = 0;
+  // 2x2 max pooling of stride 2 (is_2x2_stride2) that also keeps, per window, which element the
+  // backward routes dy to: a byte, 0-3 in row-major order (the first equal to the maximum), 4 when
+  // none is (a window holding a NaN). Its backward then reads those bytes and dy, not x and y:
+  // the same dx (every element written, a trailing odd row or column zero).
+  virtual void maxpool2x2_forward_argmax(const PoolGeom& g, const float* x, float* y,
+                                         std::uint8_t* argmax) = 0;
+  virtual void maxpool2x2_backward_argmax(const PoolGeom& g, const std::uint8_t* argmax,
+                                          const float* dy, float* dx) = 0;
+  // A convolution (fp32 NCHW, as conv2d_forward) followed by that pooling of its output: the
+  // pooled values and their argmax as conv2d_forward then maxpool2x2_forward_argmax give them, bit
+  // for bit. y (the convolution's output) is scratch the backend may or may not write: on a GPU
+  // our tiled kernel pools its outputs in shared memory and never writes them, which saves a
+  // pass and the write and two reads of the largest activation of a LeNet.
+  virtual void conv2d_forward_maxpool2x2(const ConvGeom& g, const float* x, const float* w,
+                                         const float* b, float* y, float* pooled,
+                                         std::uint8_t* argmax) = 0;
 
   // ---- activations (elementwise over n values). relu_backward: dx = y > 0 ? dy : 0.
   virtual void relu_forward(const float* x, float* y, std::size_t n) = 0;

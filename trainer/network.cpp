@@ -12,6 +12,9 @@
  * before a ReLU takes the ReLU in both directions (BatchNorm::fuse_relu_after): the ReLU is a view
  * of its output, and its backward is skipped, the batch norm reading the ReLU's output gradient
  * (the conv-block net and the ResNets' stems: two passes over an activation fewer each way).
+ * A convolution followed by a 2x2 max pooling, both fp32 NCHW, computes the pooling too
+ * (Conv2d::fuse_maxpool_after): the pooling's forward is skipped and its backward reads the argmax
+ * the convolution kept (LeNet's two pairs: the convolution's output is never written on a GPU).
  * Activations between layers that take channels-last tensors are stored so where the backend
  * keeps them (storage_plan.h: CUDA in bf16 and tf32 mode); the input, the logits and every
  * fp32-only layer's tensors are fp32 NCHW.
@@ -25,8 +28,10 @@
 
 #include "common/check.h"
 #include "trainer/layers/batchnorm.h"
+#include "trainer/layers/conv2d.h"
 #include "trainer/layers/dense.h"
 #include "trainer/layers/layer.h"
+#include "trainer/layers/pool.h"
 #include "trainer/layers/storage_plan.h"
 #include "trainer/models.h"
 #include "trainer/rng.h"
@@ -120,6 +125,15 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
     layer.bind(backend_, params_.f() + param_offset[i], grads_.f() + param_offset[i],
                state_.f() + state_offset[i], max_batch);
   }
+  // A convolution followed by a 2x2 max pooling computes the pooling too (Conv2d::
+  // fuse_maxpool_after): the pooling's forward is skipped, its backward reads the argmax.
+  pooled_by_conv_.assign(count, 0);
+  for (std::size_t i = 0; i + 1 < count; ++i) {
+    auto* conv = dynamic_cast<Conv2d*>(layers_[i].get());
+    auto* pool = dynamic_cast<Pool2d*>(layers_[i + 1].get());
+    if (conv && pool && acts_[i + 1] && conv->fuse_maxpool_after(*pool, acts_[i + 1].f()))
+      pooled_by_conv_[i + 1] = 1;
+  }
   if (first_trainable_ < count && layers_[first_trainable_]->always_writes_dx())
     first_dx_ = DeviceBuffer(
         backend_, storage_bytes(layers_[first_trainable_]->in_storage(),
@@ -139,6 +153,8 @@ const float* Network::forward(const float* x, int batch, bool training) {
     Layer& layer = *layers_[i];
     if (layer.is_view() || relu_view_[i]) {
       out_[i] = in;  // a ReLU view: the dense layer before it wrote its output
+    } else if (pooled_by_conv_[i]) {
+      out_[i] = acts_[i].f();  // the convolution before it wrote it
     } else {
       const std::uint64_t span = std::uint64_t(max_batch_) * shapes_[i + 1].numel();
       layer.set_random(mix64(dropout_seed_ ^ mix64(i)), step_ * span);

@@ -72,17 +72,18 @@ class Network {
   Shape input_;
   int classes_, max_batch_;
   std::vector<std::unique_ptr<Layer>> layers_;
-  std::vector<Shape> shapes_;        // shapes_[i] = input of layer i; shapes_.back() = logits
-  std::vector<DeviceBuffer> acts_;   // activations, acts_[i] = output of layer i (empty: view)
-  std::vector<DeviceBuffer> dacts_;  // gradients w.r.t. activations (empty: alias or unneeded)
-  std::vector<const float*> out_;    // output of layer i in the last forward (views alias)
-  std::vector<float*> dout_;         // dL/d(output of layer i); null where nothing needs it
-  std::vector<char> relu_view_;      // ReLU i's output was written by dense layer i - 1
-  std::vector<char> relu_folded_;    // ReLU i's backward is done by dense layer i + 1
-  std::vector<char> bn_relu_;        // batch norm i does ReLU i + 1's work, both directions
-  DeviceBuffer first_dx_;            // dx scratch for a first trainable layer that always
-                                     // writes one (batchnorm)
-  std::size_t first_trainable_ = 0;  // layers before it need no backward at all
+  std::vector<Shape> shapes_;         // shapes_[i] = input of layer i; shapes_.back() = logits
+  std::vector<DeviceBuffer> acts_;    // activations, acts_[i] = output of layer i (empty: view)
+  std::vector<DeviceBuffer> dacts_;   // gradients w.r.t. activations (empty: alias or unneeded)
+  std::vector<const float*> out_;     // output of layer i in the last forward (views alias)
+  std::vector<float*> dout_;          // dL/d(output of layer i); null where nothing needs it
+  std::vector<char> relu_view_;       // ReLU i's output was written by dense layer i - 1
+  std::vector<char> relu_folded_;     // ReLU i's backward is done by dense layer i + 1
+  std::vector<char> bn_relu_;         // batch norm i does ReLU i + 1's work, both directions
+  std::vector<char> pooled_by_conv_;  // pooling i's forward was done by convolution i - 1
+  DeviceBuffer first_dx_;             // dx scratch for a first trainable layer that always
+                                      // writes one (batchnorm)
+  std::size_t first_trainable_ = 0;   // layers before it need no backward at all
   DeviceBuffer params_, grads_, state_;
   std::size_t param_count_ = 0, state_count_ = 0;
   const float* input_ptr_ = nullptr;

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -79,6 +81,38 @@ INSTANTIATE_TEST_SUITE_P(
                       PoolCase{"global", PoolGeom{3, 4, 5, 6, 5, 6, 5, 6, 0, 0, 1, 1}},
                       PoolCase{"batch1", pool_geom(1, 1, 4, 4, 2, 2, 0)}),
     [](const ::testing::TestParamInfo<PoolCase>& p) { return std::string(p.param.name); });
+
+// Pool2d's path for every 2x2 max pooling (the argmax kept by the forward, read by the backward)
+// gives pool_forward's y and pool_backward's dx bit for bit: ties (a window of zeros, as after a
+// relu; two equal maxima), a window holding a NaN (no element takes its gradient), trailing odd
+// rows and columns (zero), every element written (outputs pre-filled with garbage).
+TEST(CpuOps, MaxPool2x2ArgmaxGivesThePoolingsBits) {
+  CpuBackend cpu(2);
+  for (const PoolGeom& g : {pool_geom(2, 3, 8, 8, 2, 2, 0), pool_geom(3, 2, 7, 5, 2, 2, 0),
+                            pool_geom(1, 2, 6, 9, 2, 2, 0)}) {
+    const std::string tag = std::to_string(g.h) + "x" + std::to_string(g.w);
+    std::mt19937_64 rng(11 + g.h);
+    const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
+    const std::size_t ys = std::size_t(g.n) * g.c * g.out_h * g.out_w;
+    auto x = to_float(float_rounded(random_vector(xs, rng)));
+    std::fill(x.begin(), x.begin() + 2 * g.w, 0.f);  // the first row of windows: all ties
+    x[2 * g.w + 2] = x[2 * g.w + 3] = 5.f;           // two equal maxima in one window
+    x[4 * g.w] = std::nanf("");  // a window led by a NaN (std::max then keeps it)
+    const auto dy = to_float(float_rounded(random_vector(ys, rng)));
+    std::vector<float> y(ys, kGarbage), dx(xs, kGarbage), y2(ys, kGarbage), dx2(xs, kGarbage);
+    std::vector<std::uint8_t> argmax(ys, 77);
+    cpu.pool_forward(g, PoolMode::max, x.data(), y.data());
+    cpu.pool_backward(g, PoolMode::max, x.data(), y.data(), dy.data(), dx.data());
+    cpu.maxpool2x2_forward_argmax(g, x.data(), y2.data(), argmax.data());
+    cpu.maxpool2x2_backward_argmax(g, argmax.data(), dy.data(), dx2.data());
+    EXPECT_EQ(std::memcmp(y.data(), y2.data(), ys * sizeof(float)), 0) << tag;
+    EXPECT_EQ(std::memcmp(dx.data(), dx2.data(), xs * sizeof(float)), 0) << tag;
+    EXPECT_EQ(argmax[0], 0) << tag << ": a tie goes to the window's first element";
+    EXPECT_EQ(argmax[std::size_t(g.out_w) + 1], 0) << tag << ": the first of two equal maxima";
+    EXPECT_EQ(argmax[2 * std::size_t(g.out_w)], 4) << tag << ": a NaN window routes nowhere";
+    EXPECT_TRUE(std::isnan(y2[2 * std::size_t(g.out_w)])) << tag;
+  }
+}
 
 TEST(CpuOps, ReluForwardBackward) {
   std::mt19937_64 rng(1);

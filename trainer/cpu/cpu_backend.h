@@ -52,6 +52,12 @@ class CpuBackend final : public Backend {
                        float* dx, float* dw, float* db) override;
 
   void pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) override;
+  void maxpool2x2_forward_argmax(const PoolGeom& g, const float* x, float* y,
+                                 std::uint8_t* argmax) override;
+  void maxpool2x2_backward_argmax(const PoolGeom& g, const std::uint8_t* argmax, const float* dy,
+                                  float* dx) override;
+  void conv2d_forward_maxpool2x2(const ConvGeom& g, const float* x, const float* w, const float* b,
+                                 float* y, float* pooled, std::uint8_t* argmax) override;
   void pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
                      const float* dy, float* dx) override;
 

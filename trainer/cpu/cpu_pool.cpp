@@ -4,12 +4,16 @@
  * Max pooling ignores padded positions (PyTorch pads with -inf); average pooling counts them as
  * zeros and always divides by kh*kw (PyTorch's count_include_pad default). Max backward does not
  * store indices: it rescans each window for the first element equal to the pooled maximum, which
- * is exactly what cuDNN does, so both backends route gradients to the same element on ties.
+ * is exactly what cuDNN does, so both backends route gradients to the same element on ties. A 2x2
+ * pooling that its convolution computes (Backend::conv2d_forward_maxpool2x2) keeps that element's
+ * index instead, a byte a window, found by the same rule.
  * 2x2 windows with stride 2 and no padding (nearly every CNN) take a straight-line fast path.
  */
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
+#include "common/check.h"
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/cpu/parallel.h"
 
@@ -55,6 +59,41 @@ void max_2x2_backward(const PoolGeom& g, const float* xp, const float* yp, const
       d0[2 * ow + 1] = b ? d : 0.f;
       d1[2 * ow] = c ? d : 0.f;
       d1[2 * ow + 1] = e ? d : 0.f;
+    }
+  }
+}
+
+// The element of a 2x2 window that takes its gradient: the first (row-major) equal to the
+// maximum m, 4 when none is (Backend::maxpool2x2_forward_argmax).
+std::uint8_t first_max(float a, float b, float c, float d, float m) {
+  return a == m ? 0 : b == m ? 1 : c == m ? 2 : d == m ? 3 : 4;
+}
+
+void max_2x2_forward_argmax(const PoolGeom& g, const float* xp, float* yp, std::uint8_t* ap) {
+  for (int oh = 0; oh < g.out_h; ++oh) {
+    const float* r0 = xp + std::size_t(2 * oh) * g.w;
+    const float* r1 = r0 + g.w;
+    for (int ow = 0; ow < g.out_w; ++ow) {
+      const float a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
+      const float m = std::max(std::max(a, b), std::max(c, d));
+      yp[oh * g.out_w + ow] = m;
+      ap[oh * g.out_w + ow] = first_max(a, b, c, d, m);
+    }
+  }
+}
+
+void max_2x2_backward_argmax(const PoolGeom& g, const std::uint8_t* ap, const float* dyp,
+                             float* dxp) {
+  for (int oh = 0; oh < g.out_h; ++oh) {
+    float* d0 = dxp + std::size_t(2 * oh) * g.w;
+    float* d1 = d0 + g.w;
+    for (int ow = 0; ow < g.out_w; ++ow) {
+      const std::uint8_t f = ap[oh * g.out_w + ow];
+      const float d = dyp[oh * g.out_w + ow];
+      d0[2 * ow] = f == 0 ? d : 0.f;
+      d0[2 * ow + 1] = f == 1 ? d : 0.f;
+      d1[2 * ow] = f == 2 ? d : 0.f;
+      d1[2 * ow + 1] = f == 3 ? d : 0.f;
     }
   }
 }
@@ -143,6 +182,43 @@ void CpuBackend::pool_backward(const PoolGeom& g, PoolMode mode, const float* x,
             }
           }
         }
+      }
+    });
+  });
+}
+
+void CpuBackend::maxpool2x2_forward_argmax(const PoolGeom& g, const float* x, float* y,
+                                           std::uint8_t* argmax) {
+  if (!is_2x2_stride2(g)) throw Error("internal: maxpool2x2_forward_argmax on another pooling");
+  const std::size_t planes = std::size_t(g.n) * g.c, in_plane = std::size_t(g.h) * g.w;
+  const std::size_t out_plane = std::size_t(g.out_h) * g.out_w;
+  run([&] {
+    cpu::for_range(planes, planes_per_task(g), [&](std::size_t p0, std::size_t p1) {
+      for (std::size_t p = p0; p < p1; ++p)
+        max_2x2_forward_argmax(g, x + p * in_plane, y + p * out_plane, argmax + p * out_plane);
+    });
+  });
+}
+
+void CpuBackend::conv2d_forward_maxpool2x2(const ConvGeom& g, const float* x, const float* w,
+                                           const float* b, float* y, float* pooled,
+                                           std::uint8_t* argmax) {
+  conv2d_forward(g, x, w, b, y);
+  maxpool2x2_forward_argmax(maxpool2x2_of(g), y, pooled, argmax);
+}
+
+void CpuBackend::maxpool2x2_backward_argmax(const PoolGeom& g, const std::uint8_t* argmax,
+                                            const float* dy, float* dx) {
+  if (!is_2x2_stride2(g)) throw Error("internal: maxpool2x2_backward_argmax on another pooling");
+  const std::size_t planes = std::size_t(g.n) * g.c, in_plane = std::size_t(g.h) * g.w;
+  const std::size_t out_plane = std::size_t(g.out_h) * g.out_w;
+  run([&] {
+    cpu::for_range(planes, planes_per_task(g), [&](std::size_t p0, std::size_t p1) {
+      for (std::size_t p = p0; p < p1; ++p) {
+        float* dxp = dx + p * in_plane;
+        // Every input of an even-sized plane is written; a trailing odd row/column is not.
+        if (g.h % 2 || g.w % 2) std::fill(dxp, dxp + in_plane, 0.f);
+        max_2x2_backward_argmax(g, argmax + p * out_plane, dy + p * out_plane, dxp);
       }
     });
   });

@@ -11,13 +11,16 @@
  * windows, all read before any is written: as many loads in flight from a quarter of the warps,
  * which the other members' kernels then have (64 LeNets, H200: +1-4% images/s in three
  * same-call pairs; a lone step loses 1% so, and keeps a thread per window). The backward writes
- * every element of dx once (the trailing odd row or column zero).
+ * every element of dx once (the trailing odd row or column zero). The forward can also keep each
+ * window's argmax (first_max, a byte), and a backward reads that and dy instead of x and y: for a
+ * pooling its convolution computes (tiled_conv.h pools in shared memory, so x is never written).
  */
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "common/check.h"
 #include "trainer/cuda/launch.cuh"
@@ -31,19 +34,27 @@ __device__ __forceinline__ float std_max(float a, float b) { return a < b ? b : 
 // loads: a tenth of a fused LeNet array's step), else size_t. kEven: w is even, so each window row
 // is one aligned float2. Window o (a flat index over planes x out_h x out_w): its top-left
 // element's offset in x (and dx), its place, and its four values in row-major order.
-struct PoolWindow {
+struct PoolPlace {
   std::size_t base;
   int oh, ow;
+};
+struct PoolWindow : PoolPlace {
   float a, b, c, d;
 };
+template <class Index>
+__device__ __forceinline__ PoolPlace window_place(Index o, Index plane, int h, int w, int out_w) {
+  const Index p = o / plane;
+  const int q = static_cast<int>(o - p * plane);
+  PoolPlace v;
+  v.oh = q / out_w, v.ow = q - v.oh * out_w;
+  v.base = (std::size_t(p) * h + 2 * v.oh) * w + 2 * v.ow;
+  return v;
+}
 template <class Index, bool kEven>
 __device__ __forceinline__ PoolWindow read_window(const float* x, Index o, Index plane, int h,
                                                   int w, int out_w) {
-  const Index p = o / plane;
-  const int q = static_cast<int>(o - p * plane);
   PoolWindow v;
-  v.oh = q / out_w, v.ow = q - v.oh * out_w;
-  v.base = (std::size_t(p) * h + 2 * v.oh) * w + 2 * v.ow;
+  static_cast<PoolPlace&>(v) = window_place(o, plane, h, w, out_w);
   const float* r0 = x + v.base;
   if constexpr (kEven) {
     const float2 top = *reinterpret_cast<const float2*>(r0);
@@ -58,11 +69,18 @@ __device__ __forceinline__ PoolWindow read_window(const float* x, Index o, Index
 // Windows a thread takes when its step shares the GPU (see the top).
 constexpr int kSharedWindows = 4;
 
+// The element of window v that takes its gradient: the first (row-major) equal to the maximum m,
+// 4 when none is (a NaN in the window). Backend::maxpool2x2_forward_argmax keeps it.
+__device__ __forceinline__ int first_max(const PoolWindow& v, float m) {
+  return v.a == m ? 0 : v.b == m ? 1 : v.c == m ? 2 : v.d == m ? 3 : 4;
+}
+
 // A thread's windows: o, o + stride, ... (kWindows of them, those below total), every one read
-// before the first is written.
+// before the first is written. argmax (may be null): each window's first_max.
 template <class Index, bool kEven, int kWindows>
 __global__ void maxpool2x2_forward_kernel(const float* __restrict__ x, float* __restrict__ y,
-                                          Index planes, int h, int w, int out_h, int out_w) {
+                                          std::uint8_t* __restrict__ argmax, Index planes, int h,
+                                          int w, int out_h, int out_w) {
   const Index plane = Index(out_h) * out_w, total = planes * plane;
   const Index stride = Index(gridDim.x) * blockDim.x;
   for (Index o = blockIdx.x * Index(blockDim.x) + threadIdx.x; o < total; o += stride * kWindows) {
@@ -73,8 +91,11 @@ __global__ void maxpool2x2_forward_kernel(const float* __restrict__ x, float* __
         v[u] = read_window<Index, kEven>(x, o + u * stride, plane, h, w, out_w);
 #pragma unroll
     for (int u = 0; u < kWindows; ++u)
-      if (o + u * stride < total)
-        y[o + u * stride] = std_max(std_max(v[u].a, v[u].b), std_max(v[u].c, v[u].d));
+      if (o + u * stride < total) {
+        const float m = std_max(std_max(v[u].a, v[u].b), std_max(v[u].c, v[u].d));
+        y[o + u * stride] = m;
+        if (argmax) argmax[o + u * stride] = static_cast<std::uint8_t>(first_max(v[u], m));
+      }
   }
 }
 
@@ -82,11 +103,10 @@ __global__ void maxpool2x2_forward_kernel(const float* __restrict__ x, float* __
 // the pooled value m; zeros elsewhere), and for the last window of a row or column also the zeros
 // of a trailing odd column or row, so every element is written once.
 template <bool kEven>
-__device__ __forceinline__ void write_window_gradient(const PoolWindow& v, float m, float g,
+__device__ __forceinline__ void write_window_gradient(const PoolPlace& v, int first, float g,
                                                       float* __restrict__ dx, int h, int w,
                                                       int out_h, int out_w) {
   float* d0 = dx + v.base;
-  const int first = v.a == m ? 0 : v.b == m ? 1 : v.c == m ? 2 : v.d == m ? 3 : 4;
   const float ga = first == 0 ? g : 0.f, gb = first == 1 ? g : 0.f;
   const float gc = first == 2 ? g : 0.f, gd = first == 3 ? g : 0.f;
   if constexpr (kEven) {
@@ -122,7 +142,33 @@ __global__ void maxpool2x2_backward_kernel(const float* __restrict__ x, const fl
 #pragma unroll
     for (int u = 0; u < kWindows; ++u)
       if (o + u * stride < total)
-        write_window_gradient<kEven>(v[u], m[u], g[u], dx, h, w, out_h, out_w);
+        write_window_gradient<kEven>(v[u], first_max(v[u], m[u]), g[u], dx, h, w, out_h, out_w);
+  }
+}
+
+// The backward from the forward's argmax bytes: a byte and dy a window instead of x's four values,
+// y and dy.
+template <class Index, bool kEven, int kWindows>
+__global__ void maxpool2x2_backward_argmax_kernel(const std::uint8_t* __restrict__ argmax,
+                                                  const float* __restrict__ dy,
+                                                  float* __restrict__ dx, Index planes, int h,
+                                                  int w, int out_h, int out_w) {
+  const Index plane = Index(out_h) * out_w, total = planes * plane;
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  for (Index o = blockIdx.x * Index(blockDim.x) + threadIdx.x; o < total; o += stride * kWindows) {
+    int first[kWindows];
+    float g[kWindows];
+#pragma unroll
+    for (int u = 0; u < kWindows; ++u)
+      if (o + u * stride < total) {
+        first[u] = argmax[o + u * stride];
+        g[u] = dy[o + u * stride];
+      }
+#pragma unroll
+    for (int u = 0; u < kWindows; ++u)
+      if (o + u * stride < total)
+        write_window_gradient<kEven>(window_place(o + u * stride, plane, h, w, out_w), first[u],
+                                     g[u], dx, h, w, out_h, out_w);
   }
 }
 
@@ -140,16 +186,16 @@ void maxpool2x2_dispatch(std::size_t elements, int w, const Args&... args) {
 // A thread per window, or per kSharedWindows windows (`shared`: the step shares the GPU).
 template <class Index, bool kEven>
 struct Maxpool2x2Forward {
-  static void run(const float* x, float* y, std::size_t planes, int h, int w, int out_h, int out_w,
-                  bool shared, cudaStream_t s) {
+  static void run(const float* x, float* y, std::uint8_t* argmax, std::size_t planes, int h, int w,
+                  int out_h, int out_w, bool shared, cudaStream_t s) {
     const std::size_t total = planes * out_h * out_w;
     if (shared)
       maxpool2x2_forward_kernel<Index, kEven, kSharedWindows>
           <<<grid_for((total + kSharedWindows - 1) / kSharedWindows), kThreads, 0, s>>>(
-              x, y, Index(planes), h, w, out_h, out_w);
+              x, y, argmax, Index(planes), h, w, out_h, out_w);
     else
       maxpool2x2_forward_kernel<Index, kEven, 1>
-          <<<grid_for(total), kThreads, 0, s>>>(x, y, Index(planes), h, w, out_h, out_w);
+          <<<grid_for(total), kThreads, 0, s>>>(x, y, argmax, Index(planes), h, w, out_h, out_w);
     SWEEP_CHECK_LAUNCH();
   }
 };
@@ -170,11 +216,28 @@ struct Maxpool2x2Backward {
   }
 };
 
-inline void maxpool2x2_forward(const float* x, float* y, std::size_t planes, int h, int w,
-                               int out_h, int out_w, bool shared, cudaStream_t s) {
+template <class Index, bool kEven>
+struct Maxpool2x2BackwardArgmax {
+  static void run(const std::uint8_t* argmax, const float* dy, float* dx, std::size_t planes, int h,
+                  int w, int out_h, int out_w, bool shared, cudaStream_t s) {
+    const std::size_t total = planes * out_h * out_w;
+    if (shared)
+      maxpool2x2_backward_argmax_kernel<Index, kEven, kSharedWindows>
+          <<<grid_for((total + kSharedWindows - 1) / kSharedWindows), kThreads, 0, s>>>(
+              argmax, dy, dx, Index(planes), h, w, out_h, out_w);
+    else
+      maxpool2x2_backward_argmax_kernel<Index, kEven, 1>
+          <<<grid_for(total), kThreads, 0, s>>>(argmax, dy, dx, Index(planes), h, w, out_h, out_w);
+    SWEEP_CHECK_LAUNCH();
+  }
+};
+
+// argmax (may be null): each window's first_max, for maxpool2x2_backward_argmax.
+inline void maxpool2x2_forward(const float* x, float* y, std::uint8_t* argmax, std::size_t planes,
+                               int h, int w, int out_h, int out_w, bool shared, cudaStream_t s) {
   if (!planes || !out_h || !out_w) return;
-  maxpool2x2_dispatch<Maxpool2x2Forward>(planes * h * w, w, x, y, planes, h, w, out_h, out_w,
-                                         shared, s);
+  maxpool2x2_dispatch<Maxpool2x2Forward>(planes * h * w, w, x, y, argmax, planes, h, w, out_h,
+                                         out_w, shared, s);
 }
 
 inline void maxpool2x2_backward(const float* x, const float* y, const float* dy, float* dx,
@@ -187,6 +250,19 @@ inline void maxpool2x2_backward(const float* x, const float* y, const float* dy,
   }
   maxpool2x2_dispatch<Maxpool2x2Backward>(planes * h * w, w, x, y, dy, dx, planes, h, w, out_h,
                                           out_w, shared, s);
+}
+
+// dx from the forward's argmax bytes and dy: maxpool2x2_backward's dx, bit for bit.
+inline void maxpool2x2_backward_argmax(const std::uint8_t* argmax, const float* dy, float* dx,
+                                       std::size_t planes, int h, int w, int out_h, int out_w,
+                                       bool shared, cudaStream_t s) {
+  if (!planes || !h || !w) return;
+  if (!out_h || !out_w) {  // no window: every element's gradient is zero
+    SWEEP_CHECK_CUDA(cudaMemsetAsync(dx, 0, planes * h * w * sizeof(float), s));
+    return;
+  }
+  maxpool2x2_dispatch<Maxpool2x2BackwardArgmax>(planes * h * w, w, argmax, dy, dx, planes, h, w,
+                                                out_h, out_w, shared, s);
 }
 
 }  // namespace sweep::trainer::cuda

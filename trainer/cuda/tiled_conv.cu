@@ -7,6 +7,7 @@
 
 #include "common/check.h"
 #include "trainer/cuda/direct_conv.h"
+#include "trainer/cuda/maxpool2x2.cuh"
 #include "trainer/cuda/staging.cuh"
 #include "trainer/cuda/tiled_conv.h"
 
@@ -33,7 +34,8 @@ struct Tiled {
   int split;                   // slices of the input channels, summed at the end in order
   int nb;                      // images per block, one after another (the filters staged once)
   int nblocks, kblocks, zblocks, threads;
-  std::size_t smem;  // bytes
+  std::size_t smem;     // bytes
+  std::size_t pool_at;  // the pooled forward's output tile, in floats from the start (plan_pooled)
 };
 
 // Plans the blocks; false when they cannot fit in shared memory.
@@ -97,10 +99,59 @@ bool plan(Tiled& t, int r, int sm_count) {
   }
 }
 
-template <int R, bool kTransposed>
+// The pooled forward's plan: plan()'s, then a tile of a block's outputs for one image (kb filters
+// x rows x ow) after its other shared memory (see tiled_conv_pool_fits).
+bool plan_pooled(Tiled& t, int r, int sm_count) {
+  if (!plan(t, r, sm_count) || t.oh % 2 || t.ow % 2 || t.rows % 2) return false;
+  t.pool_at = t.smem / sizeof(float);
+  t.smem += std::size_t(t.kb) * t.rows * t.ow * sizeof(float);
+  return t.smem <= kMaxSharedBytes / 2;
+}
+
+// The pooled forward's end of an image: each thread's outputs (with the bias, as the plain forward
+// writes them) into the block's tile, then every 2x2 window of the block's rows pooled from there
+// by max and argmax as maxpool2x2_forward_kernel takes them (the same bits). The block's every
+// thread calls it: it holds the block's barriers.
+__device__ void pool_outputs(const Tiled& t, const float (&acc)[kPx][kKt], bool writes, int oyl,
+                             int ox0, int kbase, int k0, int n, int row0,
+                             const float* __restrict__ bias, float* __restrict__ pooled,
+                             std::uint8_t* __restrict__ argmax) {
+  extern __shared__ float4 shared4[];
+  float* tile = reinterpret_cast<float*>(shared4) + t.pool_at;  // (kb, rows, ow)
+  if (writes)
+#pragma unroll
+    for (int j = 0; j < kKt; ++j) {
+      if (kbase + j >= t.k) break;
+      const float b0 = bias ? bias[kbase + j] : 0.f;
+      float* row = tile + (std::size_t(kbase - k0 + j) * t.rows + oyl) * t.ow;
+#pragma unroll
+      for (int p = 0; p < kPx; ++p)
+        if (ox0 + p < t.ow) row[ox0 + p] = acc[p][j] + b0;
+    }
+  __syncthreads();
+  const int pw = t.ow / 2, per_filter = t.rows / 2 * pw, filters = min(t.kb, t.k - k0);
+  for (int e = threadIdx.x; e < filters * per_filter; e += blockDim.x) {
+    const int kk = e / per_filter, rest = e - kk * per_filter, wy = rest / pw, wx = rest - wy * pw;
+    if (row0 + 2 * wy >= t.oh) continue;  // rows past the image's last (the last row block)
+    const float* q = tile + (std::size_t(kk) * t.rows + 2 * wy) * t.ow + 2 * wx;
+    PoolWindow v;
+    v.a = q[0], v.b = q[1], v.c = q[t.ow], v.d = q[t.ow + 1];
+    const float m = std_max(std_max(v.a, v.b), std_max(v.c, v.d));
+    const std::size_t o =
+        ((std::size_t(n) * t.k + k0 + kk) * (t.oh / 2) + row0 / 2 + wy) * std::size_t(pw) + wx;
+    pooled[o] = m;
+    argmax[o] = static_cast<std::uint8_t>(first_max(v, m));
+  }
+  __syncthreads();  // the tile is read before the next image's outputs go in
+}
+
+// kPool: out is unused; each image's outputs go to the tile at t.pool_at, and its 2x2 windows are
+// pooled from there into `pooled` and `argmax` (maxpool2x2_forward's rules).
+template <int R, bool kTransposed, bool kPool>
 __global__ void __launch_bounds__(kMaxThreads)
     tiled_kernel(const float* __restrict__ in, const float* __restrict__ filters,
-                 const float* __restrict__ bias, float* __restrict__ out, Tiled t) {
+                 const float* __restrict__ bias, float* __restrict__ out,
+                 float* __restrict__ pooled, std::uint8_t* __restrict__ argmax, Tiled t) {
   constexpr int kRR = R * R;
   extern __shared__ float4 shared4[];
   float* fil = reinterpret_cast<float*>(shared4);    // (C, R*R, kb): a tap's kb filters adjacent
@@ -206,6 +257,10 @@ __global__ void __launch_bounds__(kMaxThreads)
 #pragma unroll
             for (int j = 0; j < kKt; ++j) acc[p][j] += theirs[p * kKt + j];
         }
+    }
+    if constexpr (kPool) {
+      pool_outputs(t, acc, writes && oy < t.oh, oyl, ox0, kbase, k0, n, row0, bias, pooled, argmax);
+      continue;
     }
     if (!writes || oy >= t.oh) continue;
 #pragma unroll
@@ -502,13 +557,14 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
   }
 }
 
-template <int R, bool kTransposed>
+template <int R, bool kTransposed, bool kPool = false>
 void launch(const Tiled& t, const float* in, const float* filters, const float* bias, float* out,
-            cudaStream_t stream) {
-  allow_shared_memory<tiled_kernel<R, kTransposed>>();
+            cudaStream_t stream, float* pooled = nullptr, std::uint8_t* argmax = nullptr) {
+  allow_shared_memory<tiled_kernel<R, kTransposed, kPool>>();
   const dim3 grid(static_cast<unsigned>(t.nblocks), static_cast<unsigned>(t.kblocks),
                   static_cast<unsigned>(t.zblocks));
-  tiled_kernel<R, kTransposed><<<grid, t.threads, t.smem, stream>>>(in, filters, bias, out, t);
+  tiled_kernel<R, kTransposed, kPool>
+      <<<grid, t.threads, t.smem, stream>>>(in, filters, bias, out, pooled, argmax, t);
   SWEEP_CHECK_LAUNCH();
 }
 
@@ -598,6 +654,23 @@ void tiled_conv_forward(const ConvGeom& g, const float* x, const float* w, const
     launch<3, false>(t, x, w, b, y, stream);
   else
     launch<5, false>(t, x, w, b, y, stream);
+}
+
+bool tiled_conv_pool_fits(const ConvGeom& g, int sm_count) {
+  Tiled t = forward_problem(g);
+  return tiled_conv_fits(g) && plan_pooled(t, g.r, sm_count);
+}
+
+void tiled_conv_forward_maxpool2x2(const ConvGeom& g, const float* x, const float* w,
+                                   const float* b, float* pooled, std::uint8_t* argmax,
+                                   int sm_count, cudaStream_t stream) {
+  Tiled t = forward_problem(g);
+  if (!plan_pooled(t, g.r, sm_count))
+    throw Error("tiled convolution: the pooled shape does not fit");
+  if (g.r == 3)
+    launch<3, false, true>(t, x, w, b, nullptr, stream, pooled, argmax);
+  else
+    launch<5, false, true>(t, x, w, b, nullptr, stream, pooled, argmax);
 }
 
 void tiled_conv_backward_data(const ConvGeom& g, const float* w, const float* dy, float* dx,

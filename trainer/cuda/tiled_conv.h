@@ -27,6 +27,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "trainer/backend.h"
 
 namespace sweep::trainer::cuda {
@@ -38,6 +40,19 @@ bool tiled_conv_fits(const ConvGeom& g);
 // y = conv(x, w) + b (b may be null). tiled_conv_fits(g) must hold.
 void tiled_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y,
                         int sm_count, cudaStream_t stream);
+
+// The forward followed by a 2x2 max pooling of stride 2 of its output (Backend::
+// conv2d_forward_maxpool2x2): each block pools its outputs in shared memory, so y is never written,
+// and writes the pooled values and each window's argmax byte (maxpool2x2.cuh's first_max), the
+// bits of tiled_conv_forward then maxpool2x2_forward. Whether the shape takes it: tiled_conv_fits,
+// even output sides, an even number of rows a block, and the blocks' shared memory with their
+// output tile within half an SM's (two blocks an SM at least: LeNet's first layer always, its
+// second planned for a whole GPU but not for a fused array's share, whose blocks hold all 50
+// filters).
+bool tiled_conv_pool_fits(const ConvGeom& g, int sm_count);
+void tiled_conv_forward_maxpool2x2(const ConvGeom& g, const float* x, const float* w,
+                                   const float* b, float* pooled, std::uint8_t* argmax,
+                                   int sm_count, cudaStream_t stream);
 
 // dx = conv^T(dy, w). tiled_conv_fits(g) must hold.
 void tiled_conv_backward_data(const ConvGeom& g, const float* w, const float* dy, float* dx,

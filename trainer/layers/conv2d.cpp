@@ -90,12 +90,24 @@ void Conv2d::bind(Backend& backend, float* params, float* grads, float* state, i
   kept_ = kept ? DeviceBuffer(backend, kept) : DeviceBuffer();
 }
 
+bool Conv2d::fuse_maxpool_after(Pool2d& pool, float* pooled) {
+  const ConvGeom g = geometry(1);
+  if (!pool.pools_2x2_max_fp32() || in_storage_ != Storage::fp32_nchw ||
+      out_storage_ != Storage::fp32_nchw || kept_.bytes() || g.out_h < 2 || g.out_w < 2)
+    return false;
+  pooled_ = pooled;
+  argmax_ = pool.keep_argmax_for_conv();
+  return true;
+}
+
 // A training forward leaves the operands' computing form in kept_ for backward; an inference one
 // keeps nothing (a validation pass between a forward and its backward never happens, and need not
 // pay for it).
 void Conv2d::forward(const float* x, float* y, int batch, bool training) {
   const std::size_t wsize = param_count_ - (opt_.bias ? opt_.filters : 0);
   const float* b = opt_.bias ? params_ + wsize : nullptr;
+  if (pooled_)
+    return backend_->conv2d_forward_maxpool2x2(geometry(batch), x, params_, b, y, pooled_, argmax_);
   backend_->conv2d_forward_stored(geometry(batch), in_storage_, x, params_, b, out_storage_, y,
                                   training && kept_.bytes() ? kept_.as<void>() : nullptr);
 }

@@ -6,7 +6,10 @@
  */
 #pragma once
 
+#include <cstdint>
+
 #include "trainer/layers/layer.h"
+#include "trainer/layers/pool.h"
 
 namespace sweep::trainer {
 
@@ -31,10 +34,17 @@ class Conv2d final : public Layer {
   void forward(const float* x, float* y, int batch, bool training) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
   ConvGeom geometry(int batch) const;
+  // The 2x2 max pooling after it, computed by this forward (Backend::conv2d_forward_maxpool2x2)
+  // into the pooling's output `pooled`, where both keep fp32 NCHW and nothing channels-last is
+  // kept; the pooling's backward then reads the argmax. Returns whether it did (Network then skips
+  // the pooling's forward). After bind().
+  bool fuse_maxpool_after(Pool2d& pool, float* pooled);
 
  private:
   Conv2dOptions opt_;
   int pad_ = 0;
+  float* pooled_ = nullptr;  // fuse_maxpool_after's
+  std::uint8_t* argmax_ = nullptr;
   // Operands as the backend keeps them from forward to backward (Backend::conv_kept_bytes).
   DeviceBuffer kept_;
 };

@@ -40,7 +40,23 @@ NhwcRole Pool2d::nhwc_role(const Backend&) const {
                                                                : NhwcRole::none;
 }
 
+void Pool2d::bind(Backend& backend, float* params, float* grads, float* state, int max_batch) {
+  Layer::bind(backend, params, grads, state, max_batch);
+  max_batch_ = max_batch;
+}
+
+bool Pool2d::pools_2x2_max_fp32() const {
+  return mode_ == PoolMode::max && is_2x2_stride2(geometry(1)) &&
+         in_storage_ == Storage::fp32_nchw && out_storage_ == Storage::fp32_nchw;
+}
+
+std::uint8_t* Pool2d::keep_argmax_for_conv() {
+  argmax_ = DeviceBuffer(*backend_, std::size_t(max_batch_) * out_.numel());
+  return argmax_.as<std::uint8_t>();
+}
+
 void Pool2d::forward(const float* x, float* y, int batch, bool training) {
+  if (argmax_) throw Error("internal: a pooling its convolution computes ran its own forward");
   if (is_nhwc(in_storage_))
     backend_->maxpool2x2_forward_nhwc(geometry(batch), in_storage_, x, y);
   else
@@ -51,6 +67,8 @@ void Pool2d::backward(const float* x, const float* y, const float* dy, float* dx
   if (!dx) return;
   if (is_nhwc(in_storage_))
     backend_->maxpool2x2_backward_nhwc(geometry(batch), in_storage_, x, y, dy, dx);
+  else if (argmax_)  // x, the convolution's output, was never written
+    backend_->maxpool2x2_backward_argmax(geometry(batch), argmax_.as<std::uint8_t>(), dy, dx);
   else
     backend_->pool_backward(geometry(batch), mode_, x, y, dy, dx);
 }

@@ -21,13 +21,22 @@ class Pool2d final : public Layer {
   std::string describe() const override;
   Shape setup(Shape in) override;
   NhwcRole nhwc_role(const Backend& backend) const override;
+  void bind(Backend& backend, float* params, float* grads, float* state, int max_batch) override;
   void forward(const float* x, float* y, int batch, bool training) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  // A 2x2 max pooling of stride 2 on fp32 NCHW: the convolution before it may pool its output
+  // (Conv2d::fuse_maxpool_after).
+  bool pools_2x2_max_fp32() const;
+  // The convolution before it computes this pooling (its forward is not run): the buffer of a byte
+  // a window for the convolution to write each window's argmax to, which the backward then reads.
+  std::uint8_t* keep_argmax_for_conv();
 
  private:
   PoolGeom geometry(int batch) const;
   PoolMode mode_;
   int size_, stride_, pad_;
+  int max_batch_ = 0;
+  DeviceBuffer argmax_;  // keep_argmax_for_conv's
 };
 
 class GlobalAvgPool final : public Layer {
