@@ -183,20 +183,26 @@ void maxpool2x2_dispatch(std::size_t elements, int w, const Args&... args) {
   Launch<std::size_t, false>::run(args...);
 }
 
-// A thread per window, or per kSharedWindows windows (`shared`: the step shares the GPU).
+// A thread per window (`one`), or per kSharedWindows windows (`shared`: the step shares the GPU),
+// for `total` windows.
+template <class Kernel, class... Args>
+void launch_windows(Kernel one, Kernel shared_kernel, std::size_t total, bool shared,
+                    cudaStream_t s, const Args&... args) {
+  if (shared)
+    shared_kernel<<<grid_for((total + kSharedWindows - 1) / kSharedWindows), kThreads, 0, s>>>(
+        args...);
+  else
+    one<<<grid_for(total), kThreads, 0, s>>>(args...);
+  SWEEP_CHECK_LAUNCH();
+}
+
 template <class Index, bool kEven>
 struct Maxpool2x2Forward {
   static void run(const float* x, float* y, std::uint8_t* argmax, std::size_t planes, int h, int w,
                   int out_h, int out_w, bool shared, cudaStream_t s) {
-    const std::size_t total = planes * out_h * out_w;
-    if (shared)
-      maxpool2x2_forward_kernel<Index, kEven, kSharedWindows>
-          <<<grid_for((total + kSharedWindows - 1) / kSharedWindows), kThreads, 0, s>>>(
-              x, y, argmax, Index(planes), h, w, out_h, out_w);
-    else
-      maxpool2x2_forward_kernel<Index, kEven, 1>
-          <<<grid_for(total), kThreads, 0, s>>>(x, y, argmax, Index(planes), h, w, out_h, out_w);
-    SWEEP_CHECK_LAUNCH();
+    launch_windows(maxpool2x2_forward_kernel<Index, kEven, 1>,
+                   maxpool2x2_forward_kernel<Index, kEven, kSharedWindows>, planes * out_h * out_w,
+                   shared, s, x, y, argmax, Index(planes), h, w, out_h, out_w);
   }
 };
 
@@ -204,15 +210,9 @@ template <class Index, bool kEven>
 struct Maxpool2x2Backward {
   static void run(const float* x, const float* y, const float* dy, float* dx, std::size_t planes,
                   int h, int w, int out_h, int out_w, bool shared, cudaStream_t s) {
-    const std::size_t total = planes * out_h * out_w;
-    if (shared)
-      maxpool2x2_backward_kernel<Index, kEven, kSharedWindows>
-          <<<grid_for((total + kSharedWindows - 1) / kSharedWindows), kThreads, 0, s>>>(
-              x, y, dy, dx, Index(planes), h, w, out_h, out_w);
-    else
-      maxpool2x2_backward_kernel<Index, kEven, 1>
-          <<<grid_for(total), kThreads, 0, s>>>(x, y, dy, dx, Index(planes), h, w, out_h, out_w);
-    SWEEP_CHECK_LAUNCH();
+    launch_windows(maxpool2x2_backward_kernel<Index, kEven, 1>,
+                   maxpool2x2_backward_kernel<Index, kEven, kSharedWindows>, planes * out_h * out_w,
+                   shared, s, x, y, dy, dx, Index(planes), h, w, out_h, out_w);
   }
 };
 
@@ -220,15 +220,10 @@ template <class Index, bool kEven>
 struct Maxpool2x2BackwardArgmax {
   static void run(const std::uint8_t* argmax, const float* dy, float* dx, std::size_t planes, int h,
                   int w, int out_h, int out_w, bool shared, cudaStream_t s) {
-    const std::size_t total = planes * out_h * out_w;
-    if (shared)
-      maxpool2x2_backward_argmax_kernel<Index, kEven, kSharedWindows>
-          <<<grid_for((total + kSharedWindows - 1) / kSharedWindows), kThreads, 0, s>>>(
-              argmax, dy, dx, Index(planes), h, w, out_h, out_w);
-    else
-      maxpool2x2_backward_argmax_kernel<Index, kEven, 1>
-          <<<grid_for(total), kThreads, 0, s>>>(argmax, dy, dx, Index(planes), h, w, out_h, out_w);
-    SWEEP_CHECK_LAUNCH();
+    launch_windows(maxpool2x2_backward_argmax_kernel<Index, kEven, 1>,
+                   maxpool2x2_backward_argmax_kernel<Index, kEven, kSharedWindows>,
+                   planes * out_h * out_w, shared, s, argmax, dy, dx, Index(planes), h, w, out_h,
+                   out_w);
   }
 };
 
