@@ -30,46 +30,14 @@ Window window(const PoolGeom& g, int oh, int ow) {
   return {std::max(hs, 0), std::min(hs + g.kh, g.h), std::max(ws, 0), std::min(ws + g.kw, g.w)};
 }
 
-void max_2x2_forward(const PoolGeom& g, const float* xp, float* yp) {
-  for (int oh = 0; oh < g.out_h; ++oh) {
-    const float* r0 = xp + std::size_t(2 * oh) * g.w;
-    const float* r1 = r0 + g.w;
-    float* out = yp + std::size_t(oh) * g.out_w;
-    for (int ow = 0; ow < g.out_w; ++ow)
-      out[ow] =
-          std::max(std::max(r0[2 * ow], r0[2 * ow + 1]), std::max(r1[2 * ow], r1[2 * ow + 1]));
-  }
-}
-
-void max_2x2_backward(const PoolGeom& g, const float* xp, const float* yp, const float* dyp,
-                      float* dxp) {
-  for (int oh = 0; oh < g.out_h; ++oh) {
-    const float* r0 = xp + std::size_t(2 * oh) * g.w;
-    const float* r1 = r0 + g.w;
-    float* d0 = dxp + std::size_t(2 * oh) * g.w;
-    float* d1 = d0 + g.w;
-    for (int ow = 0; ow < g.out_w; ++ow) {
-      const float m = yp[oh * g.out_w + ow], d = dyp[oh * g.out_w + ow];
-      // The first maximum in row-major window order takes the gradient. Non-short-circuit
-      // logic (& not &&), so every load happens and the loop compiles to selects, not branches.
-      const bool e0 = r0[2 * ow] == m, e1 = r0[2 * ow + 1] == m;
-      const bool e2 = r1[2 * ow] == m, e3 = r1[2 * ow + 1] == m;
-      const bool b = !e0 & e1, c = !e0 & !e1 & e2, e = !e0 & !e1 & !e2 & e3;
-      d0[2 * ow] = e0 ? d : 0.f;
-      d0[2 * ow + 1] = b ? d : 0.f;
-      d1[2 * ow] = c ? d : 0.f;
-      d1[2 * ow + 1] = e ? d : 0.f;
-    }
-  }
-}
-
 // The element of a 2x2 window that takes its gradient: the first (row-major) equal to the
-// maximum m, 4 when none is (Backend::maxpool2x2_forward_argmax).
+// maximum m, 4 when none is (a NaN in the window; Backend::maxpool2x2_forward_argmax keeps it).
 std::uint8_t first_max(float a, float b, float c, float d, float m) {
   return a == m ? 0 : b == m ? 1 : c == m ? 2 : d == m ? 3 : 4;
 }
 
-void max_2x2_forward_argmax(const PoolGeom& g, const float* xp, float* yp, std::uint8_t* ap) {
+// y, and each window's first_max where ap is not null.
+void max_2x2_forward(const PoolGeom& g, const float* xp, float* yp, std::uint8_t* ap) {
   for (int oh = 0; oh < g.out_h; ++oh) {
     const float* r0 = xp + std::size_t(2 * oh) * g.w;
     const float* r1 = r0 + g.w;
@@ -77,25 +45,41 @@ void max_2x2_forward_argmax(const PoolGeom& g, const float* xp, float* yp, std::
       const float a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
       const float m = std::max(std::max(a, b), std::max(c, d));
       yp[oh * g.out_w + ow] = m;
-      ap[oh * g.out_w + ow] = first_max(a, b, c, d, m);
+      if (ap) ap[oh * g.out_w + ow] = first_max(a, b, c, d, m);
+    }
+  }
+}
+
+// Window (oh, ow)'s gradient d to its element f (first_max), zeros to the other three.
+void route_2x2(const PoolGeom& g, float* dxp, int oh, int ow, int f, float d) {
+  float* d0 = dxp + std::size_t(2 * oh) * g.w + 2 * ow;
+  float* d1 = d0 + g.w;
+  d0[0] = f == 0 ? d : 0.f;
+  d0[1] = f == 1 ? d : 0.f;
+  d1[0] = f == 2 ? d : 0.f;
+  d1[1] = f == 3 ? d : 0.f;
+}
+
+// The first maximum of each window (found again from x and y) takes its gradient.
+void max_2x2_backward(const PoolGeom& g, const float* xp, const float* yp, const float* dyp,
+                      float* dxp) {
+  for (int oh = 0; oh < g.out_h; ++oh) {
+    const float* r0 = xp + std::size_t(2 * oh) * g.w;
+    const float* r1 = r0 + g.w;
+    for (int ow = 0; ow < g.out_w; ++ow) {
+      const float m = yp[oh * g.out_w + ow];
+      route_2x2(g, dxp, oh, ow,
+                first_max(r0[2 * ow], r0[2 * ow + 1], r1[2 * ow], r1[2 * ow + 1], m),
+                dyp[oh * g.out_w + ow]);
     }
   }
 }
 
 void max_2x2_backward_argmax(const PoolGeom& g, const std::uint8_t* ap, const float* dyp,
                              float* dxp) {
-  for (int oh = 0; oh < g.out_h; ++oh) {
-    float* d0 = dxp + std::size_t(2 * oh) * g.w;
-    float* d1 = d0 + g.w;
-    for (int ow = 0; ow < g.out_w; ++ow) {
-      const std::uint8_t f = ap[oh * g.out_w + ow];
-      const float d = dyp[oh * g.out_w + ow];
-      d0[2 * ow] = f == 0 ? d : 0.f;
-      d0[2 * ow + 1] = f == 1 ? d : 0.f;
-      d1[2 * ow] = f == 2 ? d : 0.f;
-      d1[2 * ow + 1] = f == 3 ? d : 0.f;
-    }
-  }
+  for (int oh = 0; oh < g.out_h; ++oh)
+    for (int ow = 0; ow < g.out_w; ++ow)
+      route_2x2(g, dxp, oh, ow, ap[oh * g.out_w + ow], dyp[oh * g.out_w + ow]);
 }
 
 std::size_t planes_per_task(const PoolGeom& g) {
@@ -116,7 +100,7 @@ void CpuBackend::pool_forward(const PoolGeom& g, PoolMode mode, const float* x, 
         const float* xp = x + p * in_plane;
         float* yp = y + p * out_plane;
         if (mode == PoolMode::max && fast) {
-          max_2x2_forward(g, xp, yp);
+          max_2x2_forward(g, xp, yp, nullptr);
           continue;
         }
         for (int oh = 0; oh < g.out_h; ++oh) {
@@ -195,7 +179,7 @@ void CpuBackend::maxpool2x2_forward_argmax(const PoolGeom& g, const float* x, fl
   run([&] {
     cpu::for_range(planes, planes_per_task(g), [&](std::size_t p0, std::size_t p1) {
       for (std::size_t p = p0; p < p1; ++p)
-        max_2x2_forward_argmax(g, x + p * in_plane, y + p * out_plane, argmax + p * out_plane);
+        max_2x2_forward(g, x + p * in_plane, y + p * out_plane, argmax + p * out_plane);
     });
   });
 }
