@@ -546,6 +546,58 @@ TEST_F(CudaOps, ConvolutionPooledInSharedMemoryGivesTheUnfusedBits) {
   }
 }
 
+// training.deterministic: a small convolution runs our kernels, planned for a quarter of the device
+// whatever the share, so that a fused array's member computes its lone run's bits (CudaArray's
+// tests compare whole runs). Every share must give the bits of our kernels as a default backend
+// plans them for a quarter of the device (share 4): forward, pooled forward, data, weight and bias
+// gradients. (cuDNN's deterministic plan, the rule before, sums in other orders: it fails this.)
+TEST_F(CudaOps, DeterministicConvolutionsGiveTheSameBitsAtEveryShare) {
+  const auto bits = [&](cuda::CudaBackend& b, const ConvGeom& g, const Twin& x, const Twin& w,
+                        const Twin& bias, const Twin& dy) {
+    const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
+    const std::size_t ws = std::size_t(g.k) * g.c * g.r * g.s;
+    const std::size_t ys = std::size_t(g.n) * g.k * g.out_h * g.out_w;
+    const PoolGeom pg = maxpool2x2_of(g);
+    const std::size_t ps = std::size_t(pg.n) * pg.c * pg.out_h * pg.out_w;
+    DeviceBuffer y(b, ys * 4), dx(b, xs * 4), dw(b, ws * 4), db(b, g.k * 4), y2(b, ys * 4),
+        pooled(b, ps * 4), argmax(b, ps);
+    b.conv2d_forward(g, x.gf(), w.gf(), bias.gf(), y.f());
+    b.conv2d_backward(g, x.gf(), w.gf(), dy.gf(), dx.f(), dw.f(), db.f());
+    b.conv2d_forward_maxpool2x2(g, x.gf(), w.gf(), bias.gf(), y2.f(), pooled.f(),
+                                argmax.as<std::uint8_t>());
+    std::vector<float> out;
+    using Part = std::pair<const DeviceBuffer*, std::size_t>;
+    for (const auto& [p, n] : std::initializer_list<Part>{
+             {&y, ys}, {&dx, xs}, {&dw, ws}, {&db, std::size_t(g.k)}, {&pooled, ps}}) {
+      const std::vector<float> v = host(b, p->as<void>(), n);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    return out;
+  };
+  for (const ConvGeom& g : {conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0) /* LeNet conv2 */,
+                            conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0) /* LeNet conv1 */,
+                            conv_geom(32, 20, 12, 12, 50, 5, 5, 1, 0) /* a partial batch */,
+                            conv_geom(3, 4, 12, 10, 8, 3, 3, 1, 1) /* 3x3, padded */}) {
+    const std::string tag = "c" + std::to_string(g.c) + " k" + std::to_string(g.k) + " n" +
+                            std::to_string(g.n) + " r" + std::to_string(g.r);
+    const Twin x = twin_random(std::size_t(g.n) * g.c * g.h * g.w),
+               w = twin_random(std::size_t(g.k) * g.c * g.r * g.s), bias = twin_random(g.k),
+               dy = twin_random(std::size_t(g.n) * g.k * g.out_h * g.out_w);
+    cuda::CudaBackend quarter(0);
+    quarter.set_gpu_share(cuda::CudaBackend::kDeterministicShare);
+    quarter.set_direct_conv(cuda::CudaBackend::DirectConv::scatter);  // scatter data gradient
+    const std::vector<float> want = bits(quarter, g, x, w, bias, dy);
+    for (int share : {1, 16, 64}) {
+      cuda::CudaBackend det(0, cuda::MathMode::fp32, /*deterministic=*/true);
+      det.set_gpu_share(share);
+      const std::vector<float> got = bits(det, g, x, w, bias, dy);
+      ASSERT_EQ(got.size(), want.size()) << tag;
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+          << tag << " share " << share;
+    }
+  }
+}
+
 TEST_F(CudaOps, MaxPoolTiesRouteToExactlyOneInput) {
   // After a relu most windows are all zeros: each window's gradient must land once, not per tie.
   const PoolGeom g = pool_geom(2, 3, 8, 8, 2, 2, 0);

@@ -59,11 +59,12 @@ class CudaBackend final : public Backend {
   void set_conv_choice(ConvChoice c) { conv_choice_ = c; }
   // fp32 and tf32: whether a convolution op runs on our kernels (direct_conv.h, tiled_conv.h) or
   // on cuDNN's plan. timed (default): per shape and op, whichever a CUDA-graph timing finds
-  // fastest, for the batch size cudnnFind times (never when deterministic: cuDNN's heuristics
-  // then choose, the same in every process); always: the direct kernels wherever they take the
-  // shape; tiled: the tiled kernels for forward and backward data wherever they take the shape,
-  // else as always; scatter: as tiled, with the data gradient on scatter_dgrad.h where it fits
-  // (the op tests use all three); never: cuDNN only. Set it before the first convolution.
+  // fastest, for the batch size cudnnFind times (never when deterministic: a fixed rule then
+  // chooses, the same in every process: choose_deterministic_conv); always: the direct kernels
+  // wherever they take the shape; tiled: the tiled kernels for forward and backward data wherever
+  // they take the shape, else as always; scatter: as tiled, with the data gradient on
+  // scatter_dgrad.h where it fits (the op tests use all three); never: cuDNN only. Set it before
+  // the first convolution.
   enum class DirectConv { timed, always, tiled, scatter, never };
   void set_direct_conv(DirectConv d) { direct_conv_ = d; }
   void tune_for_batch(int n) override { tuned_batch_ = n; }
@@ -80,6 +81,12 @@ class CudaBackend final : public Backend {
   // (cublasSetSmCountTarget). Set it before the first convolution (plans and timed choices are
   // made once per shape).
   void set_gpu_share(int share);
+  // Deterministic mode plans our convolution kernels for this share of the device whatever the
+  // step's share, so that the order of a plan's sums is the same alone and in a fused array. A
+  // quarter: on an H200 a lone LeNet trial ran as fast as with plans for the whole GPU (the
+  // 64-trial grid with fuse: off in 19.8 s either way) and a fused array of 64 far faster (7.4 s
+  // against 10.0 s); an eighth made the lone trial 22% slower.
+  static constexpr int kDeterministicShare = 4;
 
   void* allocate(std::size_t bytes) override;
   void deallocate(void* p) noexcept override;
@@ -244,6 +251,9 @@ class CudaBackend final : public Backend {
   // workspace in blas_workspace: the main stream's and the side stream's.
   void target_sm_share(cublasHandle_t blas) const;  // cublasSetSmCountTarget for share_
   int shared_sm_count() const;  // the device's SMs / share_ (at least 1): what a step gets
+  // The SMs our convolution kernels plan for (sm_count_): shared_sm_count(), or when
+  // deterministic the device's / kDeterministicShare.
+  int planned_sm_count() const;
   // The step shares the device with others (share_ > 1, a fused array's member): our memory-bound
   // kernels then take fewer, longer threads (maxpool2x2.cuh, skinny_dense.cuh), which leave the
   // other steps' kernels room on the SMs; alone a step keeps the shortest time a launch.
@@ -288,6 +298,9 @@ class CudaBackend final : public Backend {
   void make_conv_plans(const ConvGeom& g, bool timed, ConvEntry& e);
   // Fills e's direct_* choices (cuda_direct_conv.cu). `timed`: the shape's batch is the tuned one.
   void choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e);
+  // training.deterministic's fixed rule in place of the timing (the flags: which kernels fit).
+  static void choose_deterministic_conv(const ConvGeom& g, bool tiled, bool tiled_filter,
+                                        bool scatter, ConvEntry& e);
   // Whether a choice (a ConvImpl as the tuning cache keeps it) names a kernel that takes the
   // shape: cuDNN always; ours where the flags say they fit.
   static bool takes(double impl, bool direct, bool tiled, bool scatter);
@@ -365,7 +378,7 @@ class CudaBackend final : public Backend {
   bool deterministic_ = false;
   ConvChoice conv_choice_ = ConvChoice::fastest;
   DirectConv direct_conv_ = DirectConv::timed;
-  int sm_count_ = 0;  // the SMs our kernels plan for (shared_sm_count, on the first convolution)
+  int sm_count_ = 0;  // the SMs our kernels plan for (planned_sm_count, on the first convolution)
   int share_ = 1;
   int tuned_batch_ = 0;  // tune_for_batch
   std::string name_;
