@@ -8,8 +8,9 @@
  * default (fastest) algorithms cuDNN's weight gradients add with atomics, and two lone runs of one
  * trial already differ in their last bits (up to 1e-4 relative after 50 steps, seen on an H100 with
  * 16 members at once), which would hide what fusion itself does. Deterministic mode runs LeNet's
- * convolutions on our kernels planned for a quarter of the device whatever the share (a plan for
- * the member's share would sum in another order: five of these tests and the op test fail then).
+ * convolutions on our kernels in the order of their plans for a quarter of the device whatever the
+ * share (a plan for the member's share, order and all, would sum otherwise: five of these tests and
+ * the op test fail then).
  */
 #include <gtest/gtest.h>
 

@@ -546,11 +546,12 @@ TEST_F(CudaOps, ConvolutionPooledInSharedMemoryGivesTheUnfusedBits) {
   }
 }
 
-// training.deterministic: a small convolution runs our kernels, planned for a quarter of the device
-// whatever the share, so that a fused array's member computes its lone run's bits (CudaArray's
-// tests compare whole runs). Every share must give the bits of our kernels as a default backend
-// plans them for a quarter of the device (share 4): forward, pooled forward, data, weight and bias
-// gradients. (cuDNN's deterministic plan, the rule before, sums in other orders: it fails this.)
+// training.deterministic: a small convolution runs our kernels, summing in the order of their plans
+// for a quarter of the device whatever the share (cut for the share where that keeps the order), so
+// that a fused array's member computes its lone run's bits (CudaArray's tests compare whole runs).
+// Every share must give the bits of our kernels as a default backend plans them for a quarter of
+// the device (share 4): forward, pooled forward, data, weight and bias gradients. (cuDNN's
+// deterministic plan, the rule before, sums in other orders: it fails this.)
 TEST_F(CudaOps, DeterministicConvolutionsGiveTheSameBitsAtEveryShare) {
   const auto bits = [&](cuda::CudaBackend& b, const ConvGeom& g, const Twin& x, const Twin& w,
                         const Twin& bias, const Twin& dy) {
@@ -574,8 +575,14 @@ TEST_F(CudaOps, DeterministicConvolutionsGiveTheSameBitsAtEveryShare) {
     }
     return out;
   };
-  for (const ConvGeom& g : {conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0) /* LeNet conv2 */,
-                            conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0) /* LeNet conv1 */,
+  // Blocks cut for the share where the order allows: LeNet's second layer slices its forward's
+  // channels and its scatter's filters alike planned for 8 or 33 SMs (one slice), not for 132.
+  const ConvGeom lenet2 = conv_geom(64, 20, 12, 12, 50, 5, 5, 1, 0);
+  EXPECT_EQ(cuda::tiled_conv_forward_sms(lenet2, 8, 33), 8);
+  EXPECT_EQ(cuda::tiled_conv_forward_sms(lenet2, 132, 33), 33);
+  EXPECT_EQ(cuda::scatter_dgrad_sms(lenet2, 8, 33), 8);
+  EXPECT_EQ(cuda::scatter_dgrad_sms(lenet2, 132, 33), 33);
+  for (const ConvGeom& g : {lenet2, conv_geom(64, 1, 28, 28, 20, 5, 5, 1, 0) /* LeNet conv1 */,
                             conv_geom(32, 20, 12, 12, 50, 5, 5, 1, 0) /* a partial batch */,
                             conv_geom(3, 4, 12, 10, 8, 3, 3, 1, 1) /* 3x3, padded */}) {
     const std::string tag = "c" + std::to_string(g.c) + " k" + std::to_string(g.k) + " n" +
@@ -587,7 +594,7 @@ TEST_F(CudaOps, DeterministicConvolutionsGiveTheSameBitsAtEveryShare) {
     quarter.set_gpu_share(cuda::CudaBackend::kDeterministicShare);
     quarter.set_direct_conv(cuda::CudaBackend::DirectConv::scatter);  // scatter data gradient
     const std::vector<float> want = bits(quarter, g, x, w, bias, dy);
-    for (int share : {1, 16, 64}) {
+    for (int share : {1, 2, 8, 16, 64}) {
       cuda::CudaBackend det(0, cuda::MathMode::fp32, /*deterministic=*/true);
       det.set_gpu_share(share);
       const std::vector<float> got = bits(det, g, x, w, bias, dy);

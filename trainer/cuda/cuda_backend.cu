@@ -113,8 +113,7 @@ void CudaBackend::target_sm_share(cublasHandle_t blas) const {
   SWEEP_CHECK_CUBLAS(cublasSetSmCountTarget(blas, sms));
 }
 
-int CudaBackend::planned_sm_count() const {
-  if (!deterministic_) return shared_sm_count();
+int CudaBackend::deterministic_order_sms() const {
   int sms = 0;
   SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
   return std::max(1, sms / kDeterministicShare);

@@ -81,11 +81,11 @@ class CudaBackend final : public Backend {
   // (cublasSetSmCountTarget). Set it before the first convolution (plans and timed choices are
   // made once per shape).
   void set_gpu_share(int share);
-  // Deterministic mode plans our convolution kernels for this share of the device whatever the
-  // step's share, so that the order of a plan's sums is the same alone and in a fused array. A
-  // quarter: on an H200 a lone LeNet trial ran as fast as with plans for the whole GPU (the
-  // 64-trial grid with fuse: off in 19.8 s either way) and a fused array of 64 far faster (7.4 s
-  // against 10.0 s); an eighth made the lone trial 22% slower.
+  // Deterministic mode sums our convolution kernels in the order of their plans for this share of
+  // the device whatever the step's share, so that a step computes the same bits alone and in a
+  // fused array (choose_deterministic_conv). A quarter: on an H200 a lone LeNet trial ran as fast
+  // as with plans for the whole GPU (the 64-trial grid with fuse: off in 19.8 s either way) and a
+  // fused array of 64 far faster (7.4 s against 10.0 s); an eighth made the lone trial 22% slower.
   static constexpr int kDeterministicShare = 4;
 
   void* allocate(std::size_t bytes) override;
@@ -251,9 +251,9 @@ class CudaBackend final : public Backend {
   // workspace in blas_workspace: the main stream's and the side stream's.
   void target_sm_share(cublasHandle_t blas) const;  // cublasSetSmCountTarget for share_
   int shared_sm_count() const;  // the device's SMs / share_ (at least 1): what a step gets
-  // The SMs our convolution kernels plan for (sm_count_): shared_sm_count(), or when
-  // deterministic the device's / kDeterministicShare.
-  int planned_sm_count() const;
+  // The SMs of the plans whose order of sums deterministic mode keeps at every share: the
+  // device's / kDeterministicShare.
+  int deterministic_order_sms() const;
   // The step shares the device with others (share_ > 1, a fused array's member): our memory-bound
   // kernels then take fewer, longer threads (maxpool2x2.cuh, skinny_dense.cuh), which leave the
   // other steps' kernels room on the SMs; alone a step keeps the shortest time a launch.
@@ -290,6 +290,9 @@ class CudaBackend final : public Backend {
     bool nhwc_our_filter = false;  // fp32 NHWC: our weight gradient (nhwc_wgrad.h) runs instead
     ConvImpl forward = ConvImpl::cudnn, data = ConvImpl::cudnn, filter = ConvImpl::cudnn;
     int filter_parts = 1;  // direct_conv_filter_parts
+    // The SMs our kernels plan each op for: sm_count_, or when deterministic a canonical plan's
+    // (choose_deterministic_conv).
+    int forward_sms = 0, data_sms = 0, filter_sms = 0;
   };
   const ConvEntry& conv_entry(const ConvGeom& g);
   // The storage of the channels-last plan a shape may take (bf16 or fp32 NHWC), or fp32_nchw.
@@ -299,8 +302,7 @@ class CudaBackend final : public Backend {
   // Fills e's direct_* choices (cuda_direct_conv.cu). `timed`: the shape's batch is the tuned one.
   void choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e);
   // training.deterministic's fixed rule in place of the timing (the flags: which kernels fit).
-  static void choose_deterministic_conv(const ConvGeom& g, bool tiled, bool tiled_filter,
-                                        bool scatter, ConvEntry& e);
+  void choose_deterministic_conv(const ConvGeom& g, bool tiled, bool scatter, ConvEntry& e) const;
   // Whether a choice (a ConvImpl as the tuning cache keeps it) names a kernel that takes the
   // shape: cuDNN always; ours where the flags say they fit.
   static bool takes(double impl, bool direct, bool tiled, bool scatter);
@@ -378,7 +380,7 @@ class CudaBackend final : public Backend {
   bool deterministic_ = false;
   ConvChoice conv_choice_ = ConvChoice::fastest;
   DirectConv direct_conv_ = DirectConv::timed;
-  int sm_count_ = 0;  // the SMs our kernels plan for (planned_sm_count, on the first convolution)
+  int sm_count_ = 0;  // the SMs our kernels plan for (shared_sm_count, on the first convolution)
   int share_ = 1;
   int tuned_batch_ = 0;  // tune_for_batch
   std::string name_;

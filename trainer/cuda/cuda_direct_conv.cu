@@ -73,27 +73,46 @@ void CudaBackend::inherit_direct_conv(const ConvGeom& g, bool direct, bool tiled
 }
 
 // Deterministic mode times nothing (a timing, and so the choice it makes, could differ between
-// processes). Our tiled and scatter kernels add in a fixed order, planned for planned_sm_count()
-// whatever the share, so a fused member computes its lone run's bits. They run a shape of at most
-// kDeterministicOursMacs multiply-adds an image (LeNet's layers: 0.3M and 1.6M), where they beat
-// cuDNN's deterministic algorithms by far: the 64-trial LeNet grid on an H200 took 14.9 s fused and
-// 47.1 s with fuse: off on cuDNN's, 7.4 s and 20.0 s on ours. Wider layers keep cuDNN's
-// deterministic plan: the conv-block net's 3x3 layers of 32-128 channels (9.4M an image) ran its
-// 16-trial sweep in 19.2 s on ours against 10.1 s on cuDNN's (bench/RESULTS.md).
-void CudaBackend::choose_deterministic_conv(const ConvGeom& g, bool tiled, bool tiled_filter,
-                                            bool scatter, ConvEntry& e) {
+// processes). Our tiled and scatter kernels add in a fixed order, which depends on their plans
+// only through how they slice the sums (the forward's channels, the scatter's filters, the weight
+// gradient's image chunks and rows): each op keeps the order of its plan for
+// deterministic_order_sms() whatever the share, cut for the step's share where that plan slices
+// alike (tiled_conv_forward_sms, scatter_dgrad_sms; the weight gradient's chunks follow the SMs,
+// so it always runs the canonical plan). So a fused member computes its lone run's bits. They run
+// a shape of at most kDeterministicOursMacs multiply-adds an image (LeNet's layers: 0.3M and
+// 1.6M), where they beat cuDNN's deterministic algorithms by far: the 64-trial LeNet grid on an
+// H200 took 14.9 s fused and 47.1 s with fuse: off on cuDNN's, 7.4 s and 20.0 s on ours. Wider
+// layers keep cuDNN's deterministic plan: the conv-block net's 3x3 layers of 32-128 channels (9.4M
+// an image) ran its 16-trial sweep in 19.2 s on ours against 10.1 s on cuDNN's
+// (bench/RESULTS.md).
+void CudaBackend::choose_deterministic_conv(const ConvGeom& g, bool tiled, bool scatter,
+                                            ConvEntry& e) const {
   constexpr double kDeterministicOursMacs = 4e6;
   const double macs = double(g.k) * g.c * g.r * g.s * g.out_h * g.out_w;
   if (macs > kDeterministicOursMacs) return;
-  if (tiled) e.forward = ConvImpl::tiled;
+  const int order = deterministic_order_sms();
+  if (tiled) {
+    e.forward = ConvImpl::tiled;
+    e.forward_sms = tiled_conv_forward_sms(g, sm_count_, order);
+  }
   // The scatter kernel packs better where the GPU is shared: the grid fused took 7.4 s on it,
   // 8.7 s on the tiled data gradient (alone 19.1-19.8 s on either, two calls).
-  e.data = scatter ? ConvImpl::scatter : tiled ? ConvImpl::tiled : ConvImpl::cudnn;
-  if (tiled_filter) e.filter = ConvImpl::tiled;
+  if (scatter) {
+    e.data = ConvImpl::scatter;
+    e.data_sms = scatter_dgrad_sms(g, sm_count_, order);
+  } else if (tiled) {
+    e.data = ConvImpl::tiled;
+    e.data_sms = tiled_conv_data_sms(g, sm_count_, order);
+  }
+  if (tiled_conv_filter_fits(g, order)) {
+    e.filter = ConvImpl::tiled;
+    e.filter_sms = order;
+  }
 }
 
 void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e) {
-  if (sm_count_ == 0) sm_count_ = planned_sm_count();
+  if (sm_count_ == 0) sm_count_ = shared_sm_count();
+  e.forward_sms = e.data_sms = e.filter_sms = sm_count_;
   const bool direct = direct_conv_fits(g), tiled = tiled_conv_fits(g),
              tiled_filter = tiled_conv_filter_fits(g, sm_count_), scatter = scatter_dgrad_fits(g);
   // A channels-last plan runs the shape's three ops on cuDNN's engines; ours are NCHW only.
@@ -110,7 +129,7 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
                                                        : ConvImpl::cudnn;
     return;
   }
-  if (deterministic_) return choose_deterministic_conv(g, tiled, tiled_filter, scatter, e);
+  if (deterministic_) return choose_deterministic_conv(g, tiled, scatter, e);
   // Shapes that run rarely (a partial batch) are not timed: timing them costs more than it saves.
   // They take the kernels timed for the same layer at the tuned batch, where those take the shape,
   // rather than cuDNN's heuristic plan, whose weight gradient adds with atomics: with ours, five

@@ -332,7 +332,8 @@ void CudaBackend::conv2d_forward_fp32(const ConvGeom& g, const ConvEntry& e, con
   const ConvPlan& plan = *e.plan;
   // Ours add the bias in the same pass.
   if (e.forward == ConvImpl::direct) return direct_conv_forward(g, x, w, b, y, stream());
-  if (e.forward == ConvImpl::tiled) return tiled_conv_forward(g, x, w, b, y, sm_count_, stream());
+  if (e.forward == ConvImpl::tiled)
+    return tiled_conv_forward(g, x, w, b, y, e.forward_sms, stream());
   plan.forward(dnn(), x, w, y, conv_workspace(plan.workspace_bytes()));
   if (b) add_channel_bias(y, b, g.n, g.k, g.out_h * g.out_w, stream());
 }
@@ -436,7 +437,7 @@ void CudaBackend::conv2d_backward_fp32(const ConvGeom& g, const ConvEntry& e, co
   if (e.filter == ConvImpl::direct)
     filter_scratch = scratch_floats(scratch, direct_conv_filter_scratch(g, e.filter_parts));
   else if (e.filter == ConvImpl::tiled)
-    filter_scratch = scratch_floats(scratch, tiled_conv_filter_scratch(g, sm_count_));
+    filter_scratch = scratch_floats(scratch, tiled_conv_filter_scratch(g, e.filter_sms));
   else
     workspace = side ? grow(side->conv_workspace, plan.workspace_bytes(), "convolution workspace")
                      : conv_workspace(plan.workspace_bytes());
@@ -447,7 +448,7 @@ void CudaBackend::conv2d_backward_fp32(const ConvGeom& g, const ConvEntry& e, co
   if (e.filter == ConvImpl::direct) {
     direct_conv_backward_filter(g, x, dy, dw, db, e.filter_parts, filter_scratch, ws);
   } else if (e.filter == ConvImpl::tiled) {
-    tiled_conv_backward_filter(g, x, dy, dw, db, sm_count_, filter_scratch, ws);
+    tiled_conv_backward_filter(g, x, dy, dw, db, e.filter_sms, filter_scratch, ws);
   } else {
     plan.backward_filter(side ? side->cudnn.get() : dnn(), x, dy, dw, workspace);
     // Ours sum the bias gradient in the same pass; after cuDNN's it is a launch of its own.
@@ -456,9 +457,9 @@ void CudaBackend::conv2d_backward_fp32(const ConvGeom& g, const ConvEntry& e, co
   if (dx && e.data == ConvImpl::direct)
     direct_conv_backward_data(g, w, dy, dx, stream());
   else if (dx && e.data == ConvImpl::tiled)
-    tiled_conv_backward_data(g, w, dy, dx, sm_count_, stream());
+    tiled_conv_backward_data(g, w, dy, dx, e.data_sms, stream());
   else if (dx && e.data == ConvImpl::scatter)
-    scatter_dgrad(g, w, dy, dx, sm_count_, stream());
+    scatter_dgrad(g, w, dy, dx, e.data_sms, stream());
   else if (dx)
     plan.backward_data(dnn(), w, dy, dx, conv_workspace(plan.workspace_bytes()));
 }
@@ -611,8 +612,8 @@ void CudaBackend::conv2d_forward_maxpool2x2(const ConvGeom& g, const float* x, c
                                             std::uint8_t* argmax) {
   enter();
   const ConvEntry& e = conv_entry(g);
-  if (!e.nhwc && e.forward == ConvImpl::tiled && tiled_conv_pool_fits(g, sm_count_))
-    return tiled_conv_forward_maxpool2x2(g, x, w, b, pooled, argmax, sm_count_, stream());
+  if (!e.nhwc && e.forward == ConvImpl::tiled && tiled_conv_pool_fits(g, e.forward_sms))
+    return tiled_conv_forward_maxpool2x2(g, x, w, b, pooled, argmax, e.forward_sms, stream());
   conv2d_forward(g, x, w, b, y);
   maxpool2x2_forward_argmax(maxpool2x2_of(g), y, pooled, argmax);
 }

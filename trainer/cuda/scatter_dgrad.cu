@@ -219,6 +219,14 @@ bool scatter_dgrad_fits(const ConvGeom& g) {
   return plan(t, g.r, kFitSms);
 }
 
+int scatter_dgrad_sms(const ConvGeom& g, int sm_count, int order_sm_count) {
+  Scatter a = problem(g), b = problem(g);
+  return plan(a, g.r, sm_count) && plan(b, g.r, order_sm_count) && a.kper == b.kper &&
+                 a.slices == b.slices
+             ? sm_count
+             : order_sm_count;
+}
+
 void scatter_dgrad(const ConvGeom& g, const float* w, const float* dy, float* dx, int sm_count,
                    cudaStream_t stream) {
   Scatter t = problem(g);

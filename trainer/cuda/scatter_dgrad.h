@@ -29,6 +29,11 @@ bool scatter_dgrad_fits(const ConvGeom& g);
 void scatter_dgrad(const ConvGeom& g, const float* w, const float* dy, float* dx, int sm_count,
                    cudaStream_t stream);
 
+// `sm_count` where its plan splits the filters into the slices of the plan for `order_sm_count`
+// (each dx value adds the slices' windows in slice order: the same bits), else order_sm_count (see
+// tiled_conv_data_sms).
+int scatter_dgrad_sms(const ConvGeom& g, int sm_count, int order_sm_count);
+
 // Images per block at most; 0 (the default): the plan's (about two blocks per SM). For the tests
 // and bench_direct_conv; set before any launch.
 void scatter_dgrad_max_images(int images);

@@ -608,6 +608,13 @@ void launch_filter(const TiledFilter& t, const float* x, const float* dy, float*
   launch_filter_as<R, 0>(t, x, dy, dw_parts, db_parts, stream);
 }
 
+// sm_count where its plan slices the channels as order_sm_count's does (tiled_conv_forward_sms).
+int same_split_sms(Tiled a, int r, int sm_count, int order_sm_count) {
+  Tiled b = a;
+  return plan(a, r, sm_count) && plan(b, r, order_sm_count) && a.split == b.split ? sm_count
+                                                                                  : order_sm_count;
+}
+
 }  // namespace
 
 bool tiled_conv_filter_fits(const ConvGeom& g, int sm_count) {
@@ -654,6 +661,14 @@ void tiled_conv_forward(const ConvGeom& g, const float* x, const float* w, const
     launch<3, false>(t, x, w, b, y, stream);
   else
     launch<5, false>(t, x, w, b, y, stream);
+}
+
+int tiled_conv_forward_sms(const ConvGeom& g, int sm_count, int order_sm_count) {
+  return same_split_sms(forward_problem(g), g.r, sm_count, order_sm_count);
+}
+
+int tiled_conv_data_sms(const ConvGeom& g, int sm_count, int order_sm_count) {
+  return same_split_sms(data_problem(g), g.r, sm_count, order_sm_count);
 }
 
 bool tiled_conv_pool_fits(const ConvGeom& g, int sm_count) {

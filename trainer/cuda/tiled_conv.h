@@ -54,6 +54,14 @@ void tiled_conv_forward_maxpool2x2(const ConvGeom& g, const float* x, const floa
                                    const float* b, float* pooled, std::uint8_t* argmax,
                                    int sm_count, cudaStream_t stream);
 
+// The order of the forward's and the data gradient's sums depends on their plans only through the
+// channel slices (summed in slice order). These return `sm_count` where its plan slices the
+// channels as the plan for `order_sm_count` does (the same bits, blocks cut for `sm_count`), else
+// order_sm_count: a deterministic step plans for its share of the GPU where that keeps the order
+// of a canonical plan (CudaBackend::kDeterministicShare).
+int tiled_conv_forward_sms(const ConvGeom& g, int sm_count, int order_sm_count);
+int tiled_conv_data_sms(const ConvGeom& g, int sm_count, int order_sm_count);
+
 // dx = conv^T(dy, w). tiled_conv_fits(g) must hold.
 void tiled_conv_backward_data(const ConvGeom& g, const float* w, const float* dy, float* dx,
                               int sm_count, cudaStream_t stream);
