@@ -113,16 +113,16 @@ void CudaBackend::target_sm_share(cublasHandle_t blas) const {
   SWEEP_CHECK_CUBLAS(cublasSetSmCountTarget(blas, sms));
 }
 
-int CudaBackend::deterministic_order_sms() const {
+int CudaBackend::device_sm_count() const {
   int sms = 0;
   SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-  return std::max(1, sms / kDeterministicShare);
+  return sms;
 }
 
-int CudaBackend::shared_sm_count() const {
-  int sms = 0;
-  SWEEP_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-  return std::max(1, sms / share_);
+int CudaBackend::shared_sm_count() const { return std::max(1, device_sm_count() / share_); }
+
+int CudaBackend::deterministic_order_sms() const {
+  return std::max(1, device_sm_count() / kDeterministicShare);
 }
 
 CudaBackend::~CudaBackend() {

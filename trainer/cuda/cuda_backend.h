@@ -250,6 +250,7 @@ class CudaBackend final : public Backend {
   // cuBLAS and cuDNN handles working on stream s, cuBLAS with this backend's math mode and its own
   // workspace in blas_workspace: the main stream's and the side stream's.
   void target_sm_share(cublasHandle_t blas) const;  // cublasSetSmCountTarget for share_
+  int device_sm_count() const;                      // the device's multiprocessors
   int shared_sm_count() const;  // the device's SMs / share_ (at least 1): what a step gets
   // The SMs of the plans whose order of sums deterministic mode keeps at every share: the
   // device's / kDeterministicShare.

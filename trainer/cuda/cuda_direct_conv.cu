@@ -81,7 +81,7 @@ void CudaBackend::inherit_direct_conv(const ConvGeom& g, bool direct, bool tiled
 // so it always runs the canonical plan). So a fused member computes its lone run's bits. They run
 // a shape of at most kDeterministicOursMacs multiply-adds an image (LeNet's layers: 0.3M and
 // 1.6M), where they beat cuDNN's deterministic algorithms by far: the 64-trial LeNet grid on an
-// H200 took 14.9 s fused and 47.1 s with fuse: off on cuDNN's, 7.4 s and 20.0 s on ours. Wider
+// H200 took 14.9 s fused and 47.1 s with fuse: off on cuDNN's, 7.1-7.3 s and 20.0 s on ours. Wider
 // layers keep cuDNN's deterministic plan: the conv-block net's 3x3 layers of 32-128 channels (9.4M
 // an image) ran its 16-trial sweep in 19.2 s on ours against 10.1 s on cuDNN's
 // (bench/RESULTS.md).
