@@ -550,8 +550,8 @@ TEST_F(CudaOps, ConvolutionPooledInSharedMemoryGivesTheUnfusedBits) {
 // for a quarter of the device whatever the share (cut for the share where that keeps the order), so
 // that a fused array's member computes its lone run's bits (CudaArray's tests compare whole runs).
 // Every share must give the bits of our kernels as a default backend plans them for a quarter of
-// the device (share 4): forward, pooled forward, data, weight and bias gradients. (cuDNN's
-// deterministic plan, the rule before, sums in other orders: it fails this.)
+// the device (share 4): forward, pooled forward, data, weight and bias gradients. With the plans
+// following the share (a mutant build) this test and five CudaArray tests fail.
 TEST_F(CudaOps, DeterministicConvolutionsGiveTheSameBitsAtEveryShare) {
   const auto bits = [&](cuda::CudaBackend& b, const ConvGeom& g, const Twin& x, const Twin& w,
                         const Twin& bias, const Twin& dy) {
