@@ -6,7 +6,9 @@
 #  3. the 64-trial grid (sweep64.yaml) timed whole with `sweep run`: fuse auto, fuse off, and
 #     fuse off with trials_per_gpu 4; then PyTorch one after another (the first 8, extrapolated)
 #     and as 8 processes at once (SKIP_TORCH_SWEEP=1 skips these two);
-#  4. 16 trials of MATLAB's conv-block net (convnet16.yaml): fuse auto and fuse off.
+#  4. 16 trials of MATLAB's conv-block net (convnet16.yaml): fuse auto and fuse off;
+#  5. the 64-trial grid with training.deterministic, fused and fuse off, compared trial by trial
+#     (compare_trials.py), and step 3's default pair compared the same way.
 #   bench/gpu/array.sh [OUT_DIR]        (from the repository root; source .gpu/env.sh first)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -47,7 +49,7 @@ for variant in "fuse=auto" "fuse=off"; do
   t1=$(stamp)
   echo "RESULT peer=sweep convnet16 mode=$name rc=$rc seconds=$(elapsed "$t0" "$t1")"
 done
-echo "== 5. the 64-trial grid with training.deterministic: fused vs fuse: off, trial by trial"
+echo "== 5. the 64-trial grid with training.deterministic: fused vs fuse: off, trial by trial (and step 3's pair)"
 for variant in auto off; do
   name="s64-det-$variant"
   t0=$(stamp)
@@ -57,13 +59,9 @@ for variant in auto off; do
   t1=$(stamp)
   echo "RESULT peer=sweep sweep64-deterministic mode=fuse-$variant seconds=$(elapsed "$t0" "$t1")"
 done
-"$python" - "$out/runs/s64-det-auto/sweep.db" "$out/runs/s64-det-off/sweep.db" <<'PY'
-import json, sqlite3, sys
-def finals(db):
-    rows = sqlite3.connect(db).execute("select number, state, summary_json from trials")
-    return {n: (s, json.loads(j or "{}").get("final_val_accuracy")) for n, s, j in rows}
-a, b = finals(sys.argv[1]), finals(sys.argv[2])
-same = sum(1 for n in a if a[n] == b.get(n))
-worst = max(abs((a[n][1] or 0) - (b[n][1] or 0)) for n in a)
-print(f"RESULT deterministic fused-vs-off trials_equal={same}/{len(a)} max_abs_diff={worst:.4f}")
-PY
+"$python" "$root/bench/gpu/compare_trials.py" deterministic-fused-vs-off \
+  "$out/runs/s64-det-auto/sweep.db" "$out/runs/s64-det-off/sweep.db"
+# The default mode's pair from step 3 (a lone trial times cuDNN's atomic weight gradients: not
+# reproducible to the last bit, nor therefore to a few tenths of a point at the largest rates).
+"$python" "$root/bench/gpu/compare_trials.py" default-fused-vs-off \
+  "$out/runs/s64-fuseauto/sweep.db" "$out/runs/s64-fuseoff/sweep.db"
