@@ -50,36 +50,35 @@ std::string method_of(const std::string& config_yaml) {
   }
 }
 
-std::optional<SweepRow> find(const Store& store, std::string_view sweep) {
-  if (auto row = store.find_sweep(sweep)) return row;
+// The sweep named `sweep`, or whose id it is; else Store::sweep_named's error.
+SweepRow find(const Store& store, std::string_view sweep) {
+  if (std::optional<SweepRow> row = store.find_sweep(sweep)) return *row;
   std::int64_t id = 0;
   const auto [end, ec] = std::from_chars(sweep.data(), sweep.data() + sweep.size(), id);
-  if (ec == std::errc() && end == sweep.data() + sweep.size()) return store.find_sweep(id);
-  return std::nullopt;
+  if (ec == std::errc() && end == sweep.data() + sweep.size())
+    if (std::optional<SweepRow> row = store.find_sweep(id)) return *row;
+  return store.sweep_named(sweep);  // throws, naming the sweeps the store holds
 }
 
 }  // namespace
 
 ReportData load_report_data(const Store& store, std::string_view sweep) {
-  const std::optional<SweepRow> row = find(store, sweep);
-  if (!row)
-    throw Error("no sweep named '" + std::string(sweep) + "' in " + store.path().string() +
-                " (`sweep list` shows the sweeps it holds)");
+  const SweepRow row = find(store, sweep);
   ReportData data;
-  data.name = row->name;
-  data.config_yaml = row->config_yaml;
-  data.config_path = row->config_path;
-  data.metric_name = row->metric_name;
-  data.goal = row->metric_goal == MetricGoal::maximize ? Goal::maximize : Goal::minimize;
-  data.sweep_state = std::string(to_string(row->state));
-  data.devices = row->devices;
-  data.dataset = dataset_of(row->config_yaml);
-  data.method = method_of(row->config_yaml);
-  data.created_at = row->created_at;
-  data.started_at = row->started_at;
-  data.finished_at = row->finished_at;
+  data.name = row.name;
+  data.config_yaml = row.config_yaml;
+  data.config_path = row.config_path;
+  data.metric_name = row.metric_name;
+  data.goal = row.metric_goal == MetricGoal::maximize ? Goal::maximize : Goal::minimize;
+  data.sweep_state = std::string(to_string(row.state));
+  data.devices = row.devices;
+  data.dataset = dataset_of(row.config_yaml);
+  data.method = method_of(row.config_yaml);
+  data.created_at = row.created_at;
+  data.started_at = row.started_at;
+  data.finished_at = row.finished_at;
 
-  std::vector<TrialRow> trials = store.trials(row->id);
+  std::vector<TrialRow> trials = store.trials(row.id);
   data.trials.reserve(trials.size());
   std::unordered_map<std::int64_t, std::size_t> index_of_id;
   for (TrialRow& t : trials) {
@@ -103,7 +102,7 @@ ReportData load_report_data(const Store& store, std::string_view sweep) {
   std::int64_t current_trial = -1;
   std::string current_name;
   std::vector<SeriesPoint>* current = nullptr;
-  store.for_each_metric(row->id, [&](const MetricPoint& p) {
+  store.for_each_metric(row.id, [&](const MetricPoint& p) {
     if (!current || p.trial_id != current_trial || p.name != current_name) {
       const auto it = index_of_id.find(p.trial_id);
       if (it == index_of_id.end()) {

@@ -196,6 +196,15 @@ std::optional<SweepRow> Store::find_sweep(std::int64_t id) const {
                           store_detail::sweep_row, id);
 }
 
+SweepRow Store::sweep_named(std::string_view name) const {
+  if (std::optional<SweepRow> row = find_sweep(name)) return *row;
+  std::string held;
+  for (const SweepSummary& s : list_sweeps())
+    held += (held.empty() ? "'" : ", '") + s.sweep.name + "'";
+  throw Error("no sweep named '" + std::string(name) + "' in " + path().string() +
+              (held.empty() ? " (it holds no sweep)" : " (it holds " + held + ")"));
+}
+
 std::vector<SweepSummary> Store::list_sweeps() const {
   auto lock = impl_->lock_for_read();
   auto& conn = impl_->conn;

@@ -75,6 +75,9 @@ class Store {
   std::int64_t create_sweep(const SweepSpec& spec, IfExists if_exists = IfExists::fail);
   std::optional<SweepRow> find_sweep(std::string_view name) const;
   std::optional<SweepRow> find_sweep(std::int64_t id) const;
+  // find_sweep(name), or sweep::Error naming the file and the sweeps it does hold (a sweep's
+  // directory renamed or copied keeps its sweep's name inside).
+  SweepRow sweep_named(std::string_view name) const;
   // All sweeps, newest first, with their trials counted by state (one query).
   std::vector<SweepSummary> list_sweeps() const;
   // Sets started_at on the first `running`, finished_at on completed/failed/cancelled/interrupted.

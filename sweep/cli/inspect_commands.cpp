@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "store/store.h"
 #include "sweep/cli/commands.h"
+#include "sweep/cli/sweep_argument.h"
 #include "sweep/cli/text_table.h"
 #include "sweep/config/expand.h"
 #include "sweep/run/run_sweep.h"
@@ -37,13 +38,20 @@ struct Where {
 };
 
 void add_where_options(CLI::App& command, Where& where, bool with_name) {
-  if (with_name) command.add_option("NAME", where.name, "The sweep's name")->required();
+  if (with_name)
+    command.add_option("NAME", where.name, "The sweep's name, or its directory (runs/NAME)")
+        ->required();
   command.add_option("--out", where.out_dir, "Directory of runs (default: runs)")->type_name("DIR");
   command.add_option("--db", where.db_path, "SQLite database (default: OUT/NAME/sweep.db)")
       ->type_name("PATH");
 }
 
-Store open_store(const Where& where) {
+// The store of the sweep `where` names (its name's, when a directory named it: sweep_place).
+Store open_store(Where& where) {
+  if (!where.name.empty()) {
+    const SweepPlace place = sweep_place(where.name, where.out_dir);
+    where.out_dir = place.out_dir, where.name = place.name;
+  }
   const fs::path path = where.db_path.empty() ? run::default_db_path(where.out_dir, where.name)
                                               : fs::path(where.db_path);
   if (!fs::exists(path))
@@ -52,11 +60,6 @@ Store open_store(const Where& where) {
   StoreOptions options;
   options.read_only = true;
   return Store(path, options);
-}
-
-SweepRow find(const Store& store, const std::string& name) {
-  if (auto sweep = store.find_sweep(name)) return *sweep;
-  throw Error("no sweep named '" + name + "' in " + store.path().string());
 }
 
 std::string csv_cell(const std::string& cell) {
@@ -174,7 +177,7 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
   show->footer("Example:\n  sweep show quickstart");
   show->callback([show_args, &exit_code] {
     const Store store = open_store(*show_args);
-    const SweepRow sweep = find(store, show_args->name);
+    const SweepRow sweep = store.sweep_named(show_args->name);
     std::cout << "sweep " << printable(sweep.name) << " (" << to_string(sweep.state) << "), metric "
               << printable(sweep.metric_name) << " (" << to_string(sweep.metric_goal)
               << "), devices " << sweep.devices << "\n";
@@ -202,7 +205,7 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
   best->footer("Example:\n  sweep best quickstart");
   best->callback([best_args, &exit_code] {
     const Store store = open_store(*best_args);
-    const SweepRow sweep = find(store, best_args->name);
+    const SweepRow sweep = store.sweep_named(best_args->name);
     const std::optional<BestTrial> winner = store.best_trial(sweep.id);
     if (!winner) {
       std::cout << "no trial of " << sweep.name << " reported " << sweep.metric_name << " yet\n";
@@ -235,7 +238,7 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
       "  sweep export quickstart --format json | python3 -m json.tool");
   exporter->callback([export_args, &exit_code] {
     const Store store = open_store(*export_args);
-    const SweepRow sweep = find(store, export_args->name);
+    const SweepRow sweep = store.sweep_named(export_args->name);
     std::string text;
     if (export_args->format == "json") {
       text = with_history(store, sweep, store.export_json(sweep.id)).dump(2) + "\n";

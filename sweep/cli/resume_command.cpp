@@ -5,6 +5,7 @@
 
 #include "sweep/cli/cluster_job.h"
 #include "sweep/cli/commands.h"
+#include "sweep/cli/sweep_argument.h"
 #include "sweep/run/run_sweep.h"
 
 namespace sweep::cli {
@@ -23,7 +24,8 @@ void add_resume_command(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand("resume",
                                          "Continue a sweep: unfinished trials run (from their "
                                          "checkpoints), finished ones never again");
-  command->add_option("NAME", args->name, "The sweep's name")->required();
+  command->add_option("NAME", args->name, "The sweep's name, or its directory (runs/NAME)")
+      ->required();
   command->add_option("--out", args->out_dir, "Directory of runs (default: runs)")
       ->type_name("DIR");
   command->add_option("--db", args->db_path, "SQLite database (default: OUT/NAME/sweep.db)")
@@ -39,12 +41,13 @@ void add_resume_command(CLI::App& app, int& exit_code) {
       "  sweep resume fashion-mnist-lenet --retry-failed\n"
       "  sweep resume my-sweep --out /data/runs");
   command->callback([args, &exit_code] {
+    const SweepPlace place = sweep_place(args->name, args->out_dir);
     run::ResumeOptions options;
-    options.out_dir = args->out_dir;
+    options.out_dir = place.out_dir;
     options.run.db_path = args->db_path;
     options.retry_failed = args->retry_failed;
     options.run.cluster = coordinator();
-    exit_code = run::resume_sweep(args->name, options).exit_code();
+    exit_code = run::resume_sweep(place.name, options).exit_code();
   });
 }
 

@@ -24,10 +24,20 @@ bool all_digits(const std::string& text) {
 
 }  // namespace
 
+SweepPlace sweep_place(const std::string& name_or_dir, const std::string& out_dir) {
+  const bool directory = name_or_dir.find('/') != std::string::npos || name_or_dir.starts_with('.');
+  if (!directory) return {out_dir, name_or_dir};
+  // Absolute, so that "." and "runs/q/" have a last part; ".." and "." resolved lexically.
+  fs::path dir = fs::absolute(name_or_dir).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();  // a trailing '/'
+  return {dir.parent_path().string(), dir.filename().string()};
+}
+
 SweepArgument resolve_sweep_argument(const std::string& target, const std::string& out_dir,
                                      const std::string& queue_path, const std::string& extra_hint) {
-  const fs::path db = run::default_db_path(out_dir, target);
-  if (fs::exists(db)) return {db, target};
+  const SweepPlace place = sweep_place(target, out_dir);
+  const fs::path db = run::default_db_path(place.out_dir, place.name);
+  if (fs::exists(db)) return {db, place.name};
   if (all_digits(target)) {
     const queue::Queue q(queue_path.empty() ? queue::default_queue_path() : fs::path(queue_path),
                          {.read_only = true});

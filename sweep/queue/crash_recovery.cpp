@@ -17,16 +17,15 @@ RecoveryReport recover_crashed_trials(const std::filesystem::path& sweep_db,
                                       std::int64_t trial_attempt_limit, std::ostream& log) {
   RecoveryReport report;
   Store store(sweep_db);
-  const auto sweep = store.find_sweep(sweep_name);
-  if (!sweep) throw Error("no sweep named '" + sweep_name + "' in " + sweep_db.string());
-  for (const TrialRow& trial : store.trials(sweep->id)) {
+  const SweepRow sweep = store.sweep_named(sweep_name);
+  for (const TrialRow& trial : store.trials(sweep.id)) {
     if (trial.state != TrialState::running) continue;
     if (trial.attempts >= trial_attempt_limit) {
       const std::string error = "killed its worker " + std::to_string(trial.attempts) + " times";
       TrialUpdate update;
       update.error = error;
       store.set_trial_state(trial.id, TrialState::failed, update);
-      store.add_event(sweep->id, trial.id, "failed",
+      store.add_event(sweep.id, trial.id, "failed",
                       "trial " + std::to_string(trial.number) + " failed: " + error);
       log << "trial " << trial.number << ": " << error << ": failed, the sweep goes on without it"
           << std::endl;

@@ -484,13 +484,12 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
                 (options.run.db_path.empty() ? " (give --out DIR or --db PATH)" : ""));
   const SweepLock lock = SweepLock::acquire(run_dir, name, options.run.lock_wait);
   Store store(db_path);
-  const std::optional<SweepRow> found = store.find_sweep(name);
-  if (!found) throw Error("no sweep named '" + name + "' in " + db_path.string());
+  const SweepRow found = store.sweep_named(name);
 
   auto config = std::make_shared<config::SweepConfig>(
-      config::load_config_text(found->config_yaml, found->config_path));
+      config::load_config_text(found.config_yaml, found.config_path));
   if (options.resources) config->resources = *options.resources;
-  const std::vector<TrialRow> rows = store.trials(found->id);
+  const std::vector<TrialRow> rows = store.trials(found.id);
   for (const TrialRow& row : rows) {
     const bool known =
         row.number >= 0 && static_cast<std::uint64_t>(row.number) < config->trial_count();
@@ -502,41 +501,41 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
   }
 
   std::ostream& out = options.run.out ? *options.run.out : std::cout;
-  const std::int64_t requeued = store.requeue_unfinished(found->id);
-  const std::int64_t retried = options.retry_failed ? store.requeue_failed(found->id) : 0;
+  const std::int64_t requeued = store.requeue_unfinished(found.id);
+  const std::int64_t retried = options.retry_failed ? store.requeue_failed(found.id) : 0;
   std::vector<TrialRow> to_run;
-  for (const TrialRow& row : store.trials(found->id))
+  for (const TrialRow& row : store.trials(found.id))
     if (row.state == TrialState::queued) to_run.push_back(row);
-  store.add_event(found->id, std::nullopt, "resumed",
+  store.add_event(found.id, std::nullopt, "resumed",
                   std::to_string(to_run.size()) + " trials to run (" + std::to_string(requeued) +
                       " unfinished, " + std::to_string(retried) + " failed retried)");
 
   // A tpe sweep stopped before it asked for all its trials has more to make, unless it ended
   // (a reached metric.target completes a sweep: as a grid's, its unmade trials are not run).
   const bool more_to_make = trials_made_as_asked(*config) && rows.size() < config->trial_count() &&
-                            found->state != SweepState::completed;
+                            found.state != SweepState::completed;
   if (to_run.empty() && !more_to_make) {
     RunResult result;
     result.name = config->name;
-    result.sweep_id = found->id;
+    result.sweep_id = found.id;
     result.run_dir = run_dir;
     result.db_path = db_path;
-    const std::vector<TrialRow> finished = store.trials(found->id);
+    const std::vector<TrialRow> finished = store.trials(found.id);
     for (const TrialRow& row : finished) ++result.states[row.state];
-    result.best = store.best_trial(found->id);
+    result.best = store.best_trial(found.id);
     out << "nothing to resume: every trial of " << name << " has finished"
         << (result.states.count(TrialState::failed) && !options.retry_failed
                 ? " (failed ones rerun with --retry-failed)"
                 : "")
         << "\n";
-    if (found->state != SweepState::completed)
-      store.set_sweep_state(found->id, SweepState::completed);
+    if (found.state != SweepState::completed)
+      store.set_sweep_state(found.id, SweepState::completed);
     print_summary(out, result, *config, options.out_dir, finished);
     return result;
   }
   StartAhead ahead;  // as run_sweep's, once there is something to run
   if (!options.run.cluster) ahead.data(*config);
-  const Execution x{store, *found, config, run_dir, options.out_dir, options.run};
+  const Execution x{store, found, config, run_dir, options.out_dir, options.run};
   return execute(x, to_run, true);
 }
 

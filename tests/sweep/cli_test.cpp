@@ -382,6 +382,43 @@ TEST(Cli, ExportJsonCarriesEveryTrialsMetricHistory) {
   std::filesystem::remove_all(db.parent_path());
 }
 
+// A sweep's directory stands for its name in every command that takes one (runs/NAME/ as a shell
+// completes it); a directory renamed since keeps its sweep's name inside, and the refusal says it.
+TEST(Cli, ASweepsDirectoryNamesTheSweep) {
+  const auto db = write_inspect_db();
+  const auto runs = db.parent_path() / "runs";
+  std::filesystem::create_directories(runs / "inspect");
+  std::filesystem::copy_file(db, runs / "inspect" / "sweep.db");
+  const std::string dir = (runs / "inspect").string();
+  for (const std::string& arg :
+       {dir, dir + "/", (runs / "." / "inspect" / ".." / "inspect").string()}) {
+    const CliResult show = run_cli({"show", arg});
+    EXPECT_EQ(show.exit_code, 0) << arg << ": " << show.err;
+    EXPECT_NE(show.out.find("sweep inspect (created)"), std::string::npos) << show.out;
+  }
+  const CliResult best = run_cli({"best", dir + "/"});
+  EXPECT_EQ(best.exit_code, 0) << best.err;
+  EXPECT_EQ(best.out.rfind("trial 0: val_accuracy 0.8712 at epoch 2", 0), 0u) << best.out;
+  EXPECT_EQ(run_cli({"export", dir}).exit_code, 0);
+  const CliResult report = run_cli({"report", dir + "/"});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_TRUE(std::filesystem::exists(runs / "inspect" / "report.html"));
+
+  std::filesystem::rename(runs / "inspect", runs / "renamed");
+  const CliResult renamed = run_cli({"show", (runs / "renamed").string()});
+  EXPECT_EQ(renamed.exit_code, 1);
+  EXPECT_NE(renamed.err.find("no sweep named 'renamed' in " +
+                             (runs / "renamed" / "sweep.db").string() + " (it holds 'inspect')"),
+            std::string::npos)
+      << renamed.err;
+  const CliResult missing = run_cli({"show", (runs / "nothing").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("no sweep database at " + (runs / "nothing" / "sweep.db").string()),
+            std::string::npos)
+      << missing.err;
+  std::filesystem::remove_all(db.parent_path());
+}
+
 TEST(Cli, VersionPrintsTheVersion) {
   const CliResult r = run_cli({"version"});
   EXPECT_EQ(r.exit_code, 0);

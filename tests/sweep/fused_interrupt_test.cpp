@@ -69,7 +69,8 @@ TEST(FusedInterrupt, CtrlCCheckpointsEveryMemberAndResumeFusesThemAgain) {
       EXPECT_TRUE(fs::exists(dir / "fused" / t.checkpoint_path)) << "trial " << t.number;
     }
   }
-  const pid_t resumed = spawn_sweep({"resume", "fused", "--out", dir.string()}, dir / "resume.log");
+  // Named by its directory, as a shell completes it (sweep_argument.h).
+  const pid_t resumed = spawn_sweep({"resume", (dir / "fused").string() + "/"}, dir / "resume.log");
   ASSERT_EQ(wait_exit(resumed), 0) << slurp(dir / "resume.log");
   const sweep::Store store(db, {.read_only = true});
   for (const auto& t : store.trials(store.find_sweep("fused")->id)) {
