@@ -43,7 +43,8 @@ ReportData load_report_data(const Store& store, std::string_view sweep);
 void write_report(Store& store, const std::string& sweep, const std::string& out_path);
 
 // Writes `text` to `path` through a temporary file in the same directory and a rename; creates
-// the directory when missing. Throws sweep::Error (with the OS's reason) on failure.
+// the directory when missing. Throws sweep::Error (with the OS's reason) on failure, leaving the
+// file as it was. For every file a command writes for the user (a report, an export).
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
 
 }  // namespace sweep::reports

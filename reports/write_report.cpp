@@ -5,7 +5,7 @@
  * directory (rename is only atomic within one filesystem) and fsync'ed before the rename, so a
  * crash leaves either the old report or the new one, and two processes writing the same report
  * at once never interleave bytes. mkstemp makes the file 0600; it is opened up to 0644 like any
- * file the user writes, since a report is meant to be shared.
+ * file the user writes, since a report (or an export) is meant to be shared.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -27,13 +27,12 @@ namespace {
 // Owns the descriptor and, until released, the temporary file's name: unlinked on failure.
 class TempFile {
  public:
-  explicit TempFile(const std::filesystem::path& target) {
+  explicit TempFile(const std::filesystem::path& target) : target_(target) {
     std::string pattern = target.string() + ".tmp.XXXXXX";
     name_.assign(pattern.begin(), pattern.end());
     name_.push_back('\0');
     fd_ = ::mkstemp(name_.data());
-    if (fd_ == -1)
-      throw Error("cannot write the report " + target.string() + ": " + std::strerror(errno));
+    if (fd_ == -1) fail();
   }
   ~TempFile() {
     if (fd_ != -1) SWEEP_LOG_ON_ERROR(::close(fd_) == 0, "close(report temp file)");
@@ -47,22 +46,28 @@ class TempFile {
     while (done < text.size()) {
       const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
       if (n == -1 && errno == EINTR) continue;
-      SWEEP_CHECK_SYS_RESULT(n, "write");
+      if (n == -1) fail();
       done += static_cast<std::size_t>(n);
     }
-    SWEEP_CHECK_SYS(::fchmod(fd_, 0644));
-    SWEEP_CHECK_SYS(::fsync(fd_));
+    if (::fchmod(fd_, 0644) != 0 || ::fsync(fd_) != 0) fail();
     const int fd = fd_;
     fd_ = -1;
-    SWEEP_CHECK_SYS(::close(fd));
+    if (::close(fd) != 0) fail();
   }
 
-  void rename_to(const std::filesystem::path& target) {
-    SWEEP_CHECK_SYS(::rename(name_.data(), target.c_str()));
+  void rename_to() {
+    if (::rename(name_.data(), target_.c_str()) != 0) fail();
     committed_ = true;
   }
 
  private:
+  // What the user reads: the file they asked for and the system's reason (a full disk, a file-size
+  // limit, no permission), not our calls.
+  [[noreturn]] void fail() const {
+    throw Error("cannot write " + target_.string() + ": " + std::strerror(errno));
+  }
+
+  std::filesystem::path target_;
   std::vector<char> name_;
   int fd_ = -1;
   bool committed_ = false;
@@ -75,10 +80,13 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
-    throw Error("cannot create the directory " + dir.string() + " for the report: " + ec.message());
+    throw Error("cannot create the directory " + dir.string() + " for " + path.string() + ": " +
+                ec.message());
+  if (std::filesystem::is_directory(path, ec))
+    throw Error("cannot write " + path.string() + ": it is a directory (give a file's path)");
   TempFile temp(path);
   temp.write_all(text);
-  temp.rename_to(path);
+  temp.rename_to();
 }
 
 void write_report(Store& store, const std::string& sweep, const std::string& out_path) {

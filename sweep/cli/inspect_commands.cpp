@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -16,6 +15,7 @@
 
 #include "common/format.h"
 #include "common/json.h"
+#include "reports/report.h"
 #include "store/store.h"
 #include "sweep/cli/commands.h"
 #include "sweep/cli/sweep_argument.h"
@@ -254,9 +254,8 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
     if (export_args->output.empty()) {
       std::cout << text;
     } else {
-      std::ofstream file(export_args->output, std::ios::binary);
-      file << text;
-      if (!file) throw Error("cannot write " + export_args->output);
+      // All of it or none: a full disk leaves the file as it was, not a truncated table.
+      reports::write_file_atomically(export_args->output, text);
       std::cerr << "wrote " << export_args->output << "\n";
     }
     exit_code = kExitOk;

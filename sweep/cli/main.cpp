@@ -3,6 +3,7 @@
  * status. Every subcommand lives in its own file; this file only assembles them.
  */
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -31,6 +32,19 @@ int main(int argc, char** argv) {
 }
 
 namespace {
+
+// What a command printed reached its standard output, or the exit status says it did not: `sweep
+// export q > results.csv` on a full disk must not end with 0 and half a table. (A closed pipe,
+// as `| head` closes it, ends the process by SIGPIPE before this.)
+int checked_output(int exit_code) {
+  std::cout.flush();
+  const bool written = std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good();
+  if (written) return exit_code;
+  // errno is not told: a later call may have replaced the failed write's.
+  std::cerr << "sweep: could not write all of the output to standard output (a full disk, or an "
+               "output closed?)\n";
+  return exit_code == sweep::cli::kExitOk ? sweep::cli::kExitFailure : exit_code;
+}
 
 int run_command_line(int argc, char** argv) {
   CLI::App app{
@@ -86,7 +100,7 @@ int run_command_line(int argc, char** argv) {
     std::cerr << "sweep: " << sweep::printable(e.what()) << "\n";
     return sweep::cli::kExitFailure;
   }
-  return exit_code;
+  return checked_output(exit_code);
 }
 
 }  // namespace

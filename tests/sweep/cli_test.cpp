@@ -419,6 +419,64 @@ TEST(Cli, ASweepsDirectoryNamesTheSweep) {
   std::filesystem::remove_all(db.parent_path());
 }
 
+// A shell command's exit status and what it wrote to stderr (redirected here).
+CliResult run_shell(const std::string& command, const std::filesystem::path& err) {
+  const int status = std::system(("(" + command + ") 2>" + quote(err.string())).c_str());
+  CliResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.err = slurp(err);
+  return result;
+}
+
+// An export is all of it or none: a write cut short (here by a file-size limit, as by a full disk)
+// leaves the file it replaces as it was and no temporary file beside it; a directory is refused;
+// standard output that cannot take it all fails the command instead of ending 0.
+TEST(Cli, AnExportIsWrittenWholeOrNotAtAll) {
+  const auto db = write_inspect_db();
+  const auto dir = db.parent_path();
+  {
+    sweep::Store store(db);
+    std::vector<sweep::MetricPoint> points;
+    for (int step = 1; step <= 200; ++step) {  // an export of some 15 KB
+      sweep::MetricPoint p;
+      p.trial_id = store.trials(store.find_sweep("inspect")->id).front().id;
+      p.name = "loss";
+      p.step = step;
+      p.value = 1.0 / step;
+      p.wall_time = 1.7e9;
+      points.push_back(p);
+    }
+    store.log_metrics(points);
+  }
+  const auto kept = dir / "results.json";
+  std::ofstream(kept) << "old\n";
+  const std::string exporter =
+      quote(SWEEP_BINARY) + " export inspect --db " + quote(db.string()) + " --format json";
+  const CliResult limited =
+      run_shell("ulimit -f 4 && " + exporter + " -o " + quote(kept.string()), dir / "err");
+  EXPECT_EQ(limited.exit_code, 1);
+  EXPECT_NE(limited.err.find("cannot write " + kept.string() + ": File too large"),
+            std::string::npos)
+      << limited.err;
+  EXPECT_EQ(slurp(kept), "old\n");
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+  ASSERT_EQ(run_shell(exporter + " -o " + quote(kept.string()), dir / "err").exit_code, 0);
+  EXPECT_GT(std::filesystem::file_size(kept), 8192u);  // larger than the limit above
+
+  const CliResult directory = run_shell(exporter + " -o " + quote(dir.string()), dir / "err");
+  EXPECT_EQ(directory.exit_code, 1);
+  EXPECT_NE(directory.err.find("it is a directory"), std::string::npos) << directory.err;
+  if (std::filesystem::exists("/dev/full")) {
+    const CliResult full = run_shell(exporter + " >/dev/full", dir / "err");
+    EXPECT_EQ(full.exit_code, 1);
+    EXPECT_NE(full.err.find("could not write all of the output to standard output"),
+              std::string::npos)
+        << full.err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Cli, VersionPrintsTheVersion) {
   const CliResult r = run_cli({"version"});
   EXPECT_EQ(r.exit_code, 0);
