@@ -96,6 +96,21 @@ void apply_override(ConfigTree& tree, const std::string& assignment, Diagnostics
 
 }  // namespace
 
+void check_placement_overrides(const std::vector<std::string>& overrides) {
+  std::vector<std::string> problems;
+  for (const std::string& assignment : overrides) {
+    const std::string key = canonical_path(assignment.substr(0, assignment.find('=')));
+    if (key == "data.path" || key == "resources" || key.starts_with("resources.")) continue;
+    problems.push_back("--set " + assignment +
+                       ": a resumed sweep takes data.path and resources.* "
+                       "(where its data lives, where it runs); '" +
+                       key +
+                       "' would change what its finished trials were trained with (start a new "
+                       "sweep with sweep run --name)");
+  }
+  if (!problems.empty()) throw ConfigError(problems);
+}
+
 const std::vector<std::string>& builtin_metric_names() {
   static const std::vector<std::string> names = {"val_accuracy", "val_loss", "train_loss",
                                                  "train_accuracy"};

@@ -109,6 +109,11 @@ struct SweepConfig {
 // sweep::Error when the file cannot be read.
 SweepConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// The overrides `sweep resume --set` takes: the keys that say where the data lives (data.path) and
+// where trials run (resources.*), never what a trial computes, since the sweep's finished trials
+// were trained with the stored values. Throws ConfigError naming each other key.
+void check_placement_overrides(const std::vector<std::string>& overrides);
+
 // The text of a config file, read with the checks every entry point shares: a directory, a
 // missing or unreadable file, or more than kMaxConfigBytes (/dev/zero) throw ConfigError.
 std::string read_config_file(const std::string& path);

@@ -26,6 +26,7 @@
 #include "scheduler/futures.h"
 #include "scheduler/stopping/stopping_policy.h"
 #include "store/store.h"
+#include "sweep/config/config_error.h"
 #include "sweep/config/expand.h"
 #include "sweep/run/cluster_devices.h"
 #include "sweep/run/console_progress.h"
@@ -391,6 +392,21 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   return result;
 }
 
+// The sweep's stored config with a resume's --set applied. Data that is not where the config says
+// any more (the sweep copied to another machine, the data moved) gets the way out said.
+config::SweepConfig stored_config(const SweepRow& sweep, const std::string& name,
+                                  const std::vector<std::string>& overrides) {
+  try {
+    return config::load_config_text(sweep.config_yaml, sweep.config_path, overrides);
+  } catch (const config::ConfigError& e) {
+    std::vector<std::string> messages = e.messages();
+    for (std::string& m : messages)
+      if (m.find("key 'data.path'") != std::string::npos)
+        m += " (the data is elsewhere now? sweep resume " + name + " --set data.path=DIR)";
+    throw config::ConfigError(std::move(messages));
+  }
+}
+
 }  // namespace
 
 int RunResult::exit_code() const {
@@ -482,12 +498,13 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
   if (!fs::exists(db_path))
     throw Error("no sweep database at " + db_path.string() +
                 (options.run.db_path.empty() ? " (give --out DIR or --db PATH)" : ""));
+  config::check_placement_overrides(options.overrides);
   const SweepLock lock = SweepLock::acquire(run_dir, name, options.run.lock_wait);
   Store store(db_path);
   const SweepRow found = store.sweep_named(name);
 
-  auto config = std::make_shared<config::SweepConfig>(
-      config::load_config_text(found.config_yaml, found.config_path));
+  auto config =
+      std::make_shared<config::SweepConfig>(stored_config(found, name, options.overrides));
   if (options.resources) config->resources = *options.resources;
   const std::vector<TrialRow> rows = store.trials(found.id);
   for (const TrialRow& row : rows) {

@@ -27,6 +27,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "common/trial_state.h"
 namespace sweep::cluster {
@@ -82,6 +83,10 @@ struct ResumeOptions {
   bool retry_failed = false;
   // Run on these instead of the stored config's resources (a queue worker's own devices).
   std::optional<config::ResourcesSpec> resources;
+  // --set KEY=VALUE applied to the stored config for this resume: data.path and resources.* only
+  // (config::check_placement_overrides), e.g. the sweep copied to a machine whose data lives
+  // elsewhere. Not stored: a later resume takes the stored config again.
+  std::vector<std::string> overrides;
 };
 
 RunResult resume_sweep(const std::string& name, const ResumeOptions& options = {});

@@ -226,4 +226,58 @@ TEST(InterruptResume, CtrlCCheckpointsAndResumeFinishesWithoutRetraining) {
       << "no trial continued from its checkpoint";
 }
 
+// A sweep resumed where its data is no longer at the stored data.path (copied to another machine,
+// the data moved): the refusal says how to go on, `--set data.path=` goes on, and a --set of
+// anything but data.path and resources.* is refused before the sweep is touched.
+TEST(InterruptResume, AResumeTakesTheDataWhereItIsNow) {
+  const fs::path installed = "/usr/share/datasets/fashion-mnist";
+  if (!fs::exists(installed / "train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const fs::path dir = fs::temp_directory_path() / ("sweep_moved_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "data-a");
+  for (const auto& entry : fs::directory_iterator(installed))
+    fs::create_symlink(entry.path(), dir / "data-a" / entry.path().filename());
+  const fs::path config = dir / "moved.yaml";
+  std::ofstream(config) << "name: moved\n"
+                           "data: {dataset: fashion-mnist, path: "
+                        << (dir / "data-a").string()
+                        << ", train_limit: 600, test_limit: 100}\n"
+                           "model: {preset: mlp, hidden: [16]}\n"
+                           "training: {batch_size: 50, epochs: 1}\n"
+                           "sweep:\n  parameters:\n"
+                           "    training.learning_rate: {values: [0.01, 0.02]}\n"
+                           "resources: {cpu_slots: 1, cpu_threads: 1}\n"
+                           "output: {dir: "
+                        << dir.string() << "}\n";
+  ASSERT_EQ(wait_exit(spawn_sweep({"run", config.string()}, dir / "run.log")), 0)
+      << slurp(dir / "run.log");
+  fs::rename(dir / "data-a", dir / "data-b");
+  const std::string sweep_dir = (dir / "moved").string();
+
+  EXPECT_EQ(wait_exit(spawn_sweep({"resume", sweep_dir}, dir / "r1.log")), 2);
+  EXPECT_NE(slurp(dir / "r1.log")
+                .find("(the data is elsewhere now? sweep resume moved --set "
+                      "data.path=DIR)"),
+            std::string::npos)
+      << slurp(dir / "r1.log");
+  const auto before = snapshot(dir / "moved");
+  EXPECT_EQ(wait_exit(spawn_sweep({"resume", sweep_dir, "--set", "training.epochs=3", "--set",
+                                   "data.path=" + (dir / "data-b").string()},
+                                  dir / "r2.log")),
+            2);
+  EXPECT_NE(slurp(dir / "r2.log")
+                .find("'training.epochs' would change what its finished trials "
+                      "were trained with"),
+            std::string::npos)
+      << slurp(dir / "r2.log");
+  EXPECT_EQ(snapshot(dir / "moved"), before) << "a refused resume changed the sweep";
+  EXPECT_EQ(wait_exit(spawn_sweep(
+                {"resume", sweep_dir, "--set", "data.path=" + (dir / "data-b").string()},
+                dir / "r3.log")),
+            0)
+      << slurp(dir / "r3.log");
+  fs::remove_all(dir);
+}
+
 }  // namespace
