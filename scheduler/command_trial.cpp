@@ -71,12 +71,17 @@ class LogFile {
   detail::FileDescriptor fd_;
 };
 
+// A piece of output as LineBuffer passes it on: a whole line, or a part of one longer than
+// kMaxLineBytes (its first part, then the rest in parts).
+enum class Piece { line, first_part, later_part };
+
 // Splits one pipe's bytes into lines.
 struct LineBuffer {
   std::string pending;
   bool at_eof = false;
+  bool cutting = false;  // pending continues a line already passed on in parts
 
-  // Reads what is available now; calls on_line for each complete line.
+  // Reads what is available now; calls on_line(text, piece) for each complete line or part.
   template <typename OnLine>
   void read_available(detail::FileDescriptor& fd, OnLine&& on_line) {
     char chunk[8192];
@@ -86,7 +91,7 @@ struct LineBuffer {
       if (n == -2) return;  // nothing more right now
       if (n == 0) {
         at_eof = true;
-        if (!pending.empty()) on_line(std::exchange(pending, {}));
+        if (!pending.empty()) on_line(std::exchange(pending, {}), ended());
         return;
       }
       pending.append(chunk, static_cast<std::size_t>(n));
@@ -94,12 +99,19 @@ struct LineBuffer {
       for (std::size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
         std::string line = pending.substr(start, nl - start);
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        on_line(std::move(line));
+        on_line(std::move(line), ended());
       }
       pending.erase(0, start);
-      if (pending.size() > kMaxLineBytes) on_line(std::exchange(pending, {}));
+      if (pending.size() > kMaxLineBytes) {
+        on_line(std::exchange(pending, {}), cutting ? Piece::later_part : Piece::first_part);
+        cutting = true;
+      }
     }
   }
+
+ private:
+  // What a newline (or the end of the stream) ends: a line, or the last part of a cut one.
+  Piece ended() { return std::exchange(cutting, false) ? Piece::later_part : Piece::line; }
 };
 
 class CommandRun {
@@ -198,15 +210,29 @@ class CommandRun {
     for (nfds_t i = 0; i < count && ready > 0; ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       if (buffers[i] == &out_)
-        out_.read_available(*pipes[i], [&](std::string line) { on_stdout_line(line); });
+        out_.read_available(*pipes[i],
+                            [&](std::string line, Piece piece) { on_stdout_line(line, piece); });
       else
-        err_.read_available(*pipes[i], [&](std::string line) { on_stderr_line(line); });
+        err_.read_available(*pipes[i], [&](std::string line, Piece) { on_stderr_line(line); });
     }
   }
 
-  void on_stdout_line(const std::string& line) {
+  void on_stdout_line(const std::string& line, Piece piece) {
     log_file_->write_line(line);
-    if (!report_metrics(line)) context_.log(line);
+    if (piece == Piece::line) {
+      if (!report_metrics(line)) context_.log(line);
+      return;
+    }
+    if (piece == Piece::later_part) return;  // in the log file; the first part was said
+    // A line too long to be read in one piece is never read as metrics; one that meant to be a
+    // metric line is said to be refused, where a refused line is said.
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first < line.size() && line[first] == '{')
+      context_.log("metric line refused (longer than " + std::to_string(kMaxLineBytes >> 20) +
+                   " MiB): " + line.substr(0, 200));
+    else
+      context_.log(line.substr(0, 200) + "... (a line longer than " +
+                   std::to_string(kMaxLineBytes >> 20) + " MiB, cut in the trial's log)");
   }
 
   void on_stderr_line(const std::string& line) {

@@ -331,6 +331,30 @@ echo '{"step": 7, "loss": 0.5}'
   EXPECT_NE(logs[3].find("got -3"), std::string::npos) << logs[3];
 }
 
+// A line over 1 MiB is never read as metrics in parts: one meant as a metric line is refused with
+// the reason, once; the lines after it are read as always, and the log file keeps every byte.
+TEST_F(CommandTrialTest, ALineTooLongIsRefusedOnceAndTheNextOnesAreRead) {
+  CommandSpec command;
+  command.argv_template = script("long.sh", R"(#!/bin/sh
+printf '{"step": 1, "loss": 0.5, "pad": "'
+head -c 3000000 /dev/zero | tr '\0' x
+printf '"}\n'
+echo '{"step": 2, "loss": 0.25}'
+)");
+  command.log_path = (dir_ / "log.txt").string();
+  const TrialOutcome outcome = run_one(command, spec_with_id(7));
+  ASSERT_EQ(outcome.state, TrialState::completed) << outcome.message;
+  const auto metrics = sink_->metrics(7);
+  ASSERT_EQ(metrics.size(), 1u);
+  EXPECT_EQ(metrics[0].step, 2);
+  const auto logs = sink_->logs(7);
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_EQ(
+      logs[0].rfind("metric line refused (longer than 1 MiB): {\"step\": 1, \"loss\": 0.5", 0), 0u)
+      << logs[0].substr(0, 300);
+  EXPECT_GT(fs::file_size(dir_ / "log.txt"), 3000000u);
+}
+
 // A live process (not a zombie waiting for init to reap it).
 bool alive(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
