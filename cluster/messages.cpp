@@ -6,6 +6,7 @@
 
 #include "cluster/wire.h"
 #include "common/check.h"
+#include "common/json.h"
 #include "common/trial_state.h"
 #include "common/words.h"
 
@@ -112,7 +113,7 @@ std::string encode(const Message& message) {
           },
           [&](const Finished& m) {
             w.put(Type::finished).put(m.trial_id).put(to_string(m.outcome.state));
-            w.put(m.outcome.message).put(m.outcome.summary.dump());
+            w.put(m.outcome.message).put(json_text(m.outcome.summary));
           },
           [&](const Closed&) { w.put(Type::closed); },
       },

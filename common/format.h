@@ -117,7 +117,7 @@ inline std::string value_text(const Json& value, int digits = 0) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_number_float())
     return digits > 0 ? significant(value.get<double>(), digits) : shortest(value.get<double>());
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return json_text(value);
 }
 
 enum class ParamNames {

@@ -9,9 +9,17 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace sweep {
 
 using Json = nlohmann::ordered_json;
+
+// `value` as JSON text; a string with bytes that are not UTF-8 is written with U+FFFD for them
+// instead of throwing (nlohmann's default), so that a store written before such text was cleaned
+// at its source (common/utf8.h) still exports. Every JSON that leaves sweep goes through here.
+inline std::string json_text(const Json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
 
 }  // namespace sweep

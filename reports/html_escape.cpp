@@ -39,7 +39,7 @@ std::string escape_html(std::string_view text) {
 }
 
 std::string script_safe_json(const sweep::Json& value) {
-  const std::string json = value.dump(-1, ' ', false, sweep::Json::error_handler_t::replace);
+  const std::string json = sweep::json_text(value);
   std::string out;
   out.reserve(json.size() + 64);
   for (std::size_t i = 0; i < json.size(); ++i) {

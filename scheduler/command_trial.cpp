@@ -25,6 +25,7 @@
 #include "common/check.h"
 #include "common/format.h"
 #include "common/json.h"
+#include "common/utf8.h"
 #include "scheduler/child_process.h"
 #include "scheduler/metric_line.h"
 #include "scheduler/trial_environment.h"
@@ -217,8 +218,12 @@ class CommandRun {
     }
   }
 
-  void on_stdout_line(const std::string& line, Piece piece) {
-    log_file_->write_line(line);
+  // The trial's log file keeps the program's bytes; everything else takes its lines as UTF-8
+  // (common/utf8.h): a metric name or a failure's stderr with another byte would make the store's
+  // JSON throw, and the trial's end then went unrecorded.
+  void on_stdout_line(const std::string& raw, Piece piece) {
+    log_file_->write_line(raw);
+    const std::string line = valid_utf8(raw);
     if (piece == Piece::line) {
       if (!report_metrics(line)) context_.log(line);
       return;
@@ -235,8 +240,9 @@ class CommandRun {
                    std::to_string(kMaxLineBytes >> 20) + " MiB, cut in the trial's log)");
   }
 
-  void on_stderr_line(const std::string& line) {
-    log_file_->write_line(line);
+  void on_stderr_line(const std::string& raw) {
+    log_file_->write_line(raw);
+    const std::string line = valid_utf8(raw);
     stderr_tail_.push_back(line);
     while (stderr_tail_.size() > command_.stderr_tail_lines) stderr_tail_.pop_front();
     context_.log(line);

@@ -39,7 +39,7 @@ void require_trial(store_detail::Connection& conn, std::int64_t trial_id) {
 
 std::optional<std::string> dump_summary(const TrialUpdate& u) {
   if (!u.summary) return std::nullopt;
-  return u.summary->dump();
+  return json_text(*u.summary);
 }
 
 }  // namespace

@@ -241,7 +241,7 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
     const SweepRow sweep = store.sweep_named(export_args->name);
     std::string text;
     if (export_args->format == "json") {
-      text = with_history(store, sweep, store.export_json(sweep.id)).dump(2) + "\n";
+      text = json_text(with_history(store, sweep, store.export_json(sweep.id)), 2) + "\n";
     } else {
       const ExportTable table = store.export_table(sweep.id);
       auto add_row = [&text](const std::vector<std::string>& cells) {

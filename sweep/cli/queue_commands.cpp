@@ -478,7 +478,7 @@ void add_fetch(CLI::App& app, int& exit_code) {
     Queue q(queue_path(o->queue), {.read_only = true});
     const queue::JobResults results = q.job(parse_job_id(o->job)).fetch();
     if (o->json) {
-      std::cout << results.to_json().dump(2) << "\n";
+      std::cout << json_text(results.to_json(), 2) << "\n";
       exit_code = kExitOk;
       return;
     }

@@ -211,39 +211,4 @@ bool check_yaml_text(const std::string& file, const std::string& text, Diagnosti
   return guard.ok();
 }
 
-std::size_t invalid_utf8_at(std::string_view text) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char c = byte(i);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    // The sequence's length and the range its second byte must fall in (RFC 3629's table, which
-    // rules out overlong forms, surrogates and code points past U+10FFFF).
-    std::size_t length = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      length = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + length > text.size()) return i;
-    if (byte(i + 1) < lo || byte(i + 1) > hi) return i;
-    for (std::size_t k = 2; k < length; ++k)
-      if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return i;
-    i += length;
-  }
-  return std::string::npos;
-}
-
 }  // namespace sweep::config

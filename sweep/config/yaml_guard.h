@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/utf8.h"
 #include "sweep/config/config_error.h"
 
 namespace sweep::config {
@@ -32,9 +33,7 @@ inline constexpr std::size_t kMaxExpandedNodes = 250'000;
 // error too) and returns false when there was any.
 bool check_yaml_text(const std::string& file, const std::string& text, Diagnostics& diagnostics);
 
-// The offset of the first byte of `text` that is not valid UTF-8 (a stray continuation byte, a
-// truncated sequence, an overlong form, a surrogate, a code point past U+10FFFF), or npos. YAML
-// files are UTF-8 text; a name or value with such a byte could not be stored as JSON.
-std::size_t invalid_utf8_at(std::string_view text);
+// YAML files are UTF-8 text; a name or value with another byte could not be stored as JSON.
+using sweep::invalid_utf8_at;  // common/utf8.h
 
 }  // namespace sweep::config

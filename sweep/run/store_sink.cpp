@@ -33,7 +33,11 @@ template <class Write>
 void StoreSink::recorded(Write&& write) {
   try {
     write();
-  } catch (const CallError& e) {  // the store itself failed (disk, limit, damage): not a trial
+  } catch (const std::exception& e) {
+    // The store itself failed (disk, limit, damage), or what was to be written could not be (a
+    // summary's JSON threw on bytes that were not UTF-8, which left a finished trial `running`
+    // while the sweep ended 0): either way the store no longer says what happened, so the sweep
+    // stops and says so, as for a full disk.
     std::lock_guard lock(failure_mutex_);
     if (failure_.empty()) failure_ = e.what();
     throw;

@@ -54,8 +54,9 @@ class StoreSink : public scheduler::EventSink {
   // Where a trial made after the sink writes (a tpe sweep makes its trials as it goes).
   void add_paths(std::int64_t trial_id, TrialPaths paths);
 
-  // The first failure to write the store (a full disk, a file-size limit), or "". A sweep whose
-  // store cannot be written stops launching trials: their results would be lost.
+  // The first failure to write the store (a full disk, a file-size limit, a record that could not
+  // be written), or "". A sweep whose store cannot be written stops launching trials: their
+  // results would be lost.
   std::string failure() const;
 
  private:

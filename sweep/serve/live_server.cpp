@@ -46,9 +46,7 @@ void fail(const httplib::Request& req, httplib::Response& res, int status,
           std::string_view message) {
   res.status = status;
   if (is_api(req)) {
-    res.set_content(
-        sweep::Json{{"error", message}}.dump(-1, ' ', false, sweep::Json::error_handler_t::replace),
-        kJson);
+    res.set_content(sweep::json_text(sweep::Json{{"error", message}}), kJson);
   } else {
     res.set_content(message_page(status, message), kHtml);
   }
@@ -160,7 +158,7 @@ struct LiveServer::Impl {
       for (const std::string& name : sweep_names(options.out_dir))
         list.push_back(listing_json(describe_sweep(options.out_dir, name)));
       const sweep::Json body = {{"out", options.out_dir.string()}, {"sweeps", list}};
-      res.set_content(body.dump(-1, ' ', false, sweep::Json::error_handler_t::replace), kJson);
+      res.set_content(sweep::json_text(body), kJson);
     });
     server.Get(R"(/sweep/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       sweep_page(req, res, req.matches[1].str());
@@ -245,7 +243,7 @@ struct LiveServer::Impl {
     body["sweep"] = name;
     body["version"] = token;
     res.set_header("ETag", "\"" + token + "\"");
-    res.set_content(body.dump(-1, ' ', false, sweep::Json::error_handler_t::replace), kJson);
+    res.set_content(sweep::json_text(body), kJson);
   }
 
   void compare(const httplib::Request& req, httplib::Response& res) {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -353,6 +354,33 @@ echo '{"step": 2, "loss": 0.25}'
       logs[0].rfind("metric line refused (longer than 1 MiB): {\"step\": 1, \"loss\": 0.5", 0), 0u)
       << logs[0].substr(0, 300);
   EXPECT_GT(fs::file_size(dir_ / "log.txt"), 3000000u);
+}
+
+// A program's bytes that are not UTF-8 stay in its log file; the metric names, log lines and the
+// stderr that explains its failure take U+FFFD for them. Before, a metric name with such a byte
+// made the store's summary JSON throw: the trial's end went unrecorded and it stayed `running`.
+TEST_F(CommandTrialTest, BytesThatAreNotUtf8StayInTheLogFileOnly) {
+  CommandSpec command;
+  command.argv_template = script("bytes.sh", R"(#!/bin/sh
+printf '{"step": 1, "acc\377": 0.5}\n'
+printf 'note \376\n'
+printf 'fatal \377\n' >&2
+exit 3
+)");
+  command.log_path = (dir_ / "log.txt").string();
+  const TrialOutcome outcome = run_one(command, spec_with_id(8));
+  ASSERT_EQ(outcome.state, TrialState::failed);
+  const std::string replacement = "\xEF\xBF\xBD";
+  EXPECT_NE(outcome.message.find("fatal " + replacement), std::string::npos) << outcome.message;
+  const auto metrics = sink_->metrics(8);
+  ASSERT_EQ(metrics.size(), 1u);
+  EXPECT_EQ(metrics[0].name, "acc" + replacement);
+  const auto logs = sink_->logs(8);
+  EXPECT_NE(std::find(logs.begin(), logs.end(), "note " + replacement), logs.end());
+  std::ifstream in(dir_ / "log.txt", std::ios::binary);
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("acc\xff"), std::string::npos);
+  EXPECT_NE(log.find("note \xfe"), std::string::npos);
 }
 
 // A live process (not a zombie waiting for init to reap it).
