@@ -233,8 +233,8 @@ class CommandRun {
     // metric line is said to be refused, where a refused line is said.
     const std::size_t first = line.find_first_not_of(" \t");
     if (first < line.size() && line[first] == '{')
-      context_.log("metric line refused (longer than " + std::to_string(kMaxLineBytes >> 20) +
-                   " MiB): " + line.substr(0, 200));
+      refused("metric line refused (longer than " + std::to_string(kMaxLineBytes >> 20) +
+              " MiB): " + line.substr(0, 200));
     else
       context_.log(line.substr(0, 200) + "... (a line longer than " +
                    std::to_string(kMaxLineBytes >> 20) + " MiB, cut in the trial's log)");
@@ -248,12 +248,20 @@ class CommandRun {
     context_.log(line);
   }
 
+  // Why a line was not read as metrics: in the trial's log file, after the line itself (marked as
+  // ours), and to the sinks. The sinks do not write an external trial's log file (it writes its
+  // own), so the reason never reached it before.
+  void refused(const std::string& why) {
+    log_file_->write_line("sweep: " + why);
+    context_.log(why);
+  }
+
   // A metric line → one MetricPoint per numeric member (metric_line.h). False when the line is
   // not a metric line (it is then a log line); a refused one is logged with its reason.
   bool report_metrics(const std::string& line) {
     const MetricLine parsed = parse_metric_line(line);
     if (!parsed.problem.empty()) {
-      context_.log("metric line refused (" + parsed.problem + "): " + line.substr(0, 200));
+      refused("metric line refused (" + parsed.problem + "): " + line.substr(0, 200));
       return true;
     }
     if (!parsed.is_metric_line) return false;

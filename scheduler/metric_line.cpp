@@ -292,7 +292,11 @@ MetricLine parse_metric_line(std::string_view line) {
     if (value) out.values.emplace_back(std::move(name), *value);
   if (out.values.empty()) return not_metric;  // {"step": 3} or {"note": "x"}: nothing to record
 
-  if (step_given) {
+  // The store keeps a metric by its name: one without ({"": 1}, a program's f"{prefix}{name}"
+  // with both empty) has nowhere to go.
+  for (const auto& [name, value] : out.values)
+    if (name.empty()) out.problem = "a metric name is empty";
+  if (step_given && out.problem.empty()) {
     if (!step || !whole_in_range(*step))
       out.problem = "\"step\" must be a whole number from 0 to 2^53, got " +
                     (step ? number_text(*step) : std::string("a value that is not a number"));

@@ -8,7 +8,7 @@
  * in [0, 2^53] (a double holds every such integer exactly; 1.5, -1, 1e30 and NaN are refused, with
  * the reason, rather than truncated or overflowed); an epoch likewise, except that a fractional
  * epoch is taken as a position within an epoch (epoch_position), as the built-in trainer reports
- * mid-epoch points.
+ * mid-epoch points. A numeric member whose name is empty refuses the line too.
  *
  * The parser is our own and small: it never throws, never recurses (nested values are skipped
  * by counting brackets) and reads each byte a bounded number of times, so any input is safe

@@ -317,6 +317,7 @@ echo '{"step": 9223372036854775808, "loss": 0.7}'
 echo '{"step": -3, "loss": 0.6}'
 echo '{"step": 7, "loss": 0.5}'
 )");
+  command.log_path = (dir_ / "steps.log").string();
   const TrialOutcome outcome = run_one(command, spec_with_id(6));
   ASSERT_EQ(outcome.state, TrialState::completed) << outcome.message;
   const auto metrics = sink_->metrics(6);
@@ -330,6 +331,14 @@ echo '{"step": 7, "loss": 0.5}'
             "{\"step\": 1.5, \"loss\": 0.9}");
   EXPECT_NE(logs[1].find("got 1e+30"), std::string::npos) << logs[1];
   EXPECT_NE(logs[3].find("got -3"), std::string::npos) << logs[3];
+  // The reasons are in the trial's log file too, each after its line (the README says so; the
+  // sinks do not write an external trial's log file).
+  std::ifstream in(dir_ / "steps.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("{\"step\": 1.5, \"loss\": 0.9}\nsweep: metric line refused (\"step\" must "
+                     "be a whole number from 0 to 2^53, got 1.5): {\"step\": 1.5"),
+            std::string::npos)
+      << log;
 }
 
 // A line over 1 MiB is never read as metrics in parts: one meant as a metric line is refused with
@@ -354,6 +363,10 @@ echo '{"step": 2, "loss": 0.25}'
       logs[0].rfind("metric line refused (longer than 1 MiB): {\"step\": 1, \"loss\": 0.5", 0), 0u)
       << logs[0].substr(0, 300);
   EXPECT_GT(fs::file_size(dir_ / "log.txt"), 3000000u);
+  std::ifstream in(dir_ / "log.txt");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("\nsweep: metric line refused (longer than 1 MiB): {\"step\": 1"),
+            std::string::npos);
 }
 
 // A program's bytes that are not UTF-8 stay in its log file; the metric names, log lines and the

@@ -63,6 +63,16 @@ TEST(MetricLine, StepsMustBeWholeNumbersInRange) {
             "\"step\" must be a whole number from 0 to 2^53, got 1.5");
 }
 
+// A numeric member with an empty name refuses the line, with the reason: the store keeps metrics by
+// name and refused the point, which stopped the sweep as if its database could not be written.
+TEST(MetricLine, AnEmptyNameRefusesTheLine) {
+  const MetricLine m = parse_metric_line(R"({"step": 1, "": 0.1, "val_accuracy": 0.5})");
+  EXPECT_FALSE(m.is_metric_line);
+  EXPECT_EQ(m.problem, "a metric name is empty");
+  EXPECT_TRUE(m.values.empty());
+  EXPECT_TRUE(parse_metric_line(R"({"": "text", "loss": 1})").is_metric_line);  // no number there
+}
+
 TEST(MetricLine, AFractionalEpochIsAPositionWithinTraining) {
   const MetricLine m = parse_metric_line(R"({"epoch": 2.25, "loss": 1})");
   ASSERT_TRUE(m.is_metric_line) << m.problem;
