@@ -7,7 +7,8 @@
  *     (problem set) has nothing else;
  *   - differentially, against nlohmann's strict JSON parser: a line that parser reads as an
  *     object gets the same numeric members from ours (the last value of a repeated name), or,
- *     when there are none, is not a metric line. Ours accepts more (NaN, Infinity), never less.
+ *     when there are none, is not a metric line. Ours accepts more (NaN, Infinity), never less,
+ *     but for a numeric member with an empty name, which the store cannot keep: refused.
  */
 #include <cmath>
 #include <map>
@@ -58,10 +59,12 @@ void check_against_strict_json(const std::string& text, const MetricLine& m) {
     return;
   }
   if (!m.problem.empty()) {
-    fuzz_require(strict.contains("step") || strict.contains("epoch"),
-                 "only a bad step or epoch refuses a valid JSON object");
+    fuzz_require(strict.contains("step") || strict.contains("epoch") || expected.contains(""),
+                 "only a bad step or epoch, or a metric without a name, refuses a valid JSON "
+                 "object");
     return;
   }
+  fuzz_require(!expected.contains(""), "a metric without a name is refused");
   fuzz_require(m.is_metric_line, "a JSON object with numeric members is a metric line");
   std::map<std::string, double> got(m.values.begin(), m.values.end());
   fuzz_require(got.size() == m.values.size(), "each name is recorded once");
