@@ -26,6 +26,12 @@ using testing::RecordingSink;
 using testing::spec_with_id;
 namespace fs = std::filesystem;
 
+// A file's bytes (a trial's log file).
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 class CommandTrialTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -118,8 +124,7 @@ echo '{"epoch": 2, "step": 20, "val_accuracy": 0.7, "loss": 0.5, "tag": "x", "ok
   EXPECT_NE(std::find(logs.begin(), logs.end(), "args: --lr 0.003"), logs.end());
   EXPECT_NE(std::find(logs.begin(), logs.end(), "warming up"), logs.end());
   EXPECT_NE(std::find(logs.begin(), logs.end(), "plain text line"), logs.end());
-  std::ifstream log_file(dir_ / "logs" / "trial-5.log");
-  std::string text((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  const std::string text = read_file(dir_ / "logs" / "trial-5.log");
   EXPECT_NE(text.find("\"val_accuracy\": 0.5"), std::string::npos) << text;
   EXPECT_NE(text.find("warming up"), std::string::npos) << text;
 }
@@ -333,8 +338,7 @@ echo '{"step": 7, "loss": 0.5}'
   EXPECT_NE(logs[3].find("got -3"), std::string::npos) << logs[3];
   // The reasons are in the trial's log file too, each after its line (the README says so; the
   // sinks do not write an external trial's log file).
-  std::ifstream in(dir_ / "steps.log");
-  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string log = read_file(dir_ / "steps.log");
   EXPECT_NE(log.find("{\"step\": 1.5, \"loss\": 0.9}\nsweep: metric line refused (\"step\" must "
                      "be a whole number from 0 to 2^53, got 1.5): {\"step\": 1.5"),
             std::string::npos)
@@ -363,8 +367,7 @@ echo '{"step": 2, "loss": 0.25}'
       logs[0].rfind("metric line refused (longer than 1 MiB): {\"step\": 1, \"loss\": 0.5", 0), 0u)
       << logs[0].substr(0, 300);
   EXPECT_GT(fs::file_size(dir_ / "log.txt"), 3000000u);
-  std::ifstream in(dir_ / "log.txt");
-  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string log = read_file(dir_ / "log.txt");
   EXPECT_NE(log.find("\nsweep: metric line refused (longer than 1 MiB): {\"step\": 1"),
             std::string::npos);
 }
@@ -390,8 +393,7 @@ exit 3
   EXPECT_EQ(metrics[0].name, "acc" + replacement);
   const auto logs = sink_->logs(8);
   EXPECT_NE(std::find(logs.begin(), logs.end(), "note " + replacement), logs.end());
-  std::ifstream in(dir_ / "log.txt", std::ios::binary);
-  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string log = read_file(dir_ / "log.txt");
   EXPECT_NE(log.find("acc\xff"), std::string::npos);
   EXPECT_NE(log.find("note \xfe"), std::string::npos);
 }

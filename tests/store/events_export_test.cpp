@@ -93,25 +93,6 @@ TEST_F(ExportFixture, TableHasOneRowPerTrialAndAColumnPerParamAndSeries) {
   EXPECT_THROW(store.export_table(4242), Error);
 }
 
-// A trial's end is recorded even when its summary holds text that is not UTF-8 (an external
-// trainer's bytes, or a store written before they were cleaned at the source): nlohmann's dump
-// threw on it, the end went unrecorded and the trial stayed `running`.
-TEST(StoreTrials, ASummaryWithBytesThatAreNotUtf8IsRecorded) {
-  TempDir dir;
-  Store store(dir / "sweep.db");
-  const auto s = store.create_sweep(sweep_spec("bytes"));
-  const auto ids = store.add_trials(s, trial_specs(1));
-  ASSERT_TRUE(store.claim_trial(ids[0], "cpu:0"));
-  TrialUpdate update;
-  update.summary = sweep::Json{{"final", {{"loss\xff\xfe", 0.5}}}};
-  update.error = "last stderr: \xff broken";
-  EXPECT_NO_THROW(store.set_trial_state(ids[0], TrialState::failed, update));
-  const TrialRow row = store.trials(s).front();
-  EXPECT_EQ(row.state, TrialState::failed);
-  EXPECT_EQ(row.summary["final"]["loss\xEF\xBF\xBD\xEF\xBF\xBD"], 0.5) << row.summary;
-  EXPECT_NO_THROW((void)json_text(store.export_json(s)));
-}
-
 TEST_F(ExportFixture, JsonCarriesSweepAndTrials) {
   const auto j = store.export_json(s);
   EXPECT_EQ(j["sweep"]["name"], "x");
