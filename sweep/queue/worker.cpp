@@ -10,14 +10,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <thread>
 
 #include "common/check.h"
+#include "common/format.h"
 #include "sweep/queue/job_attempts.h"
 #include "sweep/queue/job_runner.h"
 #include "sweep/queue/worker_registry.h"
+#include "trainer/backend.h"
 
 namespace sweep::queue {
 
@@ -109,7 +112,10 @@ void apply_worker_devices(config::ResourcesSpec& resources, const std::string& d
     const std::size_t comma = std::min(devices.find(',', start), devices.size());
     std::string item = devices.substr(start, comma - start);
     if (item.rfind("cuda:", 0) == 0) item = item.substr(5);
-    resources.gpus.push_back(parse_index(item, devices));
+    const int index = parse_index(item, devices);
+    if (std::find(resources.gpus.begin(), resources.gpus.end(), index) != resources.gpus.end())
+      throw Error("--devices '" + devices + "' names GPU " + std::to_string(index) + " twice");
+    resources.gpus.push_back(index);
     start = comma + 1;
   }
 }
@@ -118,12 +124,26 @@ int run_worker(const WorkerOptions& options) {
   std::ostream& log = options.log ? *options.log : std::cout;
   if (options.timing.lease_s <= 0 || options.timing.interval_s <= 0 ||
       options.timing.interval_s >= options.timing.lease_s)
-    throw Error("the heartbeat interval (" + std::to_string(options.timing.interval_s) +
+    throw Error("the heartbeat interval (" + shortest(options.timing.interval_s) +
                 " s) must be positive and shorter than the lease (" +
-                std::to_string(options.timing.lease_s) + " s)");
+                shortest(options.timing.lease_s) + " s)");
   {  // a bad --devices is an error now, not on every job
     config::ResourcesSpec probe;
     apply_worker_devices(probe, options.devices, options.cpu_slots);
+    // GPUs this machine does not have: each job the worker claimed failed on them, one after
+    // another, until the queue was empty.
+    if (probe.execution == "gpu") {
+      const int visible = trainer::cuda_device_count();
+      if (visible == 0)
+        throw Error("--devices " + options.devices +
+                    ": this machine has no GPU a worker can use (give --devices cpu, or all: "
+                    "every GPU where there are some, else the CPU slots)");
+      for (int index : probe.gpus)
+        if (index >= visible)
+          throw Error("--devices " + options.devices + ": GPU " + std::to_string(index) +
+                      " does not exist (" + std::to_string(visible) + " visible: 0.." +
+                      std::to_string(visible - 1) + ")");
+    }
   }
   const QueuePaths paths(options.queue_db);
   Store queue(paths.db);
@@ -139,11 +159,11 @@ int run_worker(const WorkerOptions& options) {
                          {"cpu_slots", options.cpu_slots},
                          {"started_at", utc_now()},
                          {"log", paths.worker_log(registration.id()).string()}});
-  log << "worker " << owner << " on " << paths.db.string() << ": lease " << options.timing.lease_s
-      << " s, heartbeat every " << options.timing.interval_s << " s"
-      << (options.idle_exit_s > 0
-              ? ", exits after " + std::to_string(options.idle_exit_s) + " s idle"
-              : std::string())
+  log << "worker " << owner << " on " << paths.db.string() << ": lease "
+      << shortest(options.timing.lease_s) << " s, heartbeat every "
+      << shortest(options.timing.interval_s) << " s"
+      << (options.idle_exit_s > 0 ? ", exits after " + shortest(options.idle_exit_s) + " s idle"
+                                  : std::string())
       << std::endl;
   if (options.devices == "all")
     log << "--devices all: every GPU of this machine, else the CPU slots ("

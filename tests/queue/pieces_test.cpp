@@ -46,6 +46,7 @@ TEST(WorkerDevices, ParsesCpuAllAndIndices) {
   EXPECT_EQ(r.execution, "gpu");
   EXPECT_TRUE(r.all_gpus);
   EXPECT_THROW(apply_worker_devices(r, "0,x", 0), Error);
+  EXPECT_THROW(apply_worker_devices(r, "1,cuda:1", 0), Error);  // one GPU named twice
   EXPECT_THROW(apply_worker_devices(r, "cpu", -1), Error);
 }
 

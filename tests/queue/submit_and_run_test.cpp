@@ -141,6 +141,19 @@ TEST(QueueWorker, DevicesAllRunsOnTheCpuSlotsWhenThereIsNoGpu) {
   EXPECT_EQ(row.error, "");
 }
 
+// A worker given GPUs this machine does not have refuses to start, saying so, and leaves the queue
+// alone. Before, it claimed every job and failed each on its devices until the queue was empty.
+TEST(QueueWorker, DevicesThisMachineLacksAreRefusedBeforeAnyJobIsClaimed) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("lacking", 1, 1, 128));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker"}));
+  const CommandResult worker = dir.sweep({"worker", "--devices", "99", "--idle-exit", "0.5"});
+  EXPECT_EQ(worker.exit_code, 1);
+  EXPECT_NE(worker.err.find("--devices 99: "), std::string::npos) << worker.err;
+  Queue queue(dir.queue_db(), {.read_only = true});
+  EXPECT_EQ(queue.job(id).row().state, JobState::queued);
+}
+
 TEST(QueueApi, SubmitWaitFetchFromCpp) {
   QueueDir dir;
   const std::string config = dir.write("api.yaml", tiny_config("api", 2, 1, 128));
