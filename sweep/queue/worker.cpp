@@ -20,6 +20,7 @@
 #include "sweep/queue/job_attempts.h"
 #include "sweep/queue/job_runner.h"
 #include "sweep/queue/worker_registry.h"
+#include "sweep/run/devices.h"
 #include "trainer/backend.h"
 
 namespace sweep::queue {
@@ -132,18 +133,14 @@ int run_worker(const WorkerOptions& options) {
     apply_worker_devices(probe, options.devices, options.cpu_slots);
     // GPUs this machine does not have: each job the worker claimed failed on them, one after
     // another, until the queue was empty.
-    if (probe.execution == "gpu") {
-      const int visible = trainer::cuda_device_count();
-      if (visible == 0)
-        throw Error("--devices " + options.devices +
-                    ": this machine has no GPU a worker can use (give --devices cpu, or all: "
-                    "every GPU where there are some, else the CPU slots)");
-      for (int index : probe.gpus)
-        if (index >= visible)
-          throw Error("--devices " + options.devices + ": GPU " + std::to_string(index) +
-                      " does not exist (" + std::to_string(visible) + " visible: 0.." +
-                      std::to_string(visible - 1) + ")");
-    }
+    if (probe.execution == "gpu")
+      if (const std::string why =
+              run::missing_gpus(probe.all_gpus ? std::vector<int>{} : probe.gpus,
+                                trainer::cuda_device_count(), trainer::cuda_backend_built());
+          !why.empty())
+        throw Error("--devices " + options.devices + ": " + why +
+                    " (give --devices cpu, or all: every GPU where there are some, else the CPU "
+                    "slots)");
   }
   const QueuePaths paths(options.queue_db);
   Store queue(paths.db);

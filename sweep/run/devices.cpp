@@ -18,6 +18,16 @@ namespace {
 
 }  // namespace
 
+std::string missing_gpus(const std::vector<int>& indices, int gpu_count, bool cuda_built) {
+  if (gpu_count <= 0)
+    return cuda_built ? "no GPU is visible" : "this sweep was built without the CUDA backend";
+  for (int index : indices)
+    if (index >= gpu_count)
+      return "GPU " + std::to_string(index) + " does not exist (" + std::to_string(gpu_count) +
+             " visible: 0.." + std::to_string(gpu_count - 1) + ")";
+  return "";
+}
+
 DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda_built) {
   DevicePlan plan;
   const bool several = r.gpus_per_trial_all || r.gpus_per_trial > 1 || r.execution == "multi-gpu";
@@ -43,9 +53,7 @@ DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda
   }
   if (gpu_count <= 0)
     refuse("resources.execution: " + r.execution + " asks for GPUs, but " +
-           (cuda_built ? std::string("no GPU is visible")
-                       : std::string("this sweep was built without the CUDA backend")) +
-           "; use execution: cpu or auto");
+           missing_gpus({}, gpu_count, cuda_built) + "; use execution: cpu or auto");
   plan.executor.devices.clear();
   std::vector<int> indices = r.gpus;
   if (r.all_gpus) {
@@ -54,8 +62,7 @@ DevicePlan plan_devices(const config::ResourcesSpec& r, int gpu_count, bool cuda
   }
   for (int index : indices) {
     if (index >= gpu_count)
-      refuse("resources.gpus: GPU " + std::to_string(index) + " does not exist (" +
-             std::to_string(gpu_count) + " visible: 0.." + std::to_string(gpu_count - 1) + ")");
+      refuse("resources.gpus: " + missing_gpus({index}, gpu_count, cuda_built));
     plan.executor.devices.push_back(scheduler::Device::cuda(index));
     if (!plan.description.empty()) plan.description += ",";
     plan.description += "cuda:" + std::to_string(index);

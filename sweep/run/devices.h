@@ -22,6 +22,11 @@ struct DevicePlan {
   int selected_gpus = 0;    // GPUs the executor has (0: CPU slots)
 };
 
+// Why the GPUs `indices` (any GPU, when empty) cannot be had here, or "": "no GPU is visible",
+// "this sweep was built without the CUDA backend", "GPU 7 does not exist (1 visible: 0..0)".
+// `gpu_count` and `cuda_built` as for plan_devices.
+std::string missing_gpus(const std::vector<int>& indices, int gpu_count, bool cuda_built);
+
 // `gpu_count`: visible GPUs and `cuda_built` (trainer::cuda_device_count() and
 // trainer::cuda_backend_built() in production). Throws sweep::Error.
 DevicePlan plan_devices(const config::ResourcesSpec& resources, int gpu_count, bool cuda_built);
