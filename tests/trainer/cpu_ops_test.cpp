@@ -6,17 +6,21 @@
  */
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/check.h"
 #include "gradcheck.h"
 #include "reference_ops.h"
 #include "trainer/cpu/cpu_backend.h"
+#include "trainer/cpu/parallel.h"
 
 namespace sweep::trainer {
 namespace {
@@ -436,6 +440,36 @@ TEST(CpuOps, DenseIsBitIdenticalForAnyThreadCount) {
     EXPECT_EQ(run(2), one) << n << "x" << in << "x" << out;
     EXPECT_EQ(run(3), one) << n << "x" << in << "x" << out;
   }
+}
+
+// A backend of one thread runs its loops on the calling thread without TBB (parallel.h): every
+// slice, in order, and a range in one piece; the scratch slot is 0; the scope ends with the op.
+TEST(CpuLoops, InASerialScopeEveryLoopRunsOnTheCallingThreadInOrder) {
+  const std::thread::id me = std::this_thread::get_id();
+  std::vector<std::size_t> slices;
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  bool elsewhere = false;
+  {
+    cpu::SerialScope serial;
+    cpu::for_slices(8, [&](std::size_t s) {
+      elsewhere |= std::this_thread::get_id() != me;
+      slices.push_back(s);
+      EXPECT_EQ(cpu::thread_slot(), 0u);
+    });
+    cpu::for_range(std::size_t{1} << 20, 16, [&](std::size_t b, std::size_t e) {
+      elsewhere |= std::this_thread::get_id() != me;
+      ranges.emplace_back(b, e);
+    });
+  }
+  EXPECT_FALSE(elsewhere);
+  EXPECT_EQ(slices, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0], (std::pair<std::size_t, std::size_t>{0, std::size_t{1} << 20}));
+  EXPECT_FALSE(cpu::serial_here);
+  // Outside the scope a large range is split into tasks again.
+  std::atomic<int> calls{0};
+  cpu::for_range(std::size_t{1} << 20, 16, [&](std::size_t, std::size_t) { ++calls; });
+  EXPECT_GT(calls.load(), 1);
 }
 
 }  // namespace

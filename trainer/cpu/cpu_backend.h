@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "trainer/backend.h"
+#include "trainer/cpu/parallel.h"
 
 namespace sweep::trainer {
 
@@ -101,14 +102,21 @@ class CpuBackend final : public Backend {
 
  private:
   Storage nhwc_storage_ = Storage::fp32_nchw;
-  // Runs f inside this backend's arena, so the tbb::parallel_for calls in f use its threads only.
+  // Runs f inside this backend's arena, so the tbb::parallel_for calls in f use its threads only;
+  // with one thread, on the calling thread without TBB (parallel.h's SerialScope): the arena is
+  // then never initialised.
   template <class F>
   void run(F&& f) {
-    arena_.execute(f);
+    if (threads_ == 1) {
+      cpu::SerialScope serial;
+      f();
+    } else {
+      arena_.execute(f);
+    }
   }
   // Grow-only scratch areas (call outside parallel code): once a training step's shapes have been
   // seen, no op allocates again. `thread_scratch` has one slot of `per_slot` floats per arena
-  // thread, indexed by tbb::this_task_arena::current_thread_index().
+  // thread, indexed by cpu::thread_slot().
   float* thread_scratch(std::size_t per_slot);
   float* slice_scratch(std::size_t floats);
   double* double_scratch(std::size_t n);

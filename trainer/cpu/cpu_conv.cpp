@@ -10,7 +10,6 @@
  * zero-pads the sample once and then copies fixed-width runs (see im2col_unit).
  */
 #include <cblas.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
 
@@ -184,7 +183,7 @@ void CpuBackend::conv2d_forward(const ConvGeom& g, const float* x, const float* 
       std::max<std::size_t>(1, (std::size_t{1} << 17) / std::max<std::size_t>(1, out_sample * crs));
   run([&] {
     cpu::for_range(std::size_t(g.n), grain, [&](std::size_t n0, std::size_t n1) {
-      float* col = slot ? slots + slot * tbb::this_task_arena::current_thread_index() : nullptr;
+      float* col = slot ? slots + slot * cpu::thread_slot() : nullptr;
       for (std::size_t n = n0; n < n1; ++n) {
         const float* xn = x + n * in_sample;
         float* yn = y + n * out_sample;
@@ -220,7 +219,7 @@ void CpuBackend::conv2d_backward(const ConvGeom& g, const float* x, const float*
 
   run([&] {
     cpu::for_slices(std::size_t(slices), [&](std::size_t sl) {
-      float* mine = slot ? slots + slot * tbb::this_task_arena::current_thread_index() : nullptr;
+      float* mine = slot ? slots + slot * cpu::thread_slot() : nullptr;
       float* col = mine;
       float* colgrad = mine ? mine + crs * ohw : nullptr;
       float* dw_part = partial + sl * wsize;

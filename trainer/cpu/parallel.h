@@ -5,21 +5,47 @@
  * grain, because entering TBB costs microseconds and most activations of small models are tiny.
  * for_slices hands out a FIXED number of slices (independent of the thread count), which is what
  * the reductions use so that their summation order, and so their result, never changes.
+ * Inside a SerialScope (a backend of one thread) both run on the calling thread without entering
+ * TBB at all: the same slices in order, so the same numbers, and no task objects. A sweep's CPU
+ * trials and a fused array's members run on one thread each, several at once; TBB's tasks come
+ * from its own pools, handed between threads where ThreadSanitizer cannot see (TrainArray.* under
+ * run-tests reported races between members' tasks), and cost microseconds a call besides.
  */
 #pragma once
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cstddef>
 
 namespace sweep::trainer::cpu {
 
+// Set on this thread while a one-thread backend runs an op (CpuBackend::run).
+inline thread_local bool serial_here = false;
+
+class SerialScope {
+ public:
+  SerialScope() : was_(serial_here) { serial_here = true; }
+  ~SerialScope() { serial_here = was_; }
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+
+ private:
+  bool was_;
+};
+
+// Which per-thread scratch slot the calling thread owns: its index in the backend's arena, 0 when
+// serial (no arena).
+inline std::size_t thread_slot() {
+  return serial_here ? 0 : static_cast<std::size_t>(tbb::this_task_arena::current_thread_index());
+}
+
 template <class F>
 void for_range(std::size_t n, std::size_t grain, F&& body) {
   if (n == 0) return;
-  if (n <= grain) {
+  if (n <= grain || serial_here) {
     body(std::size_t{0}, n);
     return;
   }
@@ -34,8 +60,8 @@ inline std::size_t slice_begin(std::size_t n, std::size_t slices, std::size_t s)
 
 template <class F>
 void for_slices(std::size_t slices, F&& body) {
-  if (slices == 1) {
-    body(std::size_t{0});
+  if (slices == 1 || serial_here) {
+    for (std::size_t s = 0; s < slices; ++s) body(s);
     return;
   }
   tbb::parallel_for(std::size_t{0}, slices, [&](std::size_t s) { body(s); });
