@@ -217,6 +217,7 @@ SweepConfig load_config_text(const std::string& text, const std::string& path,
   if (!external)
     map_flat_parameter_names(config.sweep, asked_keys, sweep_reader.path_of("parameters"),
                              diagnostics);
+  check_parameters_set_distinct_keys(config.sweep, diagnostics);
   check_sweep_against_training(sweep_reader, config.sweep, config.base, external);
   if (wandb && !sweep_reader.section("metric").has("goal") && config.sweep.metric.maximize())
     diagnostics.warn(sweep_reader.where("metric"), sweep_reader.path_of("metric"),

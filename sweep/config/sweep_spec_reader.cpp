@@ -16,8 +16,11 @@
 #include "common/format.h"
 #include "common/json.h"
 #include "scheduler/command_trial.h"
+#include "scheduler/stopping/hyperband.h"
+#include "scheduler/stopping/stopping_policy.h"
 #include "sweep/config/command_check.h"
 #include "sweep/config/suggest.h"
+#include "sweep/config/yaml_tree.h"
 
 namespace sweep::config {
 
@@ -288,6 +291,7 @@ void read_parameter_map(MapReader& sweep, const YAML::Node& params, const std::s
 
 void read_early_terminate(MapReader r, std::optional<EarlyTerminateSpec>& out) {
   if (!r.present()) return;
+  const std::size_t errors_before = r.diagnostics().error_count();
   EarlyTerminateSpec spec;
   if (!r.choice("type", spec.type, {"median", "asha", "hyperband"}, "early_terminate type")) {
     if (!r.has("type")) r.error("type", "early_terminate needs type: median, asha or hyperband");
@@ -338,7 +342,24 @@ void read_early_terminate(MapReader r, std::optional<EarlyTerminateSpec>& out) {
               "not both");
     else if (by_max && !(spec.policy.contains("max_iter") && spec.policy.contains("s")))
       r.error("type", "hyperband with max_iter also needs s (and the other way round)");
+    else if (!by_min && !by_max)
+      r.error("type", "hyperband needs min_iter (or max_iter and s), as in W&B");
   }
+  if (spec.type == "asha" && spec.policy.value("max_epochs", 0) > 0 &&
+      spec.policy.value("max_epochs", 0) <= spec.policy.value("min_epochs", 1))
+    r.error(r.has("max_iter") ? "max_iter" : "max_epochs",
+            "ASHA's rungs end before max_epochs " +
+                std::to_string(spec.policy.value("max_epochs", 0)) +
+                ", and its first is at min_epochs " +
+                std::to_string(spec.policy.value("min_epochs", 1)) +
+                ": there would be none, and nothing would be stopped");
+  // What the sweep will build from this block (run_sweep.cpp), built now: whatever it would
+  // refuse is refused here, by `sweep validate` too, before a sweep's directory exists.
+  if (r.diagnostics().error_count() == errors_before) try {
+      scheduler::make_stopping_policy(spec.policy, "metric", scheduler::MetricGoal::maximize);
+    } catch (const Error& e) {
+      r.error("type", e.what());
+    }
   out = spec;
 }
 
@@ -440,15 +461,19 @@ void read_resources(MapReader r, ResourcesSpec& out) {
               "expected 'all' or a list of GPU indices such as [0, 2], got " + describe_node(gpus));
     }
   }
-  r.integer("cpu_slots", out.cpu_slots, Range::at_least(1));
-  r.integer("trials_per_gpu", out.trials_per_gpu, Range::at_least(1));
+  // Each slot is a thread (and on a GPU a stream and a trial's memory): 100,000 CPU slots started
+  // 100,000 threads for a 2-trial sweep, ran out of them after 12 s and 6.7 GB, and left the
+  // sweep `running`. The same bound for a trial's threads (TBB caps them and warns).
+  const Range slots = Range::closed(1, 1024);
+  r.integer("cpu_slots", out.cpu_slots, slots);
+  r.integer("trials_per_gpu", out.trials_per_gpu, slots);
   if (const YAML::Node n = r.node("gpus_per_trial"); n.IsDefined()) {
     if (n.IsScalar() && n.Scalar() == "all")
       out.gpus_per_trial_all = true;
     else
       r.integer("gpus_per_trial", out.gpus_per_trial, Range::at_least(1));
   }
-  r.integer("cpu_threads", out.cpu_threads, Range::at_least(0));
+  r.integer("cpu_threads", out.cpu_threads, Range::closed(0, 1024));
   r.number("trial_timeout", out.trial_timeout, Range::at_least(0));
   if (const YAML::Node n = r.node("fuse"); n.IsDefined()) {
     if (n.IsScalar() && n.Scalar() == "auto")
@@ -492,6 +517,47 @@ void read_external_trainer(MapReader r, std::optional<ExternalTrainerSpec>& out)
   out = spec;
 }
 
+namespace {
+
+// The first epoch at which an early_terminate block (read_early_terminate's policy) can stop a
+// trial: median's and ASHA's min_epochs, hyperband's first band.
+std::int64_t first_decision_epoch(const sweep::Json& policy) {
+  if (policy.contains("min_epochs")) return policy.at("min_epochs").get<std::int64_t>();
+  if (policy.contains("min_iter")) return policy.at("min_iter").get<std::int64_t>();
+  if (policy.contains("max_iter") && policy.contains("s")) try {
+      return scheduler::hyperband_bands_from_max_iter(policy.at("max_iter").get<std::int64_t>(),
+                                                      policy.value("eta", 3),
+                                                      policy.at("s").get<int>())
+          .front();
+    } catch (const Error&) {
+      // Refused where the block is read (read_early_terminate).
+    }
+  return 1;
+}
+
+// The most epochs a trial trains, and what says so: the largest value of a swept
+// training.epochs (whatever the base config says, every trial sets its own), else the base's.
+std::pair<std::int64_t, std::string> last_epoch(const SweepSpec& sweep,
+                                                const trainer::TrainConfig& base) {
+  for (const ParamSpec& p : sweep.space.params) {
+    if (!p.sets_config_key || canonical_path(p.name) != "training.epochs") continue;
+    double most = 0;
+    bool any = false;
+    if (p.is_discrete()) {
+      for (const sweep::Json& v : p.values)
+        if (v.is_number())
+          most = any ? std::max(most, v.get<double>()) : v.get<double>(), any = true;
+    } else {
+      most = p.max, any = true;
+    }
+    if (any)
+      return {static_cast<std::int64_t>(std::floor(most)), "the largest swept training.epochs"};
+  }
+  return {base.training.epochs, "training.epochs"};
+}
+
+}  // namespace
+
 void check_sweep_against_training(MapReader& sweep_reader, const SweepSpec& sweep,
                                   const trainer::TrainConfig& base, bool external_trainer) {
   MapReader metric = sweep_reader.section("metric");
@@ -500,13 +566,13 @@ void check_sweep_against_training(MapReader& sweep_reader, const SweepSpec& swee
     metric.error("name", "metric " + sweep.metric.name +
                              " needs a validation set, but data.validation is none");
   if (sweep.early_terminate && !external_trainer) {
-    const sweep::Json& policy = sweep.early_terminate->policy;
-    const int first = policy.value("min_epochs", policy.value("min_iter", 1));
+    const std::int64_t first = first_decision_epoch(sweep.early_terminate->policy);
+    const auto [last, which] = last_epoch(sweep, base);
     MapReader early = sweep_reader.section("early_terminate");
-    if (first > base.training.epochs)
-      early.error("type", "the first rung (epoch " + std::to_string(first) +
-                              ") is after the last epoch (training.epochs " +
-                              std::to_string(base.training.epochs) + "): nothing would be stopped");
+    if (first > last)
+      early.error("type", "its first decision is at epoch " + std::to_string(first) +
+                              ", after the last epoch any trial trains (" + which + " " +
+                              std::to_string(last) + "): nothing would be stopped");
   }
 }
 
@@ -551,6 +617,39 @@ void map_flat_parameter_names(SweepSpec& sweep, const std::vector<std::string>& 
       diagnostics.error(p.where, path,
                         text + "; only data.*, model.* and training.* keys (and " +
                             std::string(kGpusPerTrialKey) + ") can be swept");
+    }
+  }
+}
+
+void check_parameters_set_distinct_keys(const SweepSpec& sweep, Diagnostics& diagnostics) {
+  const std::vector<ParamSpec>& params = sweep.space.params;
+  for (std::size_t j = 0; j < params.size(); ++j) {
+    if (!params[j].sets_config_key) continue;
+    const std::string later = canonical_path(params[j].name);
+    for (std::size_t i = 0; i < j; ++i) {
+      if (!params[i].sets_config_key) continue;
+      const std::string earlier = canonical_path(params[i].name);
+      const auto inside = [](const std::string& key, const std::string& section) {
+        return key.size() > section.size() && key.compare(0, section.size(), section) == 0 &&
+               key[section.size()] == '.';
+      };
+      const Location& other = params[i].where;
+      const std::string that =
+          "the parameter " + (other.line > 0 ? "at line " + std::to_string(other.line) +
+                                                   ", column " + std::to_string(other.column)
+                                             : "of " + other.text());
+      std::string text;
+      if (later == earlier)
+        text = "sets " + later + ", as " + that + " does";
+      else if (inside(later, earlier) || inside(earlier, later))
+        text = "sets " + later + ", and " + that + " sets " + earlier +
+               (inside(later, earlier) ? ", which holds it" : ", inside it");
+      if (text.empty()) continue;
+      diagnostics.error(params[j].where, "",
+                        text +
+                            ": in every trial one would overwrite the other; "
+                            "sweep one of them");
+      break;
     }
   }
 }

@@ -20,6 +20,10 @@ void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer);
 // shallowest if it is alone. `parameters_path` names the block in messages.
 void map_flat_parameter_names(SweepSpec& sweep, const std::vector<std::string>& asked_keys,
                               const std::string& parameters_path, Diagnostics& diagnostics);
+// Two swept parameters that set the same config key (learning_rate and training.learning_rate,
+// an alias and its key, a section and a key inside it) would each overwrite the other in every
+// trial: one is refused, naming the other's line.
+void check_parameters_set_distinct_keys(const SweepSpec& sweep, Diagnostics& diagnostics);
 void read_resources(MapReader r, ResourcesSpec& out);
 void read_external_trainer(MapReader r, std::optional<ExternalTrainerSpec>& out);
 

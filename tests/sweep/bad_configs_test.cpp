@@ -155,6 +155,45 @@ std::vector<BadConfig> bad_configs() {
        kBase + "sweep: {early_terminate: {type: hyperband, min_iter: 1, max_iter: 9, s: 2}}\n",
        "t.yaml:4:33: key 'sweep.early_terminate.type': hyperband takes either min_iter (and eta) "
        "or max_iter and s (and eta), not both"},
+      // Refused when read, as the sweep would refuse it when run (where it left a sweep that
+      // could not be resumed either).
+      {"hyperband without bands", kBase + "sweep: {early_terminate: {type: hyperband}}\n",
+       "t.yaml:4:33: key 'sweep.early_terminate.type': hyperband needs min_iter (or max_iter and "
+       "s), as in W&B"},
+      {"asha capped before its first rung",
+       "data: {dataset: synthetic}\ntraining: {epochs: 5}\n"
+       "sweep: {early_terminate: {type: asha, min_epochs: 2, max_epochs: 2}}\n",
+       "t.yaml:3:66: key 'sweep.early_terminate.max_epochs': ASHA's rungs end before max_epochs "
+       "2, and its first is at min_epochs 2: there would be none, and nothing would be stopped"},
+      {"hyperband's first band after the last epoch",
+       kBase + "sweep: {early_terminate: {type: hyperband, max_iter: 100, s: 2}}\n",
+       "t.yaml:4:33: key 'sweep.early_terminate.type': its first decision is at epoch 11, after "
+       "the last epoch any trial trains (training.epochs 1): nothing would be stopped"},
+      {"median's first decision after the largest swept epochs",
+       kBase + "sweep: {early_terminate: {type: median, min_epochs: 4},\n"
+               "        parameters: {training.epochs: {values: [2, 3]}}}\n",
+       "t.yaml:4:33: key 'sweep.early_terminate.type': its first decision is at epoch 4, after the "
+       "last epoch any trial trains (the largest swept training.epochs 3): nothing would be "
+       "stopped"},
+      {"a flat name and its key both swept",
+       kBase + "sweep:\n  parameters:\n    learning_rate: {values: [0.01, 0.1]}\n"
+               "    training.learning_rate: {values: [0.2, 0.3]}\n",
+       "t.yaml:7:5: sets training.learning_rate, as the parameter at line 6, column 5 does: in "
+       "every trial one would overwrite the other; sweep one of them"},
+      {"an alias and its key both swept",
+       kBase + "sweep:\n  parameters:\n    training.max_epochs: {values: [1]}\n"
+               "    training.epochs: {values: [2]}\n",
+       "t.yaml:7:5: sets training.epochs, as the parameter at line 6, column 5 does: in every "
+       "trial one would overwrite the other; sweep one of them"},
+      {"a section and a key inside it both swept",
+       kBase + "sweep:\n  parameters:\n"
+               "    training.early_stopping: {values: [{patience: 1}, {patience: 2}]}\n"
+               "    training.early_stopping.patience: {values: [5]}\n",
+       "t.yaml:7:5: sets training.early_stopping.patience, and the parameter at line 6, column 5 "
+       "sets training.early_stopping, which holds it: in every trial one would overwrite the "
+       "other; sweep one of them"},
+      {"cpu slots beyond any machine", kBase + "resources: {cpu_slots: 100000}\n",
+       "t.yaml:4:24: key 'resources.cpu_slots': must be in [1, 1024], got 100000"},
       {"bad execution", kBase + "resources: {execution: gpus}\n",
        "t.yaml:4:24: key 'resources.execution': unknown execution 'gpus' (did you mean 'gpu'?)"},
       {"gpus twice", kBase + "resources: {gpus: [0, 0]}\n",
@@ -207,6 +246,19 @@ TEST(BadConfigs, ABaseProblemIsReportedOnceNotOncePerTrial) {
       "data: {dataset: synthetic}\ntraining: {momentum: 2}\n"
       "sweep:\n  parameters:\n    training.batch_size: {values: [1, 2, 3, 4]}\n");
   EXPECT_EQ(lines.size(), 1u) << ::testing::PrintToString(lines);
+}
+
+// The last epoch an early_terminate block is checked against is the largest a trial trains: a
+// swept training.epochs, not the base's (which every trial overrides).
+TEST(BadConfigs, EarlyStoppingIsCheckedAgainstTheLargestSweptEpochs) {
+  EXPECT_TRUE(problems(kBase + "sweep: {early_terminate: {type: asha, min_epochs: 3},\n"
+                               "        parameters: {training.epochs: {values: [1, 4]}}}\n")
+                  .empty());
+  EXPECT_TRUE(problems(kBase + "sweep: {method: random, max_trials: 2,\n"
+                               "        early_terminate: {type: asha, min_epochs: 3},\n"
+                               "        parameters: {training.epochs: {distribution: int_uniform, "
+                               "min: 1, max: 4}}}\n")
+                  .empty());
 }
 
 TEST(BadConfigs, CaffeAliasesAreAcceptedButNotTogetherWithTheCanonicalKey) {
