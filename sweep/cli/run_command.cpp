@@ -125,8 +125,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   command->callback([options, command, &exit_code] {
     std::vector<std::string> overrides = options->overrides;
     // Given, even empty: `--name ''` is a bad name the config reader reports, not "unset".
-    if (command->count("--name")) overrides.push_back("name=" + options->name);
-    if (command->count("--out")) overrides.push_back("output.dir=" + options->out_dir);
+    if (command->count("--name"))
+      overrides.push_back(config::flag_override("--name", options->name));
+    if (command->count("--out"))
+      overrides.push_back(config::flag_override("--out", options->out_dir));
     config::SweepConfig config;
     try {
       config = config::load_config(options->file, overrides);

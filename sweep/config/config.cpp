@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
+#include <utility>
 
 #include "common/format.h"
 #include "sweep/config/expand.h"
@@ -42,7 +44,38 @@ bool is_section_name(const std::string& key) {
   return false;
 }
 
+// The flags flag_override() stands for, and the keys they set.
+constexpr std::pair<std::string_view, std::string_view> kTextFlags[] = {{"--name", "name"},
+                                                                        {"--out", "output.dir"}};
+
+// A flag's override (flag_override): its value set as text.
+bool apply_flag_override(ConfigTree& tree, const std::string& assignment,
+                         Diagnostics& diagnostics) {
+  for (const auto& [flag, flag_key] : kTextFlags) {
+    if (assignment.size() <= flag.size() || assignment.compare(0, flag.size(), flag) != 0 ||
+        assignment[flag.size()] != '=')
+      continue;
+    const std::string key(flag_key), text = assignment.substr(flag.size() + 1);
+    Location where;
+    where.label = std::string(flag) + " " + (text.empty() ? "''" : text);
+    if (invalid_utf8_at(text) != std::string::npos) {
+      diagnostics.error(where, key, "the value is not UTF-8 text");
+      return true;
+    }
+    const YAML::Node value(text);
+    if (const std::string problem = set_path(tree.root, key, value); !problem.empty()) {
+      diagnostics.error(where, key, problem);
+      return true;
+    }
+    tree.sets.emplace_back(key, value);
+    tree.origins[key] = where;
+    return true;
+  }
+  return false;
+}
+
 void apply_override(ConfigTree& tree, const std::string& assignment, Diagnostics& diagnostics) {
+  if (apply_flag_override(tree, assignment, diagnostics)) return;
   Location where;
   where.label = "--set " + assignment;
   const auto equals = assignment.find('=');
@@ -95,6 +128,10 @@ void apply_override(ConfigTree& tree, const std::string& assignment, Diagnostics
 }
 
 }  // namespace
+
+std::string flag_override(const std::string& flag, const std::string& value) {
+  return flag + "=" + value;
+}
 
 void check_placement_overrides(const std::vector<std::string>& overrides) {
   std::vector<std::string> problems;
@@ -237,7 +274,8 @@ SweepConfig load_config_text(const std::string& text, const std::string& path,
 std::string effective_yaml(const SweepConfig& config) {
   if (config.overrides.empty() || !config.tree) return config.source_text;
   std::string text = "# " + config.path + " with";
-  for (const std::string& assignment : config.overrides) text += " --set " + assignment;
+  for (const std::string& assignment : config.overrides)
+    text += (assignment.rfind("--", 0) == 0 ? " " : " --set ") + assignment;
   return text + "\n" + emit_yaml(config.tree->root);
 }
 

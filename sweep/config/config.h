@@ -108,6 +108,10 @@ struct SweepConfig {
 // Throws ConfigError with every problem found (including those of each expanded trial), or
 // sweep::Error when the file cannot be read.
 SweepConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// The override a flag of run and submit makes: --name sets name, --out output.dir, each to its
+// value as text, whatever YAML would make of it ('runs: old' is a directory, not a map), and
+// messages about it name the flag ("--name '': key 'name': the name is empty").
+std::string flag_override(const std::string& flag, const std::string& value);
 
 // The overrides `sweep resume --set` takes: the keys that say where the data lives (data.path) and
 // where trials run (resources.*), never what a trial computes, since the sweep's finished trials

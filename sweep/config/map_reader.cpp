@@ -263,9 +263,7 @@ void MapReader::finish() {
       text += " (" + (path_.empty() ? std::string("top-level keys") : "keys of " + path_) + ": " +
               join(known) + ")";
     }
-    const Location loc =
-        tree_.origins.count(path) ? tree_.origins.at(path) : tree_.at_mark(entry.first.Mark());
-    diagnostics_.error(loc, path, text);
+    diagnostics_.error(tree_.key_origin(path, entry.first.Mark()), path, text);
   }
 }
 

@@ -77,6 +77,15 @@ Location ConfigTree::where(const std::string& path, const YAML::Node& node) cons
   return loc;
 }
 
+Location ConfigTree::key_origin(const std::string& path, const YAML::Mark& mark) const {
+  if (auto it = origins.find(path); it != origins.end()) return it->second;
+  const std::string inside = path + ".";
+  if (auto it = origins.lower_bound(inside);
+      it != origins.end() && it->first.compare(0, inside.size(), inside) == 0)
+    return it->second;
+  return at_mark(mark);
+}
+
 ConfigTree ConfigTree::clone() const {
   ConfigTree copy;
   copy.file = file;

@@ -33,6 +33,9 @@ struct ConfigTree {
   // Where the value at `path` (node `node`) came from: the longest overriding prefix of `path`
   // in `origins`, else the node's own mark, else the file.
   Location where(const std::string& path, const YAML::Node& node) const;
+  // Where the key at `path` came from when an override made it: the override of `path` itself or
+  // of a key inside it (--set a.b.c=1 made a and a.b), else the node's own mark.
+  Location key_origin(const std::string& path, const YAML::Mark& mark) const;
   Location at_mark(const YAML::Mark& mark) const;
 
   // A deep copy that keeps the file's marks: trials change their copy, never the base. (YAML::Clone

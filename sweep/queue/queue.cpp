@@ -205,8 +205,8 @@ std::vector<JobProgress> Queue::progress() const {
 Job Queue::submit(const std::string& config_path, const SubmitOptions& options) {
   std::vector<std::string> overrides = options.overrides;
   // Given, even empty: an empty --name is an error the config reader reports, not "unset".
-  if (options.name) overrides.push_back("name=" + *options.name);
-  if (options.output_dir) overrides.push_back("output.dir=" + *options.output_dir);
+  if (options.name) overrides.push_back(config::flag_override("--name", *options.name));
+  if (options.output_dir) overrides.push_back(config::flag_override("--out", *options.output_dir));
   return submit(config::load_config(config_path, overrides), options);
 }
 

@@ -194,7 +194,7 @@ TEST(Cli, NonsenseInputsExitTwoWithOneLine) {
   const CliResult empty_name =
       run_cli({"run", "configs/quickstart.yaml", "--name", "", "--dry-run"});
   EXPECT_EQ(empty_name.exit_code, 2) << empty_name.out;
-  EXPECT_NE(empty_name.err.find("--set name=: key 'name': the name is empty"), std::string::npos)
+  EXPECT_NE(empty_name.err.find("--name '': key 'name': the name is empty"), std::string::npos)
       << empty_name.err;
   const CliResult directory = run_cli({"run", "configs", "--dry-run"});
   EXPECT_EQ(directory.exit_code, 2) << directory.out;

@@ -65,5 +65,27 @@ TEST(Overrides, UnknownKeySuggestsTheNearestField) {
             "key, did you mean 'learning_rate'?");
 }
 
+// A key that only an override made is reported at the override, not as the file's (the file has
+// no such key, nor a line for it).
+TEST(Overrides, AnUnknownKeyMadeByAnOverrideIsTheOverrides) {
+  auto lines = problems(kSyntheticBase, {"a.b.c=1"});
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("--set a.b.c=1: key 'a': unknown key", 0), 0u) << lines[0];
+  lines = problems(kSyntheticBase, {"training.x.y=1"});
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("--set training.x.y=1: key 'training.x': unknown key", 0), 0u)
+      << lines[0];
+}
+
+// A flag's value (--name, --out) is text, whatever YAML would make of it.
+TEST(Overrides, AFlagsValueIsTextWhateverYamlWouldMakeOfIt) {
+  for (const std::string dir : {"/tmp/runs: old", "[x]", "{a: 1}", "null", "a\"b\\c", "- x", "#x"})
+    EXPECT_EQ(load_text(kSyntheticBase, {flag_override("--out", dir)}).output_dir, dir);
+  // Empty is still empty text (and refused as a directory), not null.
+  const auto lines = problems(kSyntheticBase, {flag_override("--out", "")});
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("the directory is empty"), std::string::npos) << lines[0];
+}
+
 }  // namespace
 }  // namespace sweep::config::testing
