@@ -44,7 +44,9 @@ void write_report(Store& store, const std::string& sweep, const std::string& out
 
 // Writes `text` to `path` through a temporary file in the same directory and a rename; creates
 // the directory when missing. Throws sweep::Error (with the OS's reason) on failure, leaving the
-// file as it was. For every file a command writes for the user (a report, an export).
+// file as it was. For every file a command writes for the user (a report, an export). A file it
+// replaces keeps its mode; a symbolic link is followed (the link stays); a device or a pipe is
+// written to as it is (a full one fails), never replaced.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
 
 }  // namespace sweep::reports

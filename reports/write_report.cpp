@@ -5,7 +5,10 @@
  * directory (rename is only atomic within one filesystem) and fsync'ed before the rename, so a
  * crash leaves either the old report or the new one, and two processes writing the same report
  * at once never interleave bytes. mkstemp makes the file 0600; it is opened up to 0644 like any
- * file the user writes, since a report (or an export) is meant to be shared.
+ * file the user writes, since a report (or an export) is meant to be shared, or takes the mode of
+ * the file it replaces. Only a regular file is replaced so: a symbolic link's target is written
+ * (the link stays), and a device or a pipe (-o /dev/stdout, /dev/full, a FIFO) is written to as it
+ * is, never replaced by a file (it once turned /dev/full into a regular file and said "wrote").
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -27,7 +30,7 @@ namespace {
 // Owns the descriptor and, until released, the temporary file's name: unlinked on failure.
 class TempFile {
  public:
-  explicit TempFile(const std::filesystem::path& target) : target_(target) {
+  TempFile(const std::filesystem::path& target, mode_t mode) : target_(target), mode_(mode) {
     std::string pattern = target.string() + ".tmp.XXXXXX";
     name_.assign(pattern.begin(), pattern.end());
     name_.push_back('\0');
@@ -49,7 +52,7 @@ class TempFile {
       if (n == -1) fail();
       done += static_cast<std::size_t>(n);
     }
-    if (::fchmod(fd_, 0644) != 0 || ::fsync(fd_) != 0) fail();
+    if (::fchmod(fd_, mode_) != 0 || ::fsync(fd_) != 0) fail();
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail();
@@ -68,23 +71,69 @@ class TempFile {
   }
 
   std::filesystem::path target_;
+  mode_t mode_;
   std::vector<char> name_;
   int fd_ = -1;
   bool committed_ = false;
 };
 
+// The file a path names: a symbolic link's target, followed link by link (a dangling link's too:
+// writing through it makes its target, as a shell's `>` would).
+std::filesystem::path followed(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  fs::path target = path;
+  std::error_code ec;
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
+    if (hops == 40) throw Error("cannot write " + path.string() + ": too many symbolic links");
+    const fs::path link = fs::read_symlink(target, ec);
+    if (ec) throw Error("cannot write " + path.string() + ": " + ec.message());
+    target = link.is_absolute() ? link : target.parent_path() / link;
+  }
+  return target;
+}
+
+// A device or a pipe, written as it is: no temporary file, nothing to rename, no fsync.
+void write_in_place(const std::filesystem::path& path, const std::filesystem::path& target,
+                    std::string_view text) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  const auto fail = [&] {
+    throw Error("cannot write " + path.string() + ": " + std::strerror(errno));
+  };
+  if (fd == -1) fail();
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n == -1 && errno == EINTR) continue;
+    if (n == -1) {
+      const int error = errno;
+      ::close(fd);
+      errno = error;
+      fail();
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) fail();
+}
+
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  const std::filesystem::path target = followed(path);
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
     throw Error("cannot create the directory " + dir.string() + " for " + path.string() + ": " +
                 ec.message());
-  if (std::filesystem::is_directory(path, ec))
-    throw Error("cannot write " + path.string() + ": it is a directory (give a file's path)");
-  TempFile temp(path);
+  struct stat existing {};
+  mode_t mode = 0644;
+  if (::stat(target.c_str(), &existing) == 0) {
+    if (S_ISDIR(existing.st_mode))
+      throw Error("cannot write " + path.string() + ": it is a directory (give a file's path)");
+    if (!S_ISREG(existing.st_mode)) return write_in_place(path, target, text);
+    mode = existing.st_mode & 07777;
+  }
+  TempFile temp(target, mode);
   temp.write_all(text);
   temp.rename_to();
 }

@@ -1,11 +1,18 @@
 // load_report_data / write_report against a real SQLite store in a temporary directory.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <string>
+#include <thread>
 
 #include "common/check.h"
 #include "reports/report.h"
@@ -142,6 +149,66 @@ TEST_F(ReportStore, WriteFileAtomicallyReportsAnUnwritableDirectory) {
   const fs::path blocker = dir_ / "file";
   std::ofstream(blocker) << "x";
   EXPECT_THROW(write_file_atomically(blocker / "report.html", "text"), Error);
+}
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Only a regular file is replaced: a link's target is written and the link stays; a file keeps
+// its mode. (A report or an export replaced whatever was at the path with a new 0644 file.)
+TEST_F(ReportStore, WriteFileAtomicallyWritesALinksTargetAndKeepsAFilesMode) {
+  const fs::path real = dir_ / "real.csv", link = dir_ / "link.csv";
+  std::ofstream(real) << "old";
+  fs::create_symlink("real.csv", link);
+  write_file_atomically(link, "new");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(read_all(real), "new");
+  const fs::path dangling = dir_ / "dangling.csv";
+  fs::create_symlink("made/by/link.csv", dangling);
+  write_file_atomically(dangling, "made");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dangling)));
+  EXPECT_EQ(read_all(dir_ / "made/by/link.csv"), "made");
+
+  const fs::path secret = dir_ / "secret.json";
+  std::ofstream(secret) << "old";
+  fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
+  write_file_atomically(secret, "new");
+  EXPECT_EQ(fs::status(secret).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(read_all(secret), "new");
+  write_file_atomically(dir_ / "fresh.json", "x");
+  EXPECT_EQ(fs::status(dir_ / "fresh.json").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                fs::perms::others_read);
+}
+
+// A device or a pipe is written to as it is and stays what it was: -o /dev/full fails with the
+// device's reason (it became a regular file, and the export said "wrote /dev/full").
+TEST_F(ReportStore, WriteFileAtomicallyWritesADeviceOrAPipeInPlace) {
+  const fs::path fifo = dir_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = read_all(fifo); });
+  write_file_atomically(fifo, "through the pipe");
+  reader.join();
+  EXPECT_EQ(got, "through the pipe");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+
+  // Our own nodes of /dev/null and /dev/full (char 1,3 and 1,7), where we may make them (root).
+  const fs::path null = dir_ / "null", full = dir_ / "full";
+  if (::mknod(null.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0 ||
+      ::mknod(full.c_str(), S_IFCHR | 0666, ::makedev(1, 7)) != 0)
+    GTEST_SKIP() << "cannot make device nodes here (" << std::strerror(errno) << ")";
+  write_file_atomically(null, "gone");
+  EXPECT_TRUE(fs::is_character_file(null));
+  try {
+    write_file_atomically(full, std::string(1 << 16, 'x'));
+    ADD_FAILURE() << "a full device took the text";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write " + full.string() + ": No space left on device");
+  }
+  EXPECT_TRUE(fs::is_character_file(full));
 }
 
 }  // namespace
