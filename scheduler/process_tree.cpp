@@ -70,13 +70,15 @@ std::vector<ProcInfo> list_processes() {
   return all;
 }
 
-bool holds_token(pid_t pid, const std::string& token_entry) {
+// Whether the process's environment holds `token_entry`, or with `prefix` an entry starting so.
+bool holds_token(pid_t pid, const std::string& token_entry, bool prefix = false) {
   const std::string environ = read_all("/proc/" + std::to_string(pid) + "/environ");
   std::size_t start = 0;
   while (start < environ.size()) {
     std::size_t end = environ.find('\0', start);
     if (end == std::string::npos) end = environ.size();
-    if (environ.compare(start, end - start, token_entry) == 0) return true;
+    const std::size_t length = prefix ? std::min(end - start, token_entry.size()) : end - start;
+    if (environ.compare(start, length, token_entry) == 0) return true;
     start = end + 1;
   }
   return false;
@@ -84,11 +86,24 @@ bool holds_token(pid_t pid, const std::string& token_entry) {
 
 }  // namespace
 
+// The start every token this process makes shares.
+std::string our_token_prefix() { return "SWEEP_TRIAL_TOKEN=" + std::to_string(::getpid()) + "-"; }
+
 std::string new_trial_token_entry() {
   static std::atomic<unsigned long> counter{0};
   std::random_device random;
-  return "SWEEP_TRIAL_TOKEN=" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" +
-         std::to_string(random());
+  return our_token_prefix() + std::to_string(++counter) + "-" + std::to_string(random());
+}
+
+std::size_t kill_processes_of_our_trials() {
+  const std::string prefix = our_token_prefix();
+  const pid_t self = ::getpid();
+  std::size_t signalled = 0;
+  for (const ProcInfo& p : list_processes())
+    if (p.pid != self && !p.zombie && holds_token(p.pid, prefix, true) &&
+        ::kill(p.pid, SIGKILL) == 0)
+      ++signalled;
+  return signalled;
 }
 
 std::vector<pid_t> trial_processes(pid_t root, const std::string& token_entry) {

@@ -30,6 +30,11 @@ std::vector<pid_t> trial_processes(pid_t root, const std::string& token_entry);
 // Sends `signal` to the trial's processes; returns how many were signalled.
 std::size_t signal_trial(pid_t root, const std::string& token_entry, int signal);
 
+// SIGKILL to every process holding a token this process made (new_trial_token_entry): what a
+// sweep that quits at once leaves of its external trials, their setsid'd children included.
+// Returns how many were signalled.
+std::size_t kill_processes_of_our_trials();
+
 // SIGTERM to the trial's processes, up to `grace_s` for them to go, SIGKILL to what is left;
 // until none is left (bounded: a few rounds). Our own direct child is not reaped here.
 void end_trial_processes(pid_t root, const std::string& token_entry, double grace_s);

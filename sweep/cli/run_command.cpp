@@ -117,7 +117,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "(continue it with 'sweep resume NAME'); Ctrl-C twice: quit at once.\n"
       "Exit status: 0 when every trial ran (a diverged or early-stopped trial is a result),\n"
       "1 when a trial failed or the sweep could not run, 2 for a bad config, 130 when\n"
-      "interrupted.\n"
+      "interrupted by Ctrl-C (143 by SIGTERM, 129 by SIGHUP: each stops as Ctrl-C does).\n"
       "Examples:\n"
       "  sweep run configs/quickstart.yaml\n"
       "  sweep run configs/quickstart.yaml --dry-run\n"

@@ -225,9 +225,13 @@ void run_loop(const Execution& x, PlannedTrials& planned,
       ++done;
       tell(*index);
     }
-    if (sigint && SigintGuard::count() > 0)
-      interrupt("Ctrl-C: stopping; running trials save a checkpoint (Ctrl-C again quits at once)",
-                "interrupted by Ctrl-C");
+    if (sigint && SigintGuard::count() > 0) {
+      const std::string by = SigintGuard::first_signal_name();
+      result.interrupted_by = SigintGuard::first_signal();
+      interrupt(
+          by + ": stopping; running trials save a checkpoint (" + by + " again quits at once)",
+          "interrupted by " + by);
+    }
     if (const std::string broken = store.failure(); !broken.empty())
       interrupt("the sweep database cannot be written, so no further trial starts: " + broken,
                 "the sweep database cannot be written");
@@ -411,7 +415,7 @@ config::SweepConfig stored_config(const SweepRow& sweep, const std::string& name
 
 int RunResult::exit_code() const {
   if (!store_failure.empty() || !cluster_failure.empty()) return 1;
-  if (interrupted) return 130;
+  if (interrupted) return 128 + interrupted_by;
   if (auto it = states.find(TrialState::failed); it != states.end() && it->second > 0) return 1;
   return 0;
 }

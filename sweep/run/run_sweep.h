@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -66,12 +67,13 @@ struct RunResult {
   std::optional<BestTrial> best;
   int trials_run = 0;  // by this call
   bool interrupted = false;
+  int interrupted_by = SIGINT;    // the signal that interrupted it, when one did (sigint.h)
   std::string target_reached_by;  // "trial 3" when metric.target stopped it
   std::string store_failure;      // why the store could not be written, when that stopped it
   std::string cluster_failure;    // a rank that stopped answering, when that stopped it
 
-  // 1 the store could not be written, a rank was lost or some trial failed, 130 interrupted,
-  // else 0.
+  // 1 the store could not be written, a rank was lost or some trial failed, 128 + the signal
+  // when interrupted (130 by Ctrl-C or a job's cancel, 143 by SIGTERM), else 0.
   int exit_code() const;
 };
 

@@ -1,0 +1,102 @@
+// `sweep run` stopped by SIGTERM (timeout, docker stop, scancel) as by Ctrl-C: exit 143, the
+// running trial `interrupted` and resumable, its external trainer's processes ended. A second
+// signal quits at once, and no process of the trainer outlives sweep, setsid'd ones included.
+// (SIGTERM killed sweep outright and left the trainer, its children and the trial `running`; a
+// second Ctrl-C left them too.)
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "store/store.h"
+#include "tests/sweep/sweep_process_util.h"
+
+namespace sweep::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Live processes whose command line names `program` (zombies have none).
+int processes_running(const fs::path& program) {
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline(std::istreambuf_iterator<char>(in), {});
+    if (cmdline.find(program.string()) != std::string::npos) ++count;
+  }
+  return count;
+}
+
+bool wait_for_count(const fs::path& program, int count, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (processes_running(program) != count) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// A trainer that leaves two sleepers behind it, one in its process group and one setsid'd, and
+// reports forever. Returns the sleepers' program (a copy of sleep with a name of its own).
+fs::path write_sweep(const fs::path& dir) {
+  const fs::path sleeper = dir / "sleeper";
+  fs::copy_file("/bin/sleep", sleeper);
+  std::ofstream(dir / "trainer.sh")
+      << "#!/bin/bash\n"
+      << "'" << sleeper.string() << "' 300 &\n"
+      << "setsid '" << sleeper.string() << "' 300 &\n"
+      << "i=0; while :; do echo \"{\\\"step\\\": $i, \\\"val_accuracy\\\": 0.5}\"; "
+         "i=$((i+1)); sleep 0.2; done\n";
+  std::ofstream(dir / "sweep.yaml")
+      << "name: sig\n"
+      << "trainer: {command: \"bash " << (dir / "trainer.sh").string() << "\"}\n"
+      << "sweep: {method: grid, metric: {name: val_accuracy, goal: maximize},\n"
+      << "        parameters: {a: {values: [1, 2]}}}\n"
+      << "resources: {execution: cpu, cpu_slots: 1}\n"
+      << "output: {dir: " << (dir / "runs").string() << "}\n";
+  return sleeper;
+}
+
+TEST(StopSignals, SigtermStopsAsCtrlCDoesAndEndsTheTrainersProcesses) {
+  const fs::path dir = fresh_dir("sweep_sigterm");
+  const fs::path sleeper = write_sweep(dir);
+  const pid_t sweep = spawn_sweep({"run", (dir / "sweep.yaml").string()}, dir / "log");
+  ASSERT_TRUE(wait_for_count(sleeper, 2, std::chrono::seconds(30))) << slurp(dir / "log");
+  ASSERT_EQ(::kill(sweep, SIGTERM), 0);
+  EXPECT_EQ(wait_exit(sweep), 143) << slurp(dir / "log");
+  EXPECT_TRUE(wait_for_count(sleeper, 0, std::chrono::seconds(5)));
+  const std::string log = slurp(dir / "log");
+  EXPECT_NE(log.find("SIGTERM: stopping"), std::string::npos) << log;
+  Store store(dir / "runs" / "sig" / "sweep.db");
+  const auto sweep_row = store.find_sweep("sig");
+  ASSERT_TRUE(sweep_row);
+  EXPECT_EQ(sweep_row->state, SweepState::interrupted);
+  const auto trials = store.trials(sweep_row->id);
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].state, TrialState::interrupted);
+  EXPECT_EQ(trials[1].state, TrialState::queued);
+  fs::remove_all(dir);
+}
+
+TEST(StopSignals, ASecondSignalQuitsAtOnceAndLeavesNoTrainerProcess) {
+  const fs::path dir = fresh_dir("sweep_second_signal");
+  const fs::path sleeper = write_sweep(dir);
+  const pid_t sweep = spawn_sweep({"run", (dir / "sweep.yaml").string()}, dir / "log");
+  ASSERT_TRUE(wait_for_count(sleeper, 2, std::chrono::seconds(30))) << slurp(dir / "log");
+  ASSERT_EQ(::kill(sweep, SIGINT), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(::kill(sweep, SIGINT), 0);
+  EXPECT_EQ(wait_exit(sweep), 130) << slurp(dir / "log");
+  EXPECT_TRUE(wait_for_count(sleeper, 0, std::chrono::seconds(5)))
+      << processes_running(sleeper) << " left\n"
+      << slurp(dir / "log");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sweep::testing
