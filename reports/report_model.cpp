@@ -98,11 +98,17 @@ std::vector<TrialScore> score_trials(const ReportData& data) {
 
 std::optional<std::size_t> best_trial_index(const ReportData& data,
                                             const std::vector<TrialScore>& scores) {
+  // A failed or diverged trial ranks below every other, as in Store::best_trial.
+  const auto broken = [&](std::size_t i) {
+    return data.trials[i].state == TrialState::failed ||
+           data.trials[i].state == TrialState::diverged;
+  };
   std::optional<std::size_t> best;
   for (std::size_t i = 0; i < data.trials.size() && i < scores.size(); ++i) {
     if (!scores[i].best) continue;
-    if (!best || ranks_before(scores[i], data.trials[i].number, scores[*best],
-                              data.trials[*best].number, data.goal))
+    if (!best || (broken(*best) && !broken(i)) ||
+        (broken(*best) == broken(i) && ranks_before(scores[i], data.trials[i].number, scores[*best],
+                                                    data.trials[*best].number, data.goal)))
       best = i;
   }
   return best;

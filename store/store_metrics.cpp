@@ -156,7 +156,10 @@ std::optional<BestTrial> Store::best_trial(std::int64_t sweep_id) const {
         "t.updated_at, m.value, m.step "
         "FROM trials t JOIN metrics m ON m.trial_id = t.id "
         "WHERE t.sweep_id = ?1 AND m.name = ?2 AND m.value_kind = 'finite' "
-        "ORDER BY CASE WHEN ?3 THEN -m.value ELSE m.value END, m.step, t.number LIMIT 1");
+        // A failed or diverged trial ranks below every other (its values before it broke are
+        // kept, but it is no result to pick): as the report's best_trial_index.
+        "ORDER BY t.state IN ('failed', 'diverged'), "
+        "CASE WHEN ?3 THEN -m.value ELSE m.value END, m.step, t.number LIMIT 1");
     s->bind_all(sweep_id, metric_name, maximize ? 1 : 0);
     if (!s->step()) return std::nullopt;
     return BestTrial{store_detail::read_trial(*s), s->real(20), s->int64(21)};

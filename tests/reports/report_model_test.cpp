@@ -66,6 +66,17 @@ TEST(ReportModel, TiesGoToTheEarlierStepThenTheLowerNumber) {
   EXPECT_EQ(best_trial_index(d, score_trials(d)), 1u);
 }
 
+// Store::best_trial's rule: failed and diverged trials rank below every other.
+TEST(ReportModel, FailedAndDivergedTrialsRankLast) {
+  ReportData d;
+  d.trials.push_back(trial(0, {{"lr", 1}}, {0.96}, TrialState::diverged));
+  d.trials.push_back(trial(1, {{"lr", 2}}, {0.6}));
+  d.trials.push_back(trial(2, {{"lr", 3}}, {0.97}, TrialState::failed));
+  EXPECT_EQ(best_trial_index(d, score_trials(d)), 1u);
+  d.trials[1].state = TrialState::failed;
+  EXPECT_EQ(best_trial_index(d, score_trials(d)), 2u);  // all broken: the best value
+}
+
 TEST(ReportModel, NonFiniteValuesNeverWinAndNaNOnlyTrialsHaveNoScore) {
   ReportData d;
   d.trials.push_back(trial(0, {{"lr", 1}}, {0.5, kInf, 0.6}));

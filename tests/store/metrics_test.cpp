@@ -116,6 +116,22 @@ TEST_F(MetricsFixture, BestTrialFollowsTheGoalAndIgnoresNonFiniteValues) {
   EXPECT_THROW(store.best_trial(4242), Error);
 }
 
+// "failed and diverged trials rank worst" (README): a trial that diverged after a high value, or
+// failed after one, is not the best while any other trial has a value (it was).
+TEST_F(MetricsFixture, BestTrialRanksFailedAndDivergedTrialsLast) {
+  store.log_metrics(std::vector<MetricPoint>{point(ids[0], "val_accuracy", 1, 0.96),
+                                             point(ids[1], "val_accuracy", 1, 0.60),
+                                             point(ids[2], "val_accuracy", 1, 0.97)});
+  ASSERT_TRUE(store.set_trial_state(ids[0], TrialState::running));
+  ASSERT_TRUE(store.set_trial_state(ids[0], TrialState::diverged));
+  ASSERT_TRUE(store.set_trial_state(ids[2], TrialState::running));
+  ASSERT_TRUE(store.set_trial_state(ids[2], TrialState::failed));
+  EXPECT_EQ(store.best_trial(sweep_id)->trial.number, 1);
+  ASSERT_TRUE(store.set_trial_state(ids[1], TrialState::running));
+  ASSERT_TRUE(store.set_trial_state(ids[1], TrialState::failed));
+  EXPECT_EQ(store.best_trial(sweep_id)->trial.number, 2);  // all broken: the best value
+}
+
 TEST_F(MetricsFixture, BatcherWritesEverythingFromManyThreads) {
   constexpr int kThreads = 4, kPerThread = 2500;
   {
