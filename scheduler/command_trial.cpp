@@ -293,8 +293,22 @@ class CommandRun {
       summary["signal"] = exit.signal;
     if (failure.empty() && !diverged_.empty())
       return {TrialState::diverged, diverged_, std::move(summary)};
-    if (failure.empty() && exit.exited && exit.code == 0)
+    if (failure.empty() && exit.exited && exit.code == 0) {
+      // A program that ended well but never reported the sweep's metric is no result: the
+      // sweep cannot rank it, its stopping rules never saw it, and a search learns nothing.
+      // (It counted as completed, and the sweep ended 0 with "no trial reported val_accuracy".)
+      if (!command_.metric_name.empty() && !last_values_.contains(command_.metric_name)) {
+        std::string reported;
+        for (const auto& item : last_values_.items())
+          reported += (reported.empty() ? "" : ", ") + item.key();
+        return {TrialState::failed,
+                "exited 0 without reporting " + command_.metric_name +
+                    (reported.empty() ? std::string(" (no metric line at all)")
+                                      : " (it reported " + reported + ")"),
+                std::move(summary)};
+      }
       return {TrialState::completed, "", std::move(summary)};
+    }
     std::string message = failure.empty() ? exit.describe() : failure;
     if (!stderr_tail_.empty()) {
       message += "; last stderr:";

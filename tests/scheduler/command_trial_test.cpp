@@ -311,6 +311,23 @@ TEST_F(CommandTrialTest, TheSweepMetricGoingInfiniteDiverges) {
   EXPECT_EQ(outcome.message, "perplexity became infinite at step 2");
 }
 
+// A program that exits 0 without ever reporting the sweep's metric has no result: failed, with
+// what it did report (it counted as completed, and the sweep ended 0 with no best trial).
+TEST_F(CommandTrialTest, ExitingWithoutTheSweepsMetricFails) {
+  CommandSpec command;
+  command.argv_template = script("other.sh", "#!/bin/sh\necho '{\"loss\": 0.5, \"score\": 0.7}'\n");
+  command.metric_name = "val_accuracy";
+  TrialOutcome outcome = run_one(command, spec_with_id(5));
+  EXPECT_EQ(outcome.state, TrialState::failed);
+  EXPECT_EQ(outcome.message, "exited 0 without reporting val_accuracy (it reported loss, score)");
+  command.argv_template = script("silent.sh", "#!/bin/sh\nexit 0\n");
+  outcome = run_one(command, spec_with_id(6));
+  EXPECT_EQ(outcome.state, TrialState::failed);
+  EXPECT_EQ(outcome.message, "exited 0 without reporting val_accuracy (no metric line at all)");
+  command.argv_template = script("good.sh", "#!/bin/sh\necho '{\"val_accuracy\": 0.7}'\n");
+  EXPECT_EQ(run_one(command, spec_with_id(7)).state, TrialState::completed);
+}
+
 // A step that is not a whole number in [0, 2^53] is refused with its reason in the log, never
 // truncated (1.5 -> 1) or overflowed (1e30 -> a negative step).
 TEST_F(CommandTrialTest, BadStepsAreRefusedWithAReason) {
