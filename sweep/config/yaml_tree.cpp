@@ -153,6 +153,37 @@ std::vector<std::string> split_dotted(const std::string& dotted) {
   return parts;
 }
 
+namespace {
+
+// The keys of a parameter's spec (sweep_spec_reader.cpp reads them).
+bool is_parameter_spec_key(const std::string& key) {
+  for (const char* k : {"values", "value", "min", "max", "distribution", "mu", "sigma", "q",
+                        "probabilities", "parameters"})
+    if (key == k) return true;
+  return false;
+}
+
+// Parameters are named by dotted keys (sweep.parameters.training.learning_rate.values): the parts
+// from `i` on that name one are joined into one part. The name is the longest one the map has;
+// else (a parameter the override adds) every part before a spec key (values, min, ...), or all.
+void join_parameter_name(std::vector<std::string>& parts, std::size_t i, const YAML::Node& map) {
+  if (!map.IsMap() || i >= parts.size()) return;
+  std::size_t end = 0;  // parts [i, end) name the parameter
+  for (std::size_t k = parts.size(); k > i + 1 && end == 0; --k) {
+    std::string name = parts[i];
+    for (std::size_t j = i + 1; j < k; ++j) name += "." + parts[j];
+    if (map[name]) end = k;
+  }
+  if (end == 0) {
+    end = parts.size();
+    if (end > i + 1 && is_parameter_spec_key(parts.back())) --end;
+  }
+  for (std::size_t j = i + 1; j < end; ++j) parts[i] += "." + parts[j];
+  parts.erase(parts.begin() + std::ptrdiff_t(i + 1), parts.begin() + std::ptrdiff_t(end));
+}
+
+}  // namespace
+
 std::string set_path(YAML::Node root, const std::string& dotted, const YAML::Node& value) {
   std::vector<std::string> parts = split_dotted(dotted);
   for (const std::string& part : parts)
@@ -162,6 +193,9 @@ std::string set_path(YAML::Node root, const std::string& dotted, const YAML::Nod
   current.reset(root);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string parent_path = join_path(parts, i);
+    // sweep.parameters (or a W&B file's top-level parameters): the next parts name a parameter.
+    if (parent_path == "sweep.parameters" || parent_path == "parameters")
+      join_parameter_name(parts, i, current);
     if (auto it = key_aliases().find({parent_path, parts[i]}); it != key_aliases().end())
       parts[i] = it->second;
     const std::string& part = parts[i];

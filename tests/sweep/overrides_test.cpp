@@ -43,6 +43,23 @@ TEST(Overrides, CanChangeTheSweepItself) {
   EXPECT_EQ(expand(config).back().config.training.batch_size, 8);
 }
 
+// A parameter's name is a dotted key: --set reaches into one by its name (it split the name at
+// its dots and reported 'sweep.parameters.training' as a parameter without a distribution).
+TEST(Overrides, ReachIntoASweptParameterByItsDottedName) {
+  const std::string swept = std::string(kSyntheticBase) +
+                            "sweep:\n  parameters:\n"
+                            "    training.batch_size: {values: [8, 16, 32]}\n";
+  SweepConfig config = load_text(swept, {"sweep.parameters.training.batch_size.values=[4, 8]"});
+  EXPECT_EQ(config.trial_count(), 2u);
+  EXPECT_EQ(expand(config).back().config.training.batch_size, 8);
+  // A parameter the file does not sweep: the parts before a spec key (values) name it.
+  config = load_text(swept, {"sweep.parameters.training.momentum.values=[0.5, 0.9]"});
+  EXPECT_EQ(config.trial_count(), 6u);
+  EXPECT_EQ(expand(config).back().config.training.momentum, 0.9);
+  config = load_text(swept, {"sweep.parameters.training.momentum={values: [0.1]}"});
+  EXPECT_EQ(expand(config).back().config.training.momentum, 0.1);
+}
+
 TEST(Overrides, BadValuesAreReportedAsTheSetArgument) {
   const auto lines = problems(kSyntheticBase, {"training.epochs=0", "training.momentum=[1",
                                                "noequals", "training.epochs.x=1"});
