@@ -32,7 +32,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // Workers: each browser holds a poll and a keep-alive connection or two; a compare page twice.
-constexpr std::size_t kWorkerThreads = 32;
+// Threads answering requests: the held polls (ServeOptions::max_held_polls) and as many again
+// for pages, reports and the API.
+constexpr std::size_t kWorkerThreads = 128;
 // How often a held poll looks at the store's files.
 constexpr std::chrono::milliseconds kVersionCheck{200};
 
@@ -87,6 +89,7 @@ struct LiveServer::Impl {
   bool stopping = false;
   bool serving = false;         // serve() was entered
   bool serve_returned = false;  // ... and has returned
+  int held_polls = 0;           // polls being held now (under mutex)
 
   explicit Impl(ServeOptions o) : options(std::move(o)) {
     // httplib's default also sets SO_REUSEPORT, with which a second server on the same port
@@ -221,7 +224,20 @@ struct LiveServer::Impl {
     const std::string known = known_version(req);
     StoreVersion version = store_version(*db);
     if (!known.empty() && version.marker == known) {
-      // Held until the files change, the time is up, or the server stops.
+      // Held until the files change, the time is up, or the server stops; at most a second when
+      // max_held_polls are held already, so that they never take every thread.
+      {
+        const std::lock_guard count(mutex);
+        if (held_polls >= options.max_held_polls) wait_seconds = std::min(wait_seconds, 1);
+        ++held_polls;
+      }
+      struct Release {
+        Impl& impl;
+        ~Release() {
+          const std::lock_guard count(impl.mutex);
+          --impl.held_polls;
+        }
+      } release{*this};  // after `lock` below has let go, whatever store_version throws
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_seconds);
       std::unique_lock lock(mutex);
       while (version.marker == known && std::chrono::steady_clock::now() < deadline) {

@@ -47,6 +47,9 @@ struct ServeOptions {
   int port = 8787;            // 0: any free port (bind() says which)
   std::string home_sweep{};   // "" = `/` lists the sweeps; else `/` redirects to its page
   int max_wait_seconds = 25;  // the longest a poll (?wait=) is held
+  // Polls held at once, at most: each holds one of the server's threads, and 33 open pages once
+  // left none for anything else (a 64th request waited 30 s). Past it a poll is held at most 1 s.
+  int max_held_polls = 96;
 };
 
 // 127.0.0.1 (any 127.x.y.z), ::1 and localhost.

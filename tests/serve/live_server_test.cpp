@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <thread>
+#include <utility>
 
 #include "common/check.h"
 #include "common/json.h"
@@ -265,6 +266,30 @@ TEST_F(LiveServerTest, APollIsHeldUntilTheStoreChanges) {
   EXPECT_EQ(answer->status, 200);
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
   EXPECT_NE(sweep::Json::parse(answer->body)["version"], version);
+}
+
+// Held polls never take every thread: past max_held_polls a poll is held a second at most, and
+// the rest of the server answers meanwhile (33 open pages once left a 64th request 30 s waiting).
+TEST_F(LiveServerTest, HeldPollsBeyondTheLimitAreHeldASecondAtMost) {
+  start({.max_held_polls = 2});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  const std::string version = sweep::Json::parse(get("/api/sweep/alpha")->body)["version"];
+  const auto poll = [&] {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(30, 0);
+    const auto t0 = Clock::now();
+    auto r = c.Get(("/api/sweep/alpha?since=" + version + "&wait=20").c_str());
+    return std::pair{r ? r->status : 0, Clock::now() - t0};
+  };
+  auto first = std::async(std::launch::async, poll), second = std::async(std::launch::async, poll);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto [status, took] = poll();  // the third: not held 20 s
+  EXPECT_EQ(status, 304);
+  EXPECT_LT(took, std::chrono::seconds(5));
+  EXPECT_EQ(first.wait_for(std::chrono::seconds(0)), std::future_status::timeout);  // still held
+  stop();
+  EXPECT_EQ(first.get().first, 304);
+  EXPECT_EQ(second.get().first, 304);
 }
 
 TEST_F(LiveServerTest, StopAnswersHeldPollsAtOnce) {
