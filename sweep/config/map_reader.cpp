@@ -197,6 +197,12 @@ bool MapReader::text(const std::string& key, std::string& out) {
     error(key, "expected text, got " + describe_node(value));
     return false;
   }
+  // A name, a path or a command with a NUL byte (YAML's "\0" or "\u0000") ends at it for the
+  // system: output.dir "ab\0cd" made the directory ab, after validate had said ok.
+  if (value.Scalar().find('\0') != std::string::npos) {
+    error(key, "the text holds a NUL byte (\\0), which no name, path or command can hold");
+    return false;
+  }
   out = value.Scalar();
   return true;
 }

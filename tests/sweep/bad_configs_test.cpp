@@ -194,6 +194,9 @@ std::vector<BadConfig> bad_configs() {
        "other; sweep one of them"},
       {"cpu slots beyond any machine", kBase + "resources: {cpu_slots: 100000}\n",
        "t.yaml:4:24: key 'resources.cpu_slots': must be in [1, 1024], got 100000"},
+      {"a NUL byte in a path", kBase + "output: {dir: \"ab\\0cd\"}\n",
+       "t.yaml:4:15: key 'output.dir': the text holds a NUL byte (\\0), which no name, path or "
+       "command can hold"},
       {"bad execution", kBase + "resources: {execution: gpus}\n",
        "t.yaml:4:24: key 'resources.execution': unknown execution 'gpus' (did you mean 'gpu'?)"},
       {"gpus twice", kBase + "resources: {gpus: [0, 0]}\n",
