@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "sweep/cli/text_table.h"
 #include "sweep/config/expand.h"
 #include "sweep/run/run_sweep.h"
+#include "sweep/run/sweep_lock.h"
 
 namespace sweep::cli {
 
@@ -72,6 +74,19 @@ std::string csv_cell(const std::string& cell) {
   return quoted + "\"";
 }
 
+// A sweep's state as stored, unless it says `running` while no process holds the sweep's lock:
+// its process ended without stopping it (SIGKILL, the OOM killer, a lost machine), which the
+// store cannot know. (show and list said `running` for good after a crash.)
+bool orphaned(const SweepRow& sweep, const Store& store) {
+  return sweep.state == SweepState::running &&
+         run::SweepLock::held(store.path().parent_path()) == std::optional<bool>(false);
+}
+
+std::string shown_state(const SweepRow& sweep, const Store& store) {
+  const std::string state(to_string(sweep.state));
+  return orphaned(sweep, store) ? state + ", but no process runs it" : state;
+}
+
 // One row per sweep of `store`: name, state, trials, trials by state, database.
 void add_sweep_rows(const Store& store, std::vector<std::vector<std::string>>& rows) {
   for (const SweepSummary& s : store.list_sweeps()) {
@@ -79,9 +94,8 @@ void add_sweep_rows(const Store& store, std::vector<std::vector<std::string>>& r
     for (const auto& [state, count] : s.trials_by_state)
       states += (states.empty() ? "" : ", ") + std::to_string(count) + " " +
                 std::string(to_string(state));
-    rows.push_back({s.sweep.name, std::string(to_string(s.sweep.state)),
-                    std::to_string(s.trial_count), states.empty() ? "-" : states,
-                    store.path().string()});
+    rows.push_back({s.sweep.name, shown_state(s.sweep, store), std::to_string(s.trial_count),
+                    states.empty() ? "-" : states, store.path().string()});
   }
 }
 
@@ -178,9 +192,13 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
   show->callback([show_args, &exit_code] {
     const Store store = open_store(*show_args);
     const SweepRow sweep = store.sweep_named(show_args->name);
-    std::cout << "sweep " << printable(sweep.name) << " (" << to_string(sweep.state) << "), metric "
-              << printable(sweep.metric_name) << " (" << to_string(sweep.metric_goal)
-              << "), devices " << sweep.devices << "\n";
+    std::cout << "sweep " << printable(sweep.name) << " (" << shown_state(sweep, store)
+              << "), metric " << printable(sweep.metric_name) << " ("
+              << to_string(sweep.metric_goal) << "), devices " << sweep.devices << "\n";
+    if (orphaned(sweep, store))
+      std::cout << "note: its process ended without stopping it (killed, or its machine lost); "
+                   "sweep resume "
+                << printable(sweep.name) << " continues it\n";
     const std::map<std::int64_t, double> best = best_by_trial(store, sweep);
     const std::vector<TrialRow> trials = store.trials(sweep.id);
     std::vector<const Json*> params;

@@ -9,9 +9,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -56,6 +59,28 @@ std::string read_holder(const fs::path& path) {
 }  // namespace
 
 fs::path SweepLock::lock_path(const fs::path& run_dir) { return run_dir / ".lock"; }
+
+std::optional<bool> SweepLock::held(const fs::path& run_dir) {
+  struct stat file {};
+  if (::stat(lock_path(run_dir).c_str(), &file) != 0) return std::nullopt;
+  std::ifstream locks("/proc/locks");
+  if (!locks) return std::nullopt;
+  // "1: FLOCK  ADVISORY  WRITE 812 00:2d:1234 0 EOF" (a waiter's line has "->" after the number):
+  // the device's major and minor in hex, then the inode.
+  char device[64];
+  std::snprintf(device, sizeof device, "%02x:%02x:%llu", ::major(file.st_dev), ::minor(file.st_dev),
+                static_cast<unsigned long long>(file.st_ino));
+  for (std::string line; std::getline(locks, line);) {
+    std::istringstream words(line);
+    std::string number, kind;
+    words >> number >> kind;
+    if (kind == "->") continue;
+    std::string mode, access, pid, where;
+    words >> mode >> access >> pid >> where;
+    if (kind == "FLOCK" && where == device) return true;
+  }
+  return false;
+}
 
 SweepLock SweepLock::acquire(const fs::path& run_dir, const std::string& sweep_name,
                              std::chrono::duration<double> wait) {

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -42,6 +43,12 @@ class SweepLock {
   ~SweepLock();  // drops the lock (the file stays: removing it could race a waiting process)
 
   static std::filesystem::path lock_path(const std::filesystem::path& run_dir);
+
+  // Whether a process holds `run_dir`'s lock now, read from /proc/locks without taking it (a
+  // reader's test lock could make a starting resume refuse). nullopt when it cannot tell (no lock
+  // file: not a sweep's directory; /proc/locks unreadable). For what `sweep show` and `list` say
+  // of a sweep stored `running`: a process that died (SIGKILL, the OOM killer) left it so.
+  static std::optional<bool> held(const std::filesystem::path& run_dir);
 
  private:
   explicit SweepLock(int fd) : fd_(fd) {}

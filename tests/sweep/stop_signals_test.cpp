@@ -98,5 +98,39 @@ TEST(StopSignals, ASecondSignalQuitsAtOnceAndLeavesNoTrainerProcess) {
   fs::remove_all(dir);
 }
 
+// What `sweep show` prints of a sweep (its output, through a file).
+std::string show(const fs::path& dir) {
+  const pid_t pid =
+      spawn_sweep({"show", "sig", "--out", (dir / "runs").string()}, dir / "show.log");
+  EXPECT_EQ(wait_exit(pid), 0);
+  return slurp(dir / "show.log");
+}
+
+// A sweep whose process was killed is stored `running` for good: show and list say that no
+// process runs it (the sweep's lock is free) and how to go on; while it runs they do not.
+TEST(StopSignals, ASweepWhoseProcessWasKilledIsShownAsSuch) {
+  const fs::path dir = fresh_dir("sweep_killed_show");
+  const fs::path sleeper = write_sweep(dir);
+  const pid_t sweep = spawn_sweep({"run", (dir / "sweep.yaml").string()}, dir / "log");
+  ASSERT_TRUE(wait_for_count(sleeper, 2, std::chrono::seconds(30))) << slurp(dir / "log");
+  std::string shown = show(dir);
+  EXPECT_NE(shown.find("sweep sig (running), metric"), std::string::npos) << shown;
+  ASSERT_EQ(::kill(sweep, SIGKILL), 0);
+  wait_exit(sweep);
+  shown = show(dir);
+  EXPECT_NE(shown.find("sweep sig (running, but no process runs it), metric"), std::string::npos)
+      << shown;
+  EXPECT_NE(shown.find("sweep resume sig continues it"), std::string::npos) << shown;
+  // SIGKILL leaves the trainer's processes (nothing of sweep's runs to end them): ours to end.
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline(std::istreambuf_iterator<char>(in), {});
+    if (cmdline.find(dir.string()) != std::string::npos) ::kill(std::stoi(name), SIGKILL);
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace sweep::testing
