@@ -264,6 +264,15 @@ class CommandRun {
       refused("metric line refused (" + parsed.problem + "): " + line.substr(0, 200));
       return true;
     }
+    // The sweep's metric written as no number ("high", null): the line is meant as metrics, and
+    // dropping it without a word left the trainer's author guessing.
+    if (!command_.metric_name.empty() &&
+        std::find(parsed.not_numbers.begin(), parsed.not_numbers.end(), command_.metric_name) !=
+            parsed.not_numbers.end()) {
+      refused("metric line refused (" + command_.metric_name +
+              " is not a number): " + line.substr(0, 200));
+      return true;
+    }
     if (!parsed.is_metric_line) return false;
     ++metric_lines_;
     const std::int64_t step = parsed.step.value_or(metric_lines_);

@@ -289,8 +289,15 @@ MetricLine parse_metric_line(std::string_view line) {
   r.skip_space();
   if (!r.at_end()) return not_metric;
   for (auto& [name, value] : staged)
-    if (value) out.values.emplace_back(std::move(name), *value);
-  if (out.values.empty()) return not_metric;  // {"step": 3} or {"note": "x"}: nothing to record
+    if (value)
+      out.values.emplace_back(std::move(name), *value);
+    else
+      out.not_numbers.push_back(std::move(name));
+  if (out.values.empty()) {  // {"step": 3} or {"note": "x"}: nothing to record
+    MetricLine none;
+    none.not_numbers = std::move(out.not_numbers);
+    return none;
+  }
 
   // The store keeps a metric by its name: one without ({"": 1}, a program's f"{prefix}{name}"
   // with both empty) has nowhere to go.

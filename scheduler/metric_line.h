@@ -34,6 +34,9 @@ struct MetricLine {
   std::optional<std::int64_t> step, epoch;             // when given (and valid)
   std::optional<double> epoch_position;                // a fractional "epoch"
   std::string problem;  // non-empty: the line was refused, and why (for the trial's log)
+  // Members whose value is no number ("high", true, null, a list): not metrics, but a trainer
+  // that writes its sweep's metric so is told (command_trial.cpp). Filled for any JSON object.
+  std::vector<std::string> not_numbers;
 };
 
 // The largest step or epoch accepted: every integer up to it is exact in a double.

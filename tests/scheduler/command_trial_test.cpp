@@ -328,6 +328,33 @@ TEST_F(CommandTrialTest, ExitingWithoutTheSweepsMetricFails) {
   EXPECT_EQ(run_one(command, spec_with_id(7)).state, TrialState::completed);
 }
 
+// The sweep's metric written as no number is refused with the reason in the trial's log file (it
+// was dropped without a word); other members that are no numbers (a tag, a phase) stay quiet.
+TEST_F(CommandTrialTest, TheSweepsMetricAsNoNumberIsRefusedWithAReason) {
+  CommandSpec command;
+  command.argv_template = script("words.sh", R"(#!/bin/sh
+echo '{"step": 1, "val_accuracy": "high"}'
+echo '{"step": 2, "val_accuracy": null, "loss": 0.5}'
+echo '{"step": 3, "val_accuracy": 0.7, "phase": "train"}'
+)");
+  command.metric_name = "val_accuracy";
+  command.log_path = (dir_ / "words.log").string();
+  EXPECT_EQ(run_one(command, spec_with_id(8)).state, TrialState::completed);
+  const std::string log = read_file(dir_ / "words.log");
+  EXPECT_NE(log.find("sweep: metric line refused (val_accuracy is not a number): "
+                     "{\"step\": 1, \"val_accuracy\": \"high\"}"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("sweep: metric line refused (val_accuracy is not a number): "
+                     "{\"step\": 2,"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("phase"), log.rfind("phase")) << log;  // the line itself, no refusal
+  const auto metrics = sink_->metrics(8);
+  ASSERT_EQ(metrics.size(), 1u);  // the refused line's loss is not kept either
+  EXPECT_EQ(metrics[0].name, "val_accuracy");
+}
+
 // A step that is not a whole number in [0, 2^53] is refused with its reason in the log, never
 // truncated (1.5 -> 1) or overflowed (1e30 -> a negative step).
 TEST_F(CommandTrialTest, BadStepsAreRefusedWithAReason) {
