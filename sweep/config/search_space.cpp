@@ -6,6 +6,7 @@
  */
 #include "sweep/config/search_space.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/json.h"
@@ -136,7 +137,10 @@ Draw sample_param(const ParamSpec& p, UnitRng& rng) {
     case Distribution::log_uniform:
       return {std::exp(uniform_between(p.min, p.max))};
     case Distribution::log_uniform_values:
-      return {std::exp(uniform_between(std::log(p.min), std::log(p.max)))};
+      // exp(log(x)) is not always x: the bounds the user wrote hold exactly (min == max == 0.01
+      // drew 0.010000000000000004, above its max).
+      return {
+          std::clamp(std::exp(uniform_between(std::log(p.min), std::log(p.max))), p.min, p.max)};
     case Distribution::q_log_uniform:
       return {number_value(quantize(std::exp(uniform_between(p.min, p.max)), p.q), q_int)};
     case Distribution::q_log_uniform_values:

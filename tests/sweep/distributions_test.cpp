@@ -88,6 +88,9 @@ TEST(Distributions, LogUniformTakesExponentsLogUniformValuesTakesValues) {
     logs.push_back(std::log10(x));
   }
   EXPECT_NEAR(mean(logs), -2.0, 0.1);  // uniform in log space: the median decade is the middle
+  // The bounds as written hold exactly: exp(log(0.01)) is 0.010000000000000004.
+  for (double x : draws("{distribution: log_uniform_values, min: 0.01, max: 0.01}", 20))
+    EXPECT_EQ(x, 0.01);
 }
 
 TEST(Distributions, QuantizedAreMultiplesOfQAndIntegersForAnIntegerQ) {
