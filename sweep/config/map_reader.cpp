@@ -31,8 +31,8 @@ std::string Range::describe() const {
 }
 
 std::string describe_node(const YAML::Node& node) {
-  if (node.IsMap()) return "a map";
-  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return node.size() == 0 ? "an empty map" : "a map";
+  if (node.IsSequence()) return node.size() == 0 ? "an empty list" : "a list";
   if (node.IsNull() || !node.IsDefined()) return "nothing";
   return "'" + node.Scalar() + "'";
 }
@@ -45,6 +45,14 @@ std::optional<std::string> read_number(const YAML::Node& node, double& out) {
   if (begin != end && *begin == '+') ++begin;
   double value = 0;
   auto [ptr, ec] = std::from_chars(begin, end, value, std::chars_format::general);
+  // YAML's own spellings of NaN and infinity (.nan, -.Inf), and a number past a double's range
+  // (1e400), are numbers, just not finite ones: said so, not "expected a number".
+  std::string word(begin, end);
+  if (!word.empty() && word.front() == '-') word.erase(0, 1);
+  std::transform(word.begin(), word.end(), word.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (word == ".nan" || word == ".inf" || (ec == std::errc::result_out_of_range && ptr == end))
+    return "expected a finite number, got '" + text + "'";
   if (ec != std::errc() || ptr != end || begin == end || node.Tag() == "!")
     return "expected a number, got '" + text + "'";
   if (!std::isfinite(value)) return "expected a finite number, got '" + text + "'";
@@ -56,8 +64,9 @@ std::optional<std::string> read_integer(const YAML::Node& node, std::int64_t& ou
   if (!node.IsScalar()) return "expected an integer, got " + describe_node(node);
   double value = 0;
   if (read_number(node, value)) return "expected an integer, got '" + node.Scalar() + "'";
-  if (value != std::floor(value) || std::fabs(value) > 9.0e15)
-    return "expected an integer, got '" + node.Scalar() + "'";
+  if (value != std::floor(value)) return "expected an integer, got '" + node.Scalar() + "'";
+  if (std::fabs(value) > 9.0e15)
+    return "expected an integer from -9e15 to 9e15, got '" + node.Scalar() + "'";
   out = static_cast<std::int64_t>(value);
   return std::nullopt;
 }
@@ -261,6 +270,12 @@ void MapReader::finish() {
       if (!is_alias) known.push_back(candidate);
     }
     const std::string path = path_of(key);
+    if (key == "<<") {  // yaml-cpp reads a merge key as a key like any other
+      diagnostics_.error(tree_.key_origin(path, entry.first.Mark()), path,
+                         "YAML merge keys (<<) are not supported: write the keys out (an anchor "
+                         "and alias of the whole map, key: *name, work)");
+      continue;
+    }
     const std::string near = nearest(key, known);
     std::string text = "unknown key";
     if (!near.empty()) {

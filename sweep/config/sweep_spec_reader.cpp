@@ -128,6 +128,17 @@ void read_param(MapReader r, const std::string& name, const YAML::Node& key_node
         p.values.push_back(to_json(values[i]));
         p.value_locations.push_back(r.tree().at_mark(values[i].Mark()));
         p.value_texts.push_back(source_text(values[i]));
+        // The same value twice (0.01 and 1e-2 too) trains the same trials twice in a grid and
+        // doubles its odds in a random draw: said, with `repeats` for running a point again.
+        for (std::size_t j = 0; j < i; ++j)
+          if (p.values[j] == p.values[i]) {
+            r.diagnostics().error(p.value_locations[i], r.path_of("values"),
+                                  "lists " + p.value_texts[i] + " again (" + p.value_texts[j] +
+                                      ", item " + std::to_string(j + 1) +
+                                      "): every point would train twice (sweep.repeats: N runs "
+                                      "each point with N seeds)");
+            break;
+          }
       }
     }
     const YAML::Node probabilities = r.node("probabilities");
@@ -395,11 +406,17 @@ void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer) {
   }
   out.metric.name = name;
   std::string goal;
+  const bool looks_like_loss =
+      name.find("loss") != std::string::npos || name.find("error") != std::string::npos;
   if (metric.choice("goal", goal, {"maximize", "minimize"}, "goal")) {
     out.metric.goal = goal;
+    // Runs, but picks the worst trial as the best and stops the good ones early.
+    if (looks_like_loss && goal == "maximize")
+      r.diagnostics().warn(metric.where("goal"), metric.path_of("goal"),
+                           "maximizes " + name +
+                               ", which reads as a loss or an error (lower is "
+                               "better): the best trial would be the worst one");
   } else if (!metric.has("goal")) {
-    const bool looks_like_loss =
-        name.find("loss") != std::string::npos || name.find("error") != std::string::npos;
     out.metric.goal = looks_like_loss ? "minimize" : "maximize";
   }
   double target = 0;

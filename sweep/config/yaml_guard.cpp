@@ -205,10 +205,23 @@ bool check_yaml_text(const std::string& file, const std::string& text, Diagnosti
       where.line = e.mark.line + 1;
       where.column = e.mark.column + 1;
     }
-    diagnostics.error(where, "", "YAML syntax error: " + e.msg);
+    diagnostics.error(where, "", yaml_syntax_error(text, e.mark.line, e.msg));
     return false;
   }
   return guard.ok();
+}
+
+std::string yaml_syntax_error(const std::string& text, int line, const std::string& message) {
+  std::istringstream lines(text);
+  std::string content;
+  for (int n = 0; n <= line && std::getline(lines, content); ++n) {
+    if (n < line - 1) continue;
+    const std::size_t indent = content.find_first_not_of(" \t");
+    if (content.substr(0, indent).find('\t') != std::string::npos)
+      return "YAML syntax error: " + message + " (line " + std::to_string(n + 1) +
+             " is indented with a tab: YAML indents with spaces only)";
+  }
+  return "YAML syntax error: " + message;
 }
 
 }  // namespace sweep::config

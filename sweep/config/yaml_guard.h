@@ -33,6 +33,11 @@ inline constexpr std::size_t kMaxExpandedNodes = 250'000;
 // error too) and returns false when there was any.
 bool check_yaml_text(const std::string& file, const std::string& text, Diagnostics& diagnostics);
 
+// "YAML syntax error: " + yaml-cpp's message about `text` (at 0-based `line`), and the tab when
+// the line or the one before it is indented with one: yaml-cpp's words for that are "illegal
+// map value" and the like.
+std::string yaml_syntax_error(const std::string& text, int line, const std::string& message);
+
 // YAML files are UTF-8 text; a name or value with another byte could not be stored as JSON.
 using sweep::invalid_utf8_at;  // common/utf8.h
 

@@ -10,6 +10,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <sstream>
+#include <string>
 
 #include "common/format.h"
 #include "common/json.h"
@@ -119,7 +121,7 @@ YAML::Node parse_yaml(const std::string& file, const std::string& text, Diagnost
       loc.line = e.mark.line + 1;
       loc.column = e.mark.column + 1;
     }
-    diagnostics.error(loc, "", "YAML syntax error: " + e.msg);
+    diagnostics.error(loc, "", yaml_syntax_error(text, e.mark.line, e.msg));
     return YAML::Node();
   }
 }

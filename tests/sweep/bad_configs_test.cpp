@@ -194,6 +194,24 @@ std::vector<BadConfig> bad_configs() {
        "other; sweep one of them"},
       {"cpu slots beyond any machine", kBase + "resources: {cpu_slots: 100000}\n",
        "t.yaml:4:24: key 'resources.cpu_slots': must be in [1, 1024], got 100000"},
+      {"a value listed twice",
+       kBase + "sweep: {parameters: {training.learning_rate: {values: [0.01, 1e-2]}}}\n",
+       "t.yaml:4:62: key 'sweep.parameters.training.learning_rate.values': lists 1e-2 again (0.01, "
+       "item 1): every point would train twice (sweep.repeats: N runs each point with N seeds)"},
+      {"a tab in the indentation", "training:\n\tepochs: 2\n",
+       "t.yaml:2:8: YAML syntax error: illegal map value (line 2 is indented with a tab: YAML "
+       "indents with spaces only)"},
+      {"infinity", "training: {momentum: .inf}\n",
+       "t.yaml:1:22: key 'training.momentum': expected a finite number, got '.inf'"},
+      {"an integer too large", "training: {seed: 99999999999999999999}\n",
+       "t.yaml:1:18: key 'training.seed': expected an integer from -9e15 to 9e15, got "
+       "'99999999999999999999'"},
+      {"an empty list", kBase + "sweep: {parameters: {training.epochs: {values: []}}}\n",
+       "t.yaml:4:48: key 'sweep.parameters.training.epochs.values': expected a non-empty list, got "
+       "an empty list"},
+      {"a merge key", "defs: &d {epochs: 2}\ntraining:\n  <<: *d\n",
+       "t.yaml:3:3: key 'training.<<': YAML merge keys (<<) are not supported: write the keys out "
+       "(an anchor and alias of the whole map, key: *name, work)"},
       {"a NUL byte in a path", kBase + "output: {dir: \"ab\\0cd\"}\n",
        "t.yaml:4:15: key 'output.dir': the text holds a NUL byte (\\0), which no name, path or "
        "command can hold"},
@@ -249,6 +267,17 @@ TEST(BadConfigs, ABaseProblemIsReportedOnceNotOncePerTrial) {
       "data: {dataset: synthetic}\ntraining: {momentum: 2}\n"
       "sweep:\n  parameters:\n    training.batch_size: {values: [1, 2, 3, 4]}\n");
   EXPECT_EQ(lines.size(), 1u) << ::testing::PrintToString(lines);
+}
+
+// A loss maximized runs (it may be meant), but is said: its best trial would be the worst.
+TEST(BadConfigs, AMaximizedLossIsWarnedAbout) {
+  const SweepConfig config =
+      load_text(kBase + "sweep: {metric: {name: val_loss, goal: maximize}}\n");
+  ASSERT_EQ(config.warnings.size(), 1u);
+  EXPECT_EQ(config.warnings[0],
+            "t.yaml:4:40: warning: key 'sweep.metric.goal': maximizes val_loss, which reads as a "
+            "loss or an error (lower is better): the best trial would be the worst one");
+  EXPECT_TRUE(load_text(kBase + "sweep: {metric: {name: val_loss}}\n").warnings.empty());
 }
 
 // The last epoch an early_terminate block is checked against is the largest a trial trains: a
