@@ -155,15 +155,16 @@ const std::vector<std::string>& builtin_metric_names() {
 }
 
 std::uint64_t SweepConfig::trial_count() const {
-  // random and tpe: max_trials points (tpe: suggestions), each run `repeats` times.
+  // max_trials points (random: samples, tpe: suggestions, grid: its first points), each run
+  // `repeats` times. (A grid's cap once counted trials, so `max_trials: 3, repeats: 2` ran one
+  // point once of its two seeds, where a random sweep ran 3 points twice each.)
   std::uint64_t points = sweep.method != "grid" ? static_cast<std::uint64_t>(sweep.max_trials)
                                                 : sweep.space.grid_size();
+  if (sweep.method == "grid" && sweep.max_trials > 0)
+    points = std::min<std::uint64_t>(points, static_cast<std::uint64_t>(sweep.max_trials));
   const auto repeats = static_cast<std::uint64_t>(std::max(sweep.repeats, 1));
   // Saturating: a grid of 10^12 points times 10^9 repeats is "too many", not a wrapped count.
-  std::uint64_t trials = points > UINT64_MAX / repeats ? UINT64_MAX : points * repeats;
-  if (sweep.method == "grid" && sweep.max_trials > 0)
-    trials = std::min<std::uint64_t>(trials, static_cast<std::uint64_t>(sweep.max_trials));
-  return trials;
+  return points > UINT64_MAX / repeats ? UINT64_MAX : points * repeats;
 }
 
 std::string SweepConfig::shape() const {
@@ -185,9 +186,9 @@ std::string SweepConfig::shape() const {
   }
   if (sweep.repeats > 1) text += ", " + std::to_string(sweep.repeats) + " repeats each";
   if (sweep.method == "grid" && sweep.max_trials > 0 &&
-      sweep.space.grid_size() * static_cast<std::uint64_t>(sweep.repeats) >
-          static_cast<std::uint64_t>(sweep.max_trials))
-    text += ", first " + std::to_string(sweep.max_trials);
+      sweep.space.grid_size() > static_cast<std::uint64_t>(sweep.max_trials))
+    text += ", first " + std::to_string(sweep.max_trials) +
+            (sweep.repeats > 1 ? " points" : std::string());
   return text;
 }
 

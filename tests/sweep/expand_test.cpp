@@ -51,6 +51,21 @@ TEST(Expand, GridMaxTrialsCapsTheList) {
   EXPECT_EQ(expand(config).back().config.training.batch_size, 4);
 }
 
+// max_trials counts points, whatever the method: a grid's first points each run all their
+// repeats, as a random sweep's samples do (it cut the third point's repeats off).
+TEST(Expand, GridMaxTrialsCountsPointsEachWithItsRepeats) {
+  const SweepConfig config = load_text(std::string(kSyntheticBase) +
+                                       "sweep:\n  max_trials: 3\n  repeats: 2\n  parameters:\n"
+                                       "    training.batch_size: {values: [1, 2, 3, 4, 5, 6]}\n");
+  EXPECT_EQ(config.trial_count(), 6u);
+  EXPECT_EQ(config.shape(), "grid 6, 2 repeats each, first 3 points");
+  const auto trials = expand(config);
+  ASSERT_EQ(trials.size(), 6u);
+  EXPECT_EQ(trials[4].config.training.batch_size, 3);
+  EXPECT_EQ(trials[5].config.training.batch_size, 3);
+  EXPECT_EQ(trials[5].repeat, 1);
+}
+
 TEST(Expand, RepeatsTrainEachPointWithSeedPlusRepeat) {
   const SweepConfig config = load_text(
       "data: {dataset: synthetic}\n"
