@@ -28,6 +28,7 @@
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
 #include "sweep/queue/job_attempts.h"
+#include "sweep/queue/job_log.h"
 #include "sweep/queue/queue.h"
 #include "sweep/queue/worker.h"
 #include "sweep/queue/worker_registry.h"
@@ -72,6 +73,23 @@ std::int64_t parse_job_id(const std::string& text) {
   if (used != text.size() || id < 1)
     throw CLI::ValidationError("JOB", "'" + text + "' is not a job id (sweep status lists them)");
   return id;
+}
+
+// A flag's value through one of worker.h's bounds, checked as the command line is read (before
+// a worker claims anything): a bad one is a usage error, exit 2, "--lease: nan: expected seconds
+// above 0, at most 604800 (a week)". Not CLI11's PositiveNumber / Range: they let NaN through
+// (every comparison with it is false), and their message gives the bounds of a double in 309
+// digits. A text that is not a number at all is left to CLI11's "Could not convert".
+template <typename T>
+CLI::Validator bounded(std::string (*problem)(T), std::string description) {
+  return CLI::Validator(
+      [problem](std::string& input) {
+        T value{};
+        if (!CLI::detail::lexical_cast(input, value)) return std::string();
+        const std::string why = problem(value);
+        return why.empty() ? why : printable(input) + ": " + why;
+      },
+      std::move(description));
 }
 
 // The note of the trial's latest state only: a trial interrupted by a stopped worker and later
@@ -142,8 +160,10 @@ void add_submit(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   c->add_flag("--no-worker", o->no_worker, "Do not start a worker (one runs elsewhere)");
   c->add_option("--worker-idle-exit", o->worker_idle_exit,
-                "The started worker exits once the queue stayed empty this many seconds")
-      ->capture_default_str();
+                "The started worker exits once the queue stayed empty this many seconds (0: never)")
+      ->capture_default_str()
+      ->check(
+          bounded(queue::idle_exit_problem, "in [0 - " + shortest(queue::kMaxWorkerSeconds) + "]"));
   c->footer(
       "Validates the config like `sweep validate`, stores the job and returns; a detached worker\n"
       "(`sweep worker`) is started when none is alive. The sweep goes to OUT/NAME/sweep.db as\n"
@@ -190,15 +210,27 @@ void add_worker(CLI::App& app, int& exit_code) {
   c->add_option("--devices", o->devices,
                 "This worker's devices: cpu, all (every GPU, else the CPU slots), or GPU "
                 "indices 0,2 (default: each job's resources)");
-  c->add_option("--cpu-slots", o->cpu_slots, "Trials at once on the CPU (default: each job's)");
+  // The bounds are worker.h's (run_worker checks them too); the heartbeat against the lease is
+  // checked once both are read, in the callback.
+  c->add_option("--cpu-slots", o->cpu_slots, "Trials at once on the CPU (default: each job's)")
+      ->check(bounded(queue::cpu_slots_problem,
+                      "in [1 - " + std::to_string(queue::kMaxCpuSlots) + "]"));
   c->add_option("--idle-exit", o->idle_exit,
                 "Exit once the queue stayed empty this many seconds (0: never)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(
+          bounded(queue::idle_exit_problem, "in [0 - " + shortest(queue::kMaxWorkerSeconds) + "]"));
   c->add_option("--lease", o->lease, "Seconds a claimed job stays ours without a heartbeat")
-      ->capture_default_str();
-  c->add_option("--heartbeat", o->heartbeat, "Seconds between heartbeats")->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(queue::lease_problem, "in (0 - " + shortest(queue::kMaxWorkerSeconds) + "]"));
+  c->add_option("--heartbeat", o->heartbeat, "Seconds between heartbeats (shorter than --lease)")
+      ->capture_default_str()
+      ->check(bounded(queue::heartbeat_problem, "in [" + shortest(queue::kMinHeartbeatS) + " - " +
+                                                    shortest(queue::kMaxWorkerSeconds) + "]"));
   c->add_option("--poll", o->poll, "Seconds between looks at an empty queue")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(queue::poll_problem, "in [" + shortest(queue::kMinPollS) + " - " +
+                                               shortest(queue::kMaxWorkerSeconds) + "]"));
   // Set by a detaching parent only: the worker's lock, already taken, and its id.
   c->add_option("--registration-fd", o->registration_fd)->group("");
   c->add_option("--worker-id", o->worker_id)->group("");
@@ -211,7 +243,12 @@ void add_worker(CLI::App& app, int& exit_code) {
       "  sweep worker                       # foreground (systemd), until Ctrl-C\n"
       "  sweep worker --detach --idle-exit 600\n"
       "  sweep worker --devices 0 & sweep worker --devices 1 &   # one worker per GPU");
-  c->callback([o, &exit_code] {
+  c->callback([o, c, &exit_code] {
+    if (const std::string why = queue::heartbeat_lease_problem(o->heartbeat, o->lease);
+        !why.empty())
+      throw CLI::ValidationError(
+          "--heartbeat",
+          shortest(o->heartbeat) + (c->count("--heartbeat") ? "" : " (the default)") + ": " + why);
     if (o->detach) {
       queue::DetachedWorkerOptions detached;
       detached.sweep_binary = self_executable();
@@ -417,10 +454,13 @@ void add_logs(CLI::App& app, int& exit_code) {
   CLI::App* c = app.add_subcommand("logs", "Print a job's log (what its worker's run printed)");
   c->add_option("JOB", o->job, "The job id")->required();
   add_queue_option(*c, o->queue);
-  c->add_flag("-f,--follow", o->follow, "Keep printing new lines until the job ends");
+  c->add_flag("-f,--follow", o->follow,
+              "Keep printing new lines until the job ends and its worker wrote its last line");
   c->footer(
       "Every attempt of the job appends to one log (its progress, each trial's end, why it\n"
-      "stopped). Each trial's own log is OUT/NAME/trials/NNN/log.txt.\n"
+      "stopped). Each trial's own log is OUT/NAME/trials/NNN/log.txt. -f ends with the log's\n"
+      "last line: a cancelled job's worker writes on after the job shows cancelled (its trials\n"
+      "stopping, their summary); -f waits for that, or for the worker to die.\n"
       "Examples:\n"
       "  sweep logs 3\n"
       "  sweep logs 3 -f");
@@ -428,29 +468,44 @@ void add_logs(CLI::App& app, int& exit_code) {
     Queue q(queue_path(o->queue), {.read_only = true});
     const queue::Job job = q.job(parse_job_id(o->job));
     const fs::path log = q.paths().job_log(job.id());
-    std::streamoff printed = 0;
-    auto print_new = [&] {
-      std::ifstream in(log, std::ios::binary);
-      if (!in) return;
-      in.seekg(printed);
-      std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      printed += static_cast<std::streamoff>(chunk.size());
-      std::cout << chunk << std::flush;
-    };
+    queue::JobLogTail tail(log, job.id());
     if (!o->follow) {
       if (!fs::exists(log)) {
         std::cerr << "job " << job.id() << " has no log yet (" << to_string(job.state()) << ")\n";
         exit_code = is_terminal(job.state()) ? kExitFailure : kExitOk;
         return;
       }
-      print_new();
+      std::cout << tail.read_new() << std::flush;
       exit_code = kExitOk;
       return;
     }
+    // The job's row ending is not the log ending (job_log.h): once the row is terminal, follow
+    // until the latest attempt's closing line is read, or until that attempt's worker is found
+    // dead (what it wrote before dying is read after that look, so nothing is missed).
+    bool warned = false;
+    auto next_worker_look = std::chrono::steady_clock::now();
     for (;;) {
       const bool ended = is_terminal(job.state());  // read before the file: nothing is missed
-      print_new();
-      if (ended) break;
+      std::cout << tail.read_new() << std::flush;
+      if (ended) {
+        if (!tail.attempt_open()) break;
+        const std::string owner = tail.open_attempt_owner();
+        if (!queue::worker_alive(q.paths(), owner)) {
+          std::cout << tail.read_new() << std::flush;
+          if (tail.attempt_open())
+            std::cerr << "job " << job.id() << ": its worker " << printable(owner)
+                      << " died before finishing the log\n";
+          break;
+        }
+      } else if (std::chrono::steady_clock::now() >= next_worker_look) {
+        // A dead worker's running job that no live worker will reclaim never ends: say so (once
+        // per loss), as `sweep wait` does, every 2 s as it does, and keep following (a worker
+        // started later takes the job on).
+        next_worker_look = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        const bool no_worker = no_worker_for_pending_jobs(q);
+        if (no_worker && !warned) say_no_worker(q, std::cerr);
+        warned = no_worker;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
     exit_code = kExitOk;

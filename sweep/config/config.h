@@ -61,6 +61,12 @@ struct SweepSpec {
 // trial trains on. The others shape the executor, which is one for the whole sweep.
 inline constexpr const char* kGpusPerTrialKey = "resources.gpus_per_trial";
 
+// The most trials at once on one device (cpu_slots, trials_per_gpu, a worker's --cpu-slots) and
+// threads for one trial (cpu_threads): each slot is a thread (on a GPU a stream and a trial's
+// memory too), and 100,000 CPU slots started 100,000 threads for a 2-trial sweep, ran out of them
+// after 12 s and 6.7 GB, and left the sweep `running`.
+inline constexpr int kMaxSlotsPerDevice = 1024;
+
 struct ResourcesSpec {
   std::string execution = "auto";  // auto | cpu | gpu | multi-gpu
   bool all_gpus = true;            // gpus: all

@@ -478,10 +478,7 @@ void read_resources(MapReader r, ResourcesSpec& out) {
               "expected 'all' or a list of GPU indices such as [0, 2], got " + describe_node(gpus));
     }
   }
-  // Each slot is a thread (and on a GPU a stream and a trial's memory): 100,000 CPU slots started
-  // 100,000 threads for a 2-trial sweep, ran out of them after 12 s and 6.7 GB, and left the
-  // sweep `running`. The same bound for a trial's threads (TBB caps them and warns).
-  const Range slots = Range::closed(1, 1024);
+  const Range slots = Range::closed(1, kMaxSlotsPerDevice);
   r.integer("cpu_slots", out.cpu_slots, slots);
   r.integer("trials_per_gpu", out.trials_per_gpu, slots);
   if (const YAML::Node n = r.node("gpus_per_trial"); n.IsDefined()) {
@@ -490,7 +487,7 @@ void read_resources(MapReader r, ResourcesSpec& out) {
     else
       r.integer("gpus_per_trial", out.gpus_per_trial, Range::at_least(1));
   }
-  r.integer("cpu_threads", out.cpu_threads, Range::closed(0, 1024));
+  r.integer("cpu_threads", out.cpu_threads, Range::closed(0, kMaxSlotsPerDevice));
   r.number("trial_timeout", out.trial_timeout, Range::at_least(0));
   if (const YAML::Node n = r.node("fuse"); n.IsDefined()) {
     if (n.IsScalar() && n.Scalar() == "auto")

@@ -63,7 +63,7 @@ void Heartbeat::loop() {
   auto next_beat = last_renewal + std::chrono::duration_cast<Clock::duration>(interval);
   std::unique_lock lock(mutex_);
   while (!quit_) {
-    wake_.wait_for(lock, std::chrono::milliseconds(100));
+    wake_.wait_for(lock, kHeartbeatTick);
     if (quit_) break;
     lock.unlock();
     if (shutting_down_ && shutting_down_())

@@ -33,8 +33,13 @@ std::string_view describe(StopCause cause);
 
 struct HeartbeatTiming {
   double lease_s = 10;    // how long a claim stays valid without a heartbeat
-  double interval_s = 2;  // how often the lease is renewed
+  double interval_s = 2;  // how often the lease is renewed; shorter than lease_s
 };
+
+// How often the heartbeat thread wakes to look at the clock, the cancel flag and the worker's
+// signals. A renewal is due at most this late, so an interval shorter than one tick cannot be
+// kept (worker.h's kMinHeartbeatS).
+inline constexpr std::chrono::milliseconds kHeartbeatTick{100};
 
 class Heartbeat {
  public:

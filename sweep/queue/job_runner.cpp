@@ -6,6 +6,9 @@
  * first claim an existing sweep of the same name belongs to someone else, and run_sweep refuses
  * it with `sweep run`'s own message; on a later claim it is this job's own, left by a worker that
  * died (or was stopped), and it is continued in place.
+ *
+ * The job's log gets one opening line per attempt and, after everything else the attempt writes,
+ * one closing line (job_log.h: how `sweep logs -f` knows the log is complete).
  */
 #include "sweep/queue/job_runner.h"
 
@@ -15,6 +18,7 @@
 #include "sweep/config/config.h"
 #include "sweep/queue/crash_recovery.h"
 #include "sweep/queue/job_attempts.h"
+#include "sweep/queue/job_log.h"
 #include "sweep/queue/job_target.h"
 #include "sweep/run/run_sweep.h"
 
@@ -142,8 +146,7 @@ StopCause run_claimed_job(const JobRunContext& context, const JobRow& job) {
   fs::create_directories(log_path.parent_path());
   std::ofstream log(log_path, std::ios::app);
   log.setf(std::ios::unitbuf);  // `sweep logs -f` shows each line as it is written
-  log << "== " << now_text() << ": job " << job.id << ", " << attempt_text(job) << ", on worker "
-      << context.owner << std::endl;
+  log << attempt_opening(job, context.owner, now_text()) << std::endl;
 
   std::atomic<bool> stop{false};
   RunEnd end;
@@ -159,21 +162,21 @@ StopCause run_claimed_job(const JobRunContext& context, const JobRow& job) {
     switch (cause) {
       case StopCause::cancelled:
         mark_sweep_cancelled(job);
-        log << "== job " << job.id << " cancelled: running trials kept their checkpoints"
+        log << attempt_closing(job.id, " cancelled: running trials kept their checkpoints")
             << std::endl;
         break;
       case StopCause::lease_lost:
-        log << "== job " << job.id << ": this worker lost it; another worker continues it"
+        log << attempt_closing(job.id, ": this worker lost it; another worker continues it")
             << std::endl;
         break;
       case StopCause::worker_stopping:
         // Hand the job back now rather than when the lease runs out, without spending one of its
         // attempts: a worker stopped on purpose is not the job failing.
         if (context.queue.release_job(job.id, context.owner))
-          log << "== job " << job.id << " handed back to the queue: the worker is shutting down"
+          log << attempt_closing(job.id, " handed back to the queue: the worker is shutting down")
               << std::endl;
         else
-          log << "== job " << job.id << ": the worker is shutting down and no longer held it"
+          log << attempt_closing(job.id, ": the worker is shutting down and no longer held it")
               << std::endl;
         break;
       case StopCause::none: {
@@ -183,14 +186,19 @@ StopCause run_claimed_job(const JobRunContext& context, const JobRow& job) {
                                      end.exit_code ? std::optional<std::int64_t>(*end.exit_code)
                                                    : std::optional<std::int64_t>(1),
                                      end.error);
-        log << "== " << now_text() << ": job " << job.id << " " << (ok ? "done" : "failed")
-            << (recorded ? "" : " (not recorded: the job was taken from this worker meanwhile)")
+        log << attempt_closing(job.id,
+                               std::string(ok ? " done" : " failed") +
+                                   (recorded ? ""
+                                             : " (not recorded: the job was taken from this worker "
+                                               "meanwhile)"),
+                               now_text())
             << std::endl;
         break;
       }
     }
   } catch (const std::exception& e) {
-    log << "== job " << job.id << ": recording its end failed: " << e.what() << std::endl;
+    log << attempt_closing(job.id, std::string(": recording its end failed: ") + e.what())
+        << std::endl;
   }
   return cause;
 }

@@ -13,6 +13,7 @@
 #include "common/check.h"
 #include "common/format.h"
 #include "common/json.h"
+#include "sweep/queue/worker.h"
 #include "sweep/queue/worker_registry.h"
 
 namespace sweep::queue {
@@ -213,6 +214,11 @@ Job Queue::submit(const std::string& config_path, const SubmitOptions& options) 
 Job Queue::submit(const config::SweepConfig& config, const SubmitOptions& options) {
   if (options.max_attempts < 1)
     throw Error("max_attempts must be at least 1, not " + std::to_string(options.max_attempts));
+  // The worker it would start takes the same bound (`sweep worker --idle-exit`): refused here, not
+  // by a detached worker that exits in the background with the job left queued.
+  if (!options.worker_binary.empty())
+    if (const std::string problem = idle_exit_problem(options.worker_idle_exit_s); !problem.empty())
+      throw Error("worker_idle_exit_s " + shortest(options.worker_idle_exit_s) + ": " + problem);
   JobTarget target;
   target.working_dir =
       fs::absolute(options.working_dir.empty() ? fs::current_path() : fs::path(options.working_dir))

@@ -51,7 +51,8 @@ struct SubmitOptions {
   int max_attempts = 3;
   std::string working_dir;  // "" = the current directory
   // When not empty: if no worker is alive, start `worker_binary worker --detach` (the `sweep`
-  // executable) with these idle_exit seconds. "" = leave starting workers to the caller.
+  // executable) with these idle_exit seconds (0: never; out of worker.h's bounds, submit throws
+  // sweep::Error). "" = leave starting workers to the caller.
   std::string worker_binary;
   double worker_idle_exit_s = 60;
 };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -87,12 +88,76 @@ int parse_index(const std::string& text, const std::string& whole) {
   return value;
 }
 
+// "" when `value` is finite and in [min, max] (above min when min_open), else `expected`.
+std::string seconds_problem(double value, double min, bool min_open, const std::string& expected) {
+  const bool in_bounds =
+      std::isfinite(value) && (min_open ? value > min : value >= min) && value <= kMaxWorkerSeconds;
+  return in_bounds ? std::string() : "expected " + expected;
+}
+
+const std::string& at_most_a_week() {
+  static const std::string text = "at most " + shortest(kMaxWorkerSeconds) + " (a week)";
+  return text;
+}
+
 }  // namespace
+
+std::string lease_problem(double lease_s) {
+  return seconds_problem(lease_s, 0, true, "seconds above 0, " + at_most_a_week());
+}
+
+std::string heartbeat_problem(double interval_s) {
+  return seconds_problem(interval_s, kMinHeartbeatS, false,
+                         "seconds from " + shortest(kMinHeartbeatS) +
+                             " (the heartbeat thread's tick), " + at_most_a_week() +
+                             ", shorter than --lease");
+}
+
+std::string heartbeat_lease_problem(double interval_s, double lease_s) {
+  if (interval_s < lease_s) return "";
+  return "expected a heartbeat shorter than --lease " + shortest(lease_s) +
+         ": each heartbeat renews the lease, so the lease must outlast the time between two";
+}
+
+std::string idle_exit_problem(double idle_exit_s) {
+  return seconds_problem(idle_exit_s, 0, false,
+                         "seconds from 0 (0: never exit), " + at_most_a_week());
+}
+
+std::string poll_problem(double poll_s) {
+  return seconds_problem(poll_s, kMinPollS, false,
+                         "seconds from " + shortest(kMinPollS) + ", " + at_most_a_week());
+}
+
+std::string cpu_slots_problem(int cpu_slots) {
+  if (cpu_slots >= 1 && cpu_slots <= kMaxCpuSlots) return "";
+  return "expected a whole number of slots from 1 to " + std::to_string(kMaxCpuSlots) +
+         " (resources.cpu_slots' bound: each slot is a thread)";
+}
+
+std::string worker_options_problem(const WorkerOptions& options) {
+  auto said = [](const char* flag, const std::string& value, const std::string& problem) {
+    return problem.empty() ? problem : std::string(flag) + " " + value + ": " + problem;
+  };
+  const HeartbeatTiming& t = options.timing;
+  for (const std::string& problem :
+       {said("--lease", shortest(t.lease_s), lease_problem(t.lease_s)),
+        said("--heartbeat", shortest(t.interval_s), heartbeat_problem(t.interval_s)),
+        said("--heartbeat", shortest(t.interval_s),
+             heartbeat_lease_problem(t.interval_s, t.lease_s)),
+        said("--idle-exit", shortest(options.idle_exit_s), idle_exit_problem(options.idle_exit_s)),
+        said("--poll", shortest(options.poll_s), poll_problem(options.poll_s)),
+        said("--cpu-slots", std::to_string(options.cpu_slots),
+             options.cpu_slots == 0 ? std::string() : cpu_slots_problem(options.cpu_slots))})
+    if (!problem.empty()) return problem;
+  return "";
+}
 
 void apply_worker_devices(config::ResourcesSpec& resources, const std::string& devices,
                           int cpu_slots) {
-  if (cpu_slots < 0)
-    throw Error("--cpu-slots must be at least 1, not " + std::to_string(cpu_slots));
+  if (cpu_slots != 0)  // 0: each job's own
+    if (const std::string problem = cpu_slots_problem(cpu_slots); !problem.empty())
+      throw Error("--cpu-slots " + std::to_string(cpu_slots) + ": " + problem);
   if (cpu_slots > 0) resources.cpu_slots = cpu_slots;
   if (devices.empty()) return;
   if (devices == "cpu") {
@@ -123,11 +188,8 @@ void apply_worker_devices(config::ResourcesSpec& resources, const std::string& d
 
 int run_worker(const WorkerOptions& options) {
   std::ostream& log = options.log ? *options.log : std::cout;
-  if (options.timing.lease_s <= 0 || options.timing.interval_s <= 0 ||
-      options.timing.interval_s >= options.timing.lease_s)
-    throw Error("the heartbeat interval (" + shortest(options.timing.interval_s) +
-                " s) must be positive and shorter than the lease (" +
-                shortest(options.timing.lease_s) + " s)");
+  if (const std::string problem = worker_options_problem(options); !problem.empty())
+    throw Error(problem);
   {  // a bad --devices is an error now, not on every job
     config::ResourcesSpec probe;
     apply_worker_devices(probe, options.devices, options.cpu_slots);

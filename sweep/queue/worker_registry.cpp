@@ -104,6 +104,14 @@ std::vector<WorkerInfo> alive_workers(const QueuePaths& paths) {
   return alive_workers_locked(paths);
 }
 
+bool worker_alive(const QueuePaths& paths, std::string_view owner) {
+  for (const WorkerInfo& worker : alive_workers(paths))
+    if (const auto it = worker.details.find("owner");
+        it != worker.details.end() && it->is_string() && it->get<std::string>() == owner)
+      return true;
+  return false;
+}
+
 WorkerRegistration::WorkerRegistration(const QueuePaths& paths) : id_(random_hex(8)) {
   SpawnLock spawn(paths);
   lock_path_ = paths.worker_lock(id_);

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json.h"
@@ -61,6 +62,8 @@ struct WorkerInfo {
 
 // Workers whose lock is held right now. Lock files left by dead workers are removed.
 std::vector<WorkerInfo> alive_workers(const QueuePaths& paths);
+// Whether the worker whose lease owner ("host:pid:random") is `owner` holds its lock right now.
+bool worker_alive(const QueuePaths& paths, std::string_view owner);
 
 // A worker's hold on its lock file, for the worker's whole life.
 class WorkerRegistration {

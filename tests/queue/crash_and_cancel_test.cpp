@@ -1,7 +1,8 @@
 // The queue's promises under failure: a worker killed with SIGKILL mid-trial (its job is
 // reclaimed and continued, completed trials are not rerun, the interrupted one resumes from its
 // checkpoint, no metric point is lost or doubled), a trial that keeps killing its worker, cancel
-// while queued and while running, and a queue file that is not a queue.
+// while queued and while running, `sweep logs -f` through a cancel and a killed worker, and a
+// queue file that is not a queue.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -12,6 +13,7 @@
 
 #include "queue_test_util.h"
 #include "sweep/queue/queue.h"
+#include "sweep/queue/queue_paths.h"
 
 namespace sweep::queue::testing {
 namespace {
@@ -257,6 +259,91 @@ TEST(QueueCancel, ARunningJobStopsItsTrialsWhichKeepTheirCheckpoint) {
   EXPECT_TRUE(fs::exists(checkpoint_of(db, 0)));
   EXPECT_LT(first.summary.value("epochs_completed", 20), 20);
   EXPECT_NE(store.trial_by_number(sweep->id, 1)->state, TrialState::completed);
+}
+
+std::string file_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Starts `sweep logs JOB -f` once trial 0 of sweep `name` runs with a checkpoint written, and
+// returns when -f has printed the log so far (it follows from then on).
+QueueDir::Background follow_once_running(QueueDir& dir, std::int64_t id, const fs::path& db,
+                                         const std::string& name) {
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto store = open_if_there(db);
+        if (!store || !store->find_sweep(name)) return false;
+        const auto t = store->trial_by_number(store->find_sweep(name)->id, 0);
+        return t && t->state == TrialState::running && fs::exists(checkpoint_of(db, 0));
+      },
+      std::chrono::seconds(60)))
+      << diagnose(dir, db, name);
+  QueueDir::Background follow = dir.start_sweep({"logs", std::to_string(id), "-f"});
+  EXPECT_TRUE(eventually([&] { return fs::exists(follow.out) && fs::file_size(follow.out) > 0; },
+                         std::chrono::seconds(20)));
+  return follow;
+}
+
+// `sweep logs -f` on a running job that is then cancelled prints the job's log to its last line:
+// what the worker writes after the row says cancelled (its "stopping" line, the interrupted
+// trial, the summary, "== job N cancelled"). It used to stop at the row and drop all of that.
+TEST(QueueLogs, FollowPrintsACancelledJobsLogToItsLastLine) {
+  QueueDir dir;
+  dir.write("long.yaml", tiny_config("long", 2, 20, 16384, 256));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "long.yaml", "--no-worker"}));
+  const fs::path db = dir.path() / "runs" / "long" / "sweep.db";
+  // Heartbeats a second apart: the worker learns of the cancel up to a second after the row.
+  const pid_t worker =
+      dir.start_worker({"--lease", "5", "--heartbeat", "1", "--poll", "0.1", "--idle-exit", "0.5"});
+  const QueueDir::Background follow = follow_once_running(dir, id, db, "long");
+  ASSERT_EQ(dir.sweep({"cancel", std::to_string(id)}).exit_code, 0);
+  const CommandResult followed = dir.finish(follow, std::chrono::seconds(60));
+  EXPECT_EQ(followed.exit_code, 0) << followed.err;
+  EXPECT_EQ(dir.wait_exit(worker, std::chrono::seconds(30)), 0);  // done with the log, idle
+  const std::string log = file_text(QueuePaths(dir.queue_db()).job_log(id));
+  EXPECT_EQ(followed.out, log);
+  const std::string last = "== job " + std::to_string(id) + " cancelled";
+  EXPECT_NE(followed.out.find("\n" + last), std::string::npos) << followed.out;
+  EXPECT_NE(followed.out.find("stopping: the job was cancelled"), std::string::npos)
+      << followed.out;
+  EXPECT_EQ(followed.err, "");
+}
+
+// A job run to its end: -f prints exactly the log, its "== TIME: job N done" line included
+// (the row says done before the worker writes that line).
+TEST(QueueLogs, FollowOfAJobRunToItsEndPrintsItsLogExactly) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("tiny", 2, 2));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker"}));
+  const pid_t worker =
+      dir.start_worker({"--lease", "5", "--heartbeat", "1", "--poll", "0.1", "--idle-exit", "0.5"});
+  const CommandResult followed =
+      dir.finish(dir.start_sweep({"logs", std::to_string(id), "-f"}), std::chrono::seconds(60));
+  EXPECT_EQ(followed.exit_code, 0) << followed.err;
+  EXPECT_EQ(dir.wait_exit(worker, std::chrono::seconds(30)), 0);
+  EXPECT_EQ(followed.out, file_text(QueuePaths(dir.queue_db()).job_log(id)));
+  EXPECT_NE(followed.out.find(": job " + std::to_string(id) + " done\n"), std::string::npos)
+      << followed.out;
+}
+
+// The worker of a cancelled job is killed before it wrote its last line: -f does not wait for a
+// line that never comes; it stops at once, saying why, having printed all the worker wrote.
+TEST(QueueLogs, FollowStopsWhenACancelledJobsWorkerIsDead) {
+  QueueDir dir;
+  dir.write("long.yaml", tiny_config("long", 2, 20, 16384, 256));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "long.yaml", "--no-worker"}));
+  const fs::path db = dir.path() / "runs" / "long" / "sweep.db";
+  // A lease far longer than the test: -f must not wait for it.
+  const pid_t worker = dir.start_worker({"--lease", "300", "--heartbeat", "1", "--poll", "0.1"});
+  const QueueDir::Background follow = follow_once_running(dir, id, db, "long");
+  dir.kill_hard(worker);
+  ASSERT_EQ(dir.sweep({"cancel", std::to_string(id)}).exit_code, 0);
+  const CommandResult followed = dir.finish(follow, std::chrono::seconds(20));
+  EXPECT_EQ(followed.exit_code, 0) << followed.err;
+  EXPECT_LT(followed.seconds, 10);
+  EXPECT_EQ(followed.out, file_text(QueuePaths(dir.queue_db()).job_log(id)));
+  EXPECT_NE(followed.err.find("died before finishing the log"), std::string::npos) << followed.err;
 }
 
 TEST(QueueFiles, ACorruptOrForeignQueueFileIsAClearError) {

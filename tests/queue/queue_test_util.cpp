@@ -114,13 +114,14 @@ std::string QueueDir::write(const std::string& file, const std::string& text) co
   return (dir_ / file).string();
 }
 
-CommandResult QueueDir::sweep(std::vector<std::string> args) const {
+CommandResult QueueDir::sweep(std::vector<std::string> args, std::chrono::seconds timeout) const {
   args.push_back("--queue");
   args.push_back(queue_db().string());
-  return sweep_raw(args);
+  return sweep_raw(args, timeout);
 }
 
-CommandResult QueueDir::sweep_raw(const std::vector<std::string>& args) const {
+CommandResult QueueDir::sweep_raw(const std::vector<std::string>& args,
+                                  std::chrono::seconds timeout) const {
   static std::atomic<int> counter{0};
   const int n = counter++;
   const fs::path out = dir_ / ("cmd" + std::to_string(n) + ".out");
@@ -131,7 +132,7 @@ CommandResult QueueDir::sweep_raw(const std::vector<std::string>& args) const {
   for (;;) {
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(120)) {
+    if (std::chrono::steady_clock::now() - start > timeout) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
       ADD_FAILURE() << "sweep command timed out";
@@ -155,6 +156,34 @@ pid_t QueueDir::start_worker(std::vector<std::string> args) {
                           dir_ / ("worker" + std::to_string(n) + ".err"));
   children_.push_back(pid);
   return pid;
+}
+
+QueueDir::Background QueueDir::start_sweep(std::vector<std::string> args) {
+  static std::atomic<int> counter{0};
+  const int n = counter++;
+  args.push_back("--queue");
+  args.push_back(queue_db().string());
+  Background command;
+  command.out = dir_ / ("background" + std::to_string(n) + ".out");
+  command.err = dir_ / ("background" + std::to_string(n) + ".err");
+  command.pid = spawn(dir_, args, command.out, command.err);
+  children_.push_back(command.pid);
+  return command;
+}
+
+CommandResult QueueDir::finish(const Background& command, std::chrono::seconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  CommandResult result;
+  result.exit_code = wait_exit(command.pid, timeout);
+  if (result.exit_code == -1 &&
+      std::find(children_.begin(), children_.end(), command.pid) != children_.end()) {
+    ADD_FAILURE() << "background sweep command still running after " << timeout.count() << " s";
+    kill_hard(command.pid);
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.out = slurp(command.out);
+  result.err = slurp(command.err);
+  return result;
 }
 
 void QueueDir::kill_hard(pid_t pid) {

@@ -50,12 +50,24 @@ class QueueDir {
   std::filesystem::path queue_db() const { return dir_ / "home" / "queue.db"; }
   std::string write(const std::string& file, const std::string& text) const;
 
-  // `sweep ARGS --queue DB` in this directory, to completion.
-  CommandResult sweep(std::vector<std::string> args) const;
+  // `sweep ARGS --queue DB` in this directory, to completion (killed, a test failure and
+  // exit_code -1 after `timeout`).
+  CommandResult sweep(std::vector<std::string> args,
+                      std::chrono::seconds timeout = std::chrono::seconds(120)) const;
   // The same without --queue (for commands that must fail before it matters, or carry it).
-  CommandResult sweep_raw(const std::vector<std::string>& args) const;
+  CommandResult sweep_raw(const std::vector<std::string>& args,
+                          std::chrono::seconds timeout = std::chrono::seconds(120)) const;
   // `sweep worker --queue DB ARGS` in the background; returns its pid.
   pid_t start_worker(std::vector<std::string> args);
+  // `sweep ARGS --queue DB` in the background (`sweep logs -f`): finish() collects it.
+  struct Background {
+    pid_t pid = -1;
+    std::filesystem::path out, err;
+  };
+  Background start_sweep(std::vector<std::string> args);
+  // Waits for it to exit by itself: what it printed and its exit status (-1 and a test failure
+  // after `timeout`, when it is killed).
+  CommandResult finish(const Background& command, std::chrono::seconds timeout);
   // SIGKILL and reap.
   void kill_hard(pid_t pid);
   // Waits for a background process to exit by itself; its exit status, or -1 on timeout.

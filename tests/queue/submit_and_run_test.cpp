@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -152,6 +153,74 @@ TEST(QueueWorker, DevicesThisMachineLacksAreRefusedBeforeAnyJobIsClaimed) {
   EXPECT_NE(worker.err.find("--devices 99: "), std::string::npos) << worker.err;
   Queue queue(dir.queue_db(), {.read_only = true});
   EXPECT_EQ(queue.job(id).row().state, JobState::queued);
+}
+
+// Nonsense numbers on the worker's flags are a bad command line: one line naming the flag, the
+// value and what it takes, exit 2, before anything is claimed (also with --detach: no worker
+// starts). Before, `--lease nan` ran with a NULL lease (a killed worker's job was never reclaimed),
+// `--idle-exit -1` meant never, `--cpu-slots 0` was ignored and `--heartbeat 1e-9` was taken.
+TEST(QueueWorker, NonsenseFlagValuesAreRefusedBeforeAnyJobIsClaimed) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("nonsense", 1, 1, 128));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker"}));
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;  // on the first line of stderr
+  };
+  const std::vector<Case> cases = {
+      {{"--lease", "nan"}, "--lease: nan: expected seconds above 0"},
+      {{"--lease", "inf"}, "--lease: inf: expected seconds above 0"},
+      {{"--lease", "0"}, "--lease: 0: expected seconds above 0"},
+      {{"--lease", "-10"}, "--lease: -10: expected seconds above 0"},
+      {{"--lease", "1e9"}, "--lease: 1e9: expected seconds above 0, at most 604800 (a week)"},
+      {{"--heartbeat", "1e-9"}, "--heartbeat: 1e-9: expected seconds from 0.1"},
+      {{"--heartbeat", "nan"}, "--heartbeat: nan: expected seconds from 0.1"},
+      {{"--heartbeat", "-1"}, "--heartbeat: -1: expected seconds from 0.1"},
+      {{"--lease", "2", "--heartbeat", "2"},
+       "--heartbeat: 2: expected a heartbeat shorter than --lease 2"},
+      {{"--lease", "1"},
+       "--heartbeat: 2 (the default): expected a heartbeat shorter than --lease 1"},
+      {{"--idle-exit", "-1"}, "--idle-exit: -1: expected seconds from 0 (0: never exit)"},
+      {{"--idle-exit", "nan"}, "--idle-exit: nan: expected seconds from 0 (0: never exit)"},
+      {{"--cpu-slots", "0"}, "--cpu-slots: 0: expected a whole number of slots from 1 to 1024"},
+      {{"--cpu-slots", "-2"}, "--cpu-slots: -2: expected a whole number of slots from 1 to 1024"},
+      {{"--cpu-slots", "1025"},
+       "--cpu-slots: 1025: expected a whole number of slots from 1 to 1024"},
+      {{"--poll", "0"}, "--poll: 0: expected seconds from 0.01"},
+      {{"--poll", "nan"}, "--poll: nan: expected seconds from 0.01"},
+  };
+  for (const bool detach : {false, true}) {
+    for (const Case& c : cases) {
+      std::vector<std::string> args = {"worker"};
+      if (detach) args.push_back("--detach");
+      args.insert(args.end(), c.args.begin(), c.args.end());
+      // A worker that takes the value would run the job, then exit this soon (unless the value is
+      // its --idle-exit: then the timeout below ends it).
+      if (std::find(c.args.begin(), c.args.end(), "--idle-exit") == c.args.end())
+        args.insert(args.end(), {"--idle-exit", "0.5"});
+      const CommandResult r = dir.sweep(args, std::chrono::seconds(20));
+      const std::string first_line = r.err.substr(0, r.err.find('\n'));
+      EXPECT_EQ(r.exit_code, 2) << (detach ? "--detach " : "") << c.args[0] << " " << c.args[1]
+                                << ": " << r.out << r.err;
+      EXPECT_NE(first_line.find(c.says), std::string::npos)
+          << (detach ? "--detach: " : "") << c.says << "\nnot in: " << r.err;
+      EXPECT_EQ(r.out, "");
+    }
+  }
+  // The worker `sweep submit` starts takes the same bound for its idle time, checked at submit.
+  const CommandResult submit =
+      dir.sweep({"submit", "tiny.yaml", "--name", "other", "--worker-idle-exit", "-1"});
+  EXPECT_EQ(submit.exit_code, 2) << submit.out << submit.err;
+  EXPECT_NE(submit.err.find("--worker-idle-exit: -1: expected seconds from 0"), std::string::npos)
+      << submit.err;
+
+  Queue queue(dir.queue_db(), {.read_only = true});
+  ASSERT_EQ(queue.jobs().size(), 1u) << "the refused submit queued nothing";
+  const JobRow row = queue.job(id).row();
+  EXPECT_EQ(row.state, JobState::queued);
+  EXPECT_EQ(row.attempts, 0) << "nothing was claimed";
+  EXPECT_TRUE(alive_workers(QueuePaths(dir.queue_db())).empty());
+  EXPECT_FALSE(fs::exists(QueuePaths(dir.queue_db()).job_log(id)));
 }
 
 TEST(QueueApi, SubmitWaitFetchFromCpp) {
