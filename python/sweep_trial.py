@@ -21,6 +21,7 @@ through the environment (names as in the C++ header scheduler/trial_environment.
     SWEEP_TRIAL_DIR     its own directory, for checkpoints and other files
     SWEEP_TRIAL_SEED    its seed ({seed} in the command)
     SWEEP_SWEEP_NAME    the sweep's name
+    SWEEP_SWEEP_DIR     the sweep's directory, absolute (runs/NAME/)
     SWEEP_DEVICE        the slot it runs on: "cpu:0", "cuda:1" (CUDA_VISIBLE_DEVICES holds its GPUs)
 
 Outside a sweep (SWEEP_PARAMS unset) params() raises RuntimeError, unless a default is given:
@@ -36,7 +37,8 @@ import sys
 import threading
 
 __all__ = ["Params", "params", "log", "in_sweep", "trial_id", "trial_number", "trial_name",
-           "trial_dir", "checkpoint_path", "seed", "sweep_name", "device", "torch_device"]
+           "trial_dir", "checkpoint_path", "seed", "sweep_name", "sweep_dir", "device",
+           "torch_device"]
 
 PARAMS = "SWEEP_PARAMS"
 TRIAL_ID = "SWEEP_TRIAL_ID"
@@ -45,6 +47,7 @@ TRIAL_NAME = "SWEEP_TRIAL_NAME"
 TRIAL_DIR = "SWEEP_TRIAL_DIR"
 TRIAL_SEED = "SWEEP_TRIAL_SEED"
 SWEEP_NAME = "SWEEP_SWEEP_NAME"
+SWEEP_DIR = "SWEEP_SWEEP_DIR"
 DEVICE = "SWEEP_DEVICE"
 
 MAX_STEP = 2 ** 53  # the largest step sweep accepts: every integer up to it is exact in a double
@@ -147,6 +150,11 @@ def seed():
 def sweep_name():
     """The sweep's name (its directory runs/NAME/)."""
     return _env(SWEEP_NAME, "sweep_name()")
+
+
+def sweep_dir():
+    """The sweep's directory, absolute (runs/NAME/, where sweep.db and report.html are)."""
+    return _env(SWEEP_DIR, "sweep_dir()")
 
 
 def device():

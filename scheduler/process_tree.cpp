@@ -134,6 +134,29 @@ std::vector<pid_t> trial_processes(pid_t root, const std::string& token_entry) {
   return live;
 }
 
+std::size_t end_processes_holding(const std::string& entry, double grace_s) {
+  const pid_t self = ::getpid();
+  const auto holders = [&] {
+    std::vector<pid_t> found;
+    for (const ProcInfo& p : list_processes())
+      if (p.pid != self && !p.zombie && holds_token(p.pid, entry)) found.push_back(p.pid);
+    return found;
+  };
+  const std::vector<pid_t> first = holders();
+  for (const pid_t pid : first) ::kill(pid, SIGTERM);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(grace_s, 0.0));
+  while (!holders().empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int round = 0; round < 5; ++round) {
+    const std::vector<pid_t> left = holders();
+    if (left.empty()) break;
+    for (const pid_t pid : left) ::kill(pid, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return first.size();
+}
+
 std::size_t signal_trial(pid_t root, const std::string& token_entry, int signal) {
   std::size_t signalled = 0;
   for (const pid_t pid : trial_processes(root, token_entry))

@@ -35,6 +35,10 @@ std::size_t signal_trial(pid_t root, const std::string& token_entry, int signal)
 // Returns how many were signalled.
 std::size_t kill_processes_of_our_trials();
 
+// SIGTERM to every process but ours whose environment holds `entry` ("KEY=value"), up to
+// `grace_s` for them to go, SIGKILL to what is left. Returns how many there were.
+std::size_t end_processes_holding(const std::string& entry, double grace_s);
+
 // SIGTERM to the trial's processes, up to `grace_s` for them to go, SIGKILL to what is left;
 // until none is left (bounded: a few rounds). Our own direct child is not reaped here.
 void end_trial_processes(pid_t root, const std::string& token_entry, double grace_s);

@@ -21,5 +21,8 @@ inline constexpr const char* kDeviceVariable = "SWEEP_DEVICE";             // "c
 inline constexpr const char* kParamsVariable = "SWEEP_PARAMS";  // {"training.learning_rate": 0.01}
 inline constexpr const char* kSweepNameVariable = "SWEEP_SWEEP_NAME";
 inline constexpr const char* kTrialSeedVariable = "SWEEP_TRIAL_SEED";
+// The sweep's directory, absolute: a resume ends the processes that still hold it, left by a run
+// of the sweep that was killed before it could end them (run_sweep.cpp).
+inline constexpr const char* kSweepDirVariable = "SWEEP_SWEEP_DIR";
 
 }  // namespace sweep::scheduler

@@ -25,12 +25,27 @@ bool holds_helper(const fs::path& dir) {
 
 }  // namespace
 
-Environment command_trial_facts(const config::SweepConfig& config,
-                                const config::TrialPoint& point) {
+namespace {
+
+std::string absolute_dir(const fs::path& run_dir) {
+  std::error_code error;
+  const fs::path absolute = fs::absolute(run_dir, error);
+  return (error ? run_dir : absolute).lexically_normal().string();
+}
+
+}  // namespace
+
+Environment command_trial_facts(const config::SweepConfig& config, const config::TrialPoint& point,
+                                const fs::path& run_dir) {
   using scheduler::escape_placeholders;
   return {{scheduler::kParamsVariable, escape_placeholders(point.params.dump())},
           {scheduler::kSweepNameVariable, escape_placeholders(config.name)},
+          {scheduler::kSweepDirVariable, escape_placeholders(absolute_dir(run_dir))},
           {scheduler::kTrialSeedVariable, std::to_string(point.seed)}};
+}
+
+std::string sweep_dir_entry(const fs::path& run_dir) {
+  return std::string(scheduler::kSweepDirVariable) + "=" + absolute_dir(run_dir);
 }
 
 Environment with_python_helper(Environment env) {

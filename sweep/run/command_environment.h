@@ -24,9 +24,14 @@ namespace sweep::run {
 
 using Environment = std::map<std::string, std::string>;
 
-// SWEEP_PARAMS, SWEEP_SWEEP_NAME and SWEEP_TRIAL_SEED, ready for CommandSpec::env (braces
-// escaped: the values are not templates).
-Environment command_trial_facts(const config::SweepConfig& config, const config::TrialPoint& point);
+// SWEEP_PARAMS, SWEEP_SWEEP_NAME, SWEEP_SWEEP_DIR (`run_dir`, absolute) and SWEEP_TRIAL_SEED,
+// ready for CommandSpec::env (braces escaped: the values are not templates).
+Environment command_trial_facts(const config::SweepConfig& config, const config::TrialPoint& point,
+                                const std::filesystem::path& run_dir);
+
+// "SWEEP_SWEEP_DIR=<run_dir, absolute>": what every process of the sweep's external trials holds
+// in its environment.
+std::string sweep_dir_entry(const std::filesystem::path& run_dir);
 
 // `env` with PYTHONPATH set to python_helper_dir() in front of the inherited PYTHONPATH (left as
 // it is when no helper directory is found).

@@ -74,7 +74,7 @@ void plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool res
       command.metric_name = config.sweep.metric.name;
       command.log_path = p.log_path;
       command.trial_dir = p.trial_dir;
-      Environment facts = command_trial_facts(config, point);
+      Environment facts = command_trial_facts(config, point, x.run_dir);
       command.env = with_python_helper(facts);
       scheduler::TrialFn run_command = scheduler::make_command_trial(command);
       scheduler::TrialFn local = [resolve, run_command](scheduler::TrialContext& context) {

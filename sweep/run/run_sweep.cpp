@@ -24,11 +24,13 @@
 #include "reports/report.h"
 #include "scheduler/executor.h"
 #include "scheduler/futures.h"
+#include "scheduler/process_tree.h"
 #include "scheduler/stopping/stopping_policy.h"
 #include "store/store.h"
 #include "sweep/config/config_error.h"
 #include "sweep/config/expand.h"
 #include "sweep/run/cluster_devices.h"
+#include "sweep/run/command_environment.h"
 #include "sweep/run/console_progress.h"
 #include "sweep/run/devices.h"
 #include "sweep/run/fused_arrays.h"
@@ -48,6 +50,10 @@ namespace sweep::run {
 namespace fs = std::filesystem;
 
 namespace {
+
+// How long a killed run's leftover trainer processes get to end on SIGTERM (a trial's own stop
+// gives as long, CommandSpec::kill_grace_s's default).
+constexpr double kLeftoverGraceS = 5;
 
 void print_summary(std::ostream& out, const RunResult& result, const config::SweepConfig& config,
                    const std::string& out_dir, const std::vector<TrialRow>& rows) {
@@ -522,6 +528,14 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
   }
 
   std::ostream& out = options.run.out ? *options.run.out : std::cout;
+  // With the lock ours, no live run of this sweep has trials: a process still holding its
+  // directory in SWEEP_SWEEP_DIR was left by a run killed before it could end its trainers
+  // (SIGKILL, a worker killed mid-job), and would train beside the resumed trial, into the same
+  // trial directory. Ended first, as a trial's own processes are (TERM, then KILL).
+  if (const std::size_t left =
+          scheduler::detail::end_processes_holding(sweep_dir_entry(run_dir), kLeftoverGraceS))
+    out << "ended " << left << (left == 1 ? " process" : " processes")
+        << " of this sweep's external trainer that its killed run had left running\n";
   const std::int64_t requeued = store.requeue_unfinished(found.id);
   const std::int64_t retried = options.retry_failed ? store.requeue_failed(found.id) : 0;
   std::vector<TrialRow> to_run;

@@ -114,12 +114,14 @@ class ParamsTest(unittest.TestCase):
     def test_trial_facts(self):
         env = {"SWEEP_PARAMS": "{}", "SWEEP_TRIAL_ID": "12", "SWEEP_TRIAL_NUMBER": "3",
                "SWEEP_TRIAL_DIR": "/runs/x/trials/003", "SWEEP_TRIAL_SEED": "4",
-               "SWEEP_SWEEP_NAME": "x", "SWEEP_DEVICE": "cuda:1", "SWEEP_TRIAL_NAME": "lr=1"}
+               "SWEEP_SWEEP_NAME": "x", "SWEEP_DEVICE": "cuda:1", "SWEEP_TRIAL_NAME": "lr=1",
+               "SWEEP_SWEEP_DIR": "/runs/x"}
         with mock.patch.dict(os.environ, env):
             self.assertEqual((sweep_trial.trial_id(), sweep_trial.trial_number(), sweep_trial.seed()),
                              (12, 3, 4))
             self.assertEqual(sweep_trial.checkpoint_path("m.pt"), "/runs/x/trials/003/m.pt")
             self.assertEqual(sweep_trial.sweep_name(), "x")
+            self.assertEqual(sweep_trial.sweep_dir(), "/runs/x")
             self.assertEqual(sweep_trial.trial_name(), "lr=1")
             self.assertEqual(sweep_trial.device(), "cuda:1")
             self.assertEqual(sweep_trial.torch_device(), "cuda:0")

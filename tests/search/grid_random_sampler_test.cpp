@@ -51,11 +51,14 @@ TEST(GridRandomSampler, GridGivesTrialPointsSequence) { expect_trial_point_seque
 
 TEST(GridRandomSampler, RandomGivesTrialPointsSequence) { expect_trial_point_sequence(kRandom); }
 
+// max_trials counts a grid's points, each with all its repeats (2 here): 5 points, 10 trials.
 TEST(GridRandomSampler, GridWithMaxTrialsStopsAtTheCap) {
   const config::SweepConfig config = load_sweep(kGrid + "  max_trials: 5\n");
   const std::unique_ptr<Sampler> sampler = make_sampler(config);
-  EXPECT_EQ(sampler->capacity(), 5u);
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(sampler->ask());
+  EXPECT_EQ(sampler->capacity(), 10u);
+  std::optional<config::TrialPoint> last;
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(last = sampler->ask());
+  EXPECT_EQ(last->repeat, 1);
   EXPECT_FALSE(sampler->ask());
 }
 

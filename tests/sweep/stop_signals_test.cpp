@@ -107,8 +107,9 @@ std::string show(const fs::path& dir) {
 }
 
 // A sweep whose process was killed is stored `running` for good: show and list say that no
-// process runs it (the sweep's lock is free) and how to go on; while it runs they do not.
-TEST(StopSignals, ASweepWhoseProcessWasKilledIsShownAsSuch) {
+// process runs it (the sweep's lock is free) and how to go on; while it runs they do not. Its
+// trainer's processes outlive it; the resume ends them.
+TEST(StopSignals, AKilledSweepIsShownAsSuchAndItsResumeEndsWhatTheKilledRunLeft) {
   const fs::path dir = fresh_dir("sweep_killed_show");
   const fs::path sleeper = write_sweep(dir);
   const pid_t sweep = spawn_sweep({"run", (dir / "sweep.yaml").string()}, dir / "log");
@@ -121,7 +122,27 @@ TEST(StopSignals, ASweepWhoseProcessWasKilledIsShownAsSuch) {
   EXPECT_NE(shown.find("sweep sig (running, but no process runs it), metric"), std::string::npos)
       << shown;
   EXPECT_NE(shown.find("sweep resume sig continues it"), std::string::npos) << shown;
-  // SIGKILL leaves the trainer's processes (nothing of sweep's runs to end them): ours to end.
+  // SIGKILL leaves the trainer's processes (nothing of sweep's ran to end them). The resume ends
+  // them before its own trial starts (they would train beside it, into its directory): once the
+  // resume is stopped, none is left, the old ones included.
+  EXPECT_EQ(processes_running(sleeper), 2);
+  const pid_t resume =
+      spawn_sweep({"resume", "sig", "--out", (dir / "runs").string()}, dir / "resume.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (slurp(dir / "resume.log").find("started") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(wait_for_count(sleeper, 2, std::chrono::seconds(30))) << slurp(dir / "resume.log");
+  ASSERT_EQ(::kill(resume, SIGTERM), 0);
+  EXPECT_EQ(wait_exit(resume), 143) << slurp(dir / "resume.log");
+  EXPECT_TRUE(wait_for_count(sleeper, 0, std::chrono::seconds(5)))
+      << processes_running(sleeper) << " left\n"
+      << slurp(dir / "resume.log");
+  EXPECT_NE(slurp(dir / "resume.log")
+                .find("ended 2 processes of this sweep's external trainer that its killed run "
+                      "had left running"),
+            std::string::npos)
+      << slurp(dir / "resume.log");
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
