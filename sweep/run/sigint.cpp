@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 
 #include "scheduler/process_tree.h"
 
@@ -33,7 +34,11 @@ extern "C" void on_signal(int signal) {
   }
   const int wake = g_wake.load();
   const unsigned char quit = 1;
-  if (before == 1 && wake != -1 && ::write(wake, &quit, 1) == 1) return;
+  const int saved_errno = errno;  // the interrupted code's, which write() may change
+  if (before == 1 && wake != -1 && ::write(wake, &quit, 1) == 1) {
+    errno = saved_errno;
+    return;
+  }
   static const char message[] = "\nsweep: quitting now\n";
   say(message, sizeof message - 1);
   ::_exit(128 + g_first.load());
