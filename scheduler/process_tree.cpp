@@ -134,27 +134,43 @@ std::vector<pid_t> trial_processes(pid_t root, const std::string& token_entry) {
   return live;
 }
 
-std::size_t end_processes_holding(const std::string& entry, double grace_s) {
-  const pid_t self = ::getpid();
-  const auto holders = [&] {
-    std::vector<pid_t> found;
-    for (const ProcInfo& p : list_processes())
-      if (p.pid != self && !p.zombie && holds_token(p.pid, entry)) found.push_back(p.pid);
-    return found;
+namespace {
+
+// SIGTERM to what `find` finds, up to `grace_s` for it to go, SIGKILL to what is left: a few
+// rounds, since a process forking as fast as we kill could outrun one. Returns how many the
+// first look found.
+template <class Find>
+std::size_t end_found(const Find& find, double grace_s) {
+  const auto signal_all = [&](int signal) {
+    const std::vector<pid_t> found = find();
+    for (const pid_t pid : found) ::kill(pid, signal);
+    return found.size();
   };
-  const std::vector<pid_t> first = holders();
-  for (const pid_t pid : first) ::kill(pid, SIGTERM);
+  const std::size_t first = signal_all(SIGTERM);
+  if (first == 0) return 0;
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(grace_s, 0.0));
-  while (!holders().empty() && std::chrono::steady_clock::now() < deadline)
+  while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  for (int round = 0; round < 5; ++round) {
-    const std::vector<pid_t> left = holders();
-    if (left.empty()) break;
-    for (const pid_t pid : left) ::kill(pid, SIGKILL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (find().empty()) return first;
   }
-  return first.size();
+  for (int round = 0; round < 5 && signal_all(SIGKILL) > 0; ++round)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return first;
+}
+
+}  // namespace
+
+std::size_t end_processes_holding(const std::string& entry, double grace_s) {
+  const pid_t self = ::getpid();
+  return end_found(
+      [&] {
+        std::vector<pid_t> found;
+        for (const ProcInfo& p : list_processes())
+          if (p.pid != self && !p.zombie && holds_token(p.pid, entry)) found.push_back(p.pid);
+        return found;
+      },
+      grace_s);
 }
 
 std::size_t signal_trial(pid_t root, const std::string& token_entry, int signal) {
@@ -165,16 +181,7 @@ std::size_t signal_trial(pid_t root, const std::string& token_entry, int signal)
 }
 
 void end_trial_processes(pid_t root, const std::string& token_entry, double grace_s) {
-  if (signal_trial(root, token_entry, SIGTERM) == 0) return;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(grace_s, 0.0));
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (trial_processes(root, token_entry).empty()) return;
-  }
-  // A process forking as fast as we kill could outrun one round: a few rounds, then give up.
-  for (int round = 0; round < 5 && signal_trial(root, token_entry, SIGKILL) > 0; ++round)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  end_found([&] { return trial_processes(root, token_entry); }, grace_s);
 }
 
 }  // namespace sweep::scheduler::detail

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "store/store.h"
 #include "tests/sweep/sweep_process_util.h"
@@ -19,17 +20,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Live processes whose command line names `program` (zombies have none).
-int processes_running(const fs::path& program) {
-  int count = 0;
+// Live processes whose command line holds `text` (zombies have none).
+std::vector<pid_t> processes_naming(const std::string& text) {
+  std::vector<pid_t> found;
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream in(entry.path() / "cmdline", std::ios::binary);
     const std::string cmdline(std::istreambuf_iterator<char>(in), {});
-    if (cmdline.find(program.string()) != std::string::npos) ++count;
+    if (cmdline.find(text) != std::string::npos) found.push_back(std::stoi(name));
   }
-  return count;
+  return found;
+}
+
+int processes_running(const fs::path& program) {
+  return static_cast<int>(processes_naming(program.string()).size());
 }
 
 bool wait_for_count(const fs::path& program, int count, std::chrono::seconds limit) {
@@ -143,13 +148,7 @@ TEST(StopSignals, AKilledSweepIsShownAsSuchAndItsResumeEndsWhatTheKilledRunLeft)
                       "had left running"),
             std::string::npos)
       << slurp(dir / "resume.log");
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    const std::string cmdline(std::istreambuf_iterator<char>(in), {});
-    if (cmdline.find(dir.string()) != std::string::npos) ::kill(std::stoi(name), SIGKILL);
-  }
+  for (const pid_t pid : processes_naming(dir.string())) ::kill(pid, SIGKILL);
   fs::remove_all(dir);
 }
 
