@@ -42,4 +42,11 @@ constexpr bool is_terminal(TrialState s) {
          s == TrialState::stopped_early || s == TrialState::cancelled;
 }
 
+// Ended without a result to pick: a failed or diverged trial keeps the values it reported before
+// it broke, but never wins a sweep while another trial has a value, and a sweep whose best value
+// comes from one has no successful trial. (Store::best_trial and the report rank by it.)
+constexpr bool is_broken(TrialState s) {
+  return s == TrialState::failed || s == TrialState::diverged;
+}
+
 }  // namespace sweep

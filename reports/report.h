@@ -39,7 +39,10 @@ std::string render_report(const ReportData& data);
 // Throws sweep::Error naming the sweep and the database when there is no such sweep.
 ReportData load_report_data(const Store& store, std::string_view sweep);
 
-// load_report_data + render_report + write_file_atomically.
+// load_report_data + render_report, generated now: the page `sweep report` writes.
+std::string report_page(const Store& store, const std::string& sweep);
+
+// report_page + write_file_atomically.
 void write_report(Store& store, const std::string& sweep, const std::string& out_path);
 
 // Writes `text` to `path` through a temporary file in the same directory and a rename; creates

@@ -139,6 +139,12 @@ void render_best(std::string& html, const ReportData& data, const ReportModel& m
   }
   const TrialData& best = data.trials[*model.best];
   const TrialScore& score = model.scores[*model.best];
+  // Every trial with a value broke (best_trial_index ranks broken ones last): its value is shown
+  // as what it is, never as a result.
+  if (is_broken(best.state))
+    html += "<p class=\"empty no-success\">No successful trial: every trial that reported " +
+            escape_html(data.metric_name) + " failed or diverged. The value below is the best " +
+            "of a " + std::string(to_string(best.state)) + " trial, from before it broke.</p>";
   html += "<div class=\"best-headline\"><span class=\"best-value\">";
   html += escape_html(significant(*score.best));
   html += "</span><span class=\"best-metric\">";

@@ -98,11 +98,9 @@ std::vector<TrialScore> score_trials(const ReportData& data) {
 
 std::optional<std::size_t> best_trial_index(const ReportData& data,
                                             const std::vector<TrialScore>& scores) {
-  // A failed or diverged trial ranks below every other, as in Store::best_trial.
-  const auto broken = [&](std::size_t i) {
-    return data.trials[i].state == TrialState::failed ||
-           data.trials[i].state == TrialState::diverged;
-  };
+  // A broken trial (is_broken: failed, diverged) ranks below every other, as in
+  // Store::best_trial.
+  const auto broken = [&](std::size_t i) { return is_broken(data.trials[i].state); };
   std::optional<std::size_t> best;
   for (std::size_t i = 0; i < data.trials.size() && i < scores.size(); ++i) {
     if (!scores[i].best) continue;

@@ -138,10 +138,14 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
   temp.rename_to();
 }
 
-void write_report(Store& store, const std::string& sweep, const std::string& out_path) {
+std::string report_page(const Store& store, const std::string& sweep) {
   ReportData data = load_report_data(store, sweep);
   data.generated_at = utc_now();
-  write_file_atomically(out_path, render_report(data));
+  return render_report(data);
+}
+
+void write_report(Store& store, const std::string& sweep, const std::string& out_path) {
+  write_file_atomically(out_path, report_page(store, sweep));
 }
 
 }  // namespace sweep::reports

@@ -28,6 +28,7 @@
 #include "common/utf8.h"
 #include "scheduler/child_process.h"
 #include "scheduler/metric_line.h"
+#include "scheduler/metric_steps.h"
 #include "scheduler/trial_environment.h"
 
 namespace sweep::scheduler {
@@ -248,13 +249,15 @@ class CommandRun {
     context_.log(line);
   }
 
-  // Why a line was not read as metrics: in the trial's log file, after the line itself (marked as
-  // ours), and to the sinks. The sinks do not write an external trial's log file (it writes its
-  // own), so the reason never reached it before.
-  void refused(const std::string& why) {
-    log_file_->write_line("sweep: " + why);
-    context_.log(why);
+  // What sweep says about the program's output: in the trial's log file, after the line it is
+  // about (marked as ours), and to the sinks. The sinks do not write an external trial's log file
+  // (it writes its own), so it would not reach that file otherwise.
+  void said(const std::string& text) {
+    log_file_->write_line("sweep: " + text);
+    context_.log(text);
   }
+  // Why a line was not read as metrics.
+  void refused(const std::string& why) { said(why); }
 
   // A metric line → one MetricPoint per numeric member (metric_line.h). False when the line is
   // not a metric line (it is then a log line); a refused one is logged with its reason.
@@ -274,10 +277,19 @@ class CommandRun {
       return true;
     }
     if (!parsed.is_metric_line) return false;
+    const std::int64_t step = parsed.step.value_or(metric_lines_ + 1);
+    std::vector<std::string> names;
+    for (const auto& [name, value] : parsed.values) names.push_back(name);
+    // Never two values of one metric at one step of this run: the store would keep only one.
+    const StepPlacer::Placed placed = steps_.place(step, parsed.epoch, names);
+    if (!placed.problem.empty()) {
+      refused("metric line refused (" + placed.problem + "): " + line.substr(0, 200));
+      return true;
+    }
+    if (!placed.note.empty()) said(placed.note);
     ++metric_lines_;
-    const std::int64_t step = parsed.step.value_or(metric_lines_);
     for (const auto& [name, value] : parsed.values) {
-      MetricPoint point{name, value, step, parsed.epoch.value_or(0), 0};
+      MetricPoint point{name, value, placed.step, parsed.epoch.value_or(0), 0};
       point.epoch_position = parsed.epoch_position.value_or(0);
       context_.report(point);
       last_values_[name] = value;
@@ -333,6 +345,7 @@ class CommandRun {
   std::deque<std::string> stderr_tail_;
   sweep::Json last_values_ = sweep::Json::object();
   std::int64_t metric_lines_ = 0;
+  StepPlacer steps_;  // this run's steps: a resumed trial's next run starts its own
   Clock::time_point last_metric_at_;
   std::string diverged_;  // why the trial diverged ("loss became NaN at step 40"), or ""
 };

@@ -16,7 +16,9 @@
  * Every stdout line that is a JSON object becomes one MetricPoint per numeric key (besides "step"
  * and "epoch", which give the point's step — else the count of metric lines — and epoch; NaN,
  * Infinity and -Infinity are read as Python writes them; a line with a bad step is refused with
- * its reason in the log: scheduler/metric_line.h); other lines, and all of stderr, go to
+ * its reason in the log: scheduler/metric_line.h; a step that goes backward within one run of the
+ * program keeps its values at later steps, said once in the log: scheduler/metric_steps.h); other
+ * lines, and all of stderr, go to
  * ctx.log(). Both streams are copied to log_path when set. A NaN or infinite value of the sweep's
  * metric or of a loss stops the program and ends the trial `diverged`.
  * Ending: exit 0 → completed; exit N → failed "exited with code N" + the last stderr lines; a

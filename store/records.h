@@ -154,6 +154,10 @@ struct JobSpec {
   std::string config_path{};
   std::string config_yaml{};  // the config as submitted (the file may change afterwards)
   std::int64_t priority = 0;  // higher runs first; equal priority: oldest first
+  // The claims the job is given: --max-attempts + 1, one more per clean hand-back
+  // (release_job), so that attempts and max_attempts together tell hand-backs from lost
+  // workers (sweep/queue/job_attempts.h). The store never fails a job on it: the worker that
+  // claims the job after a loss judges it (sweep/queue/crash_recovery.h).
   std::int64_t max_attempts = 3;
   JobTarget target{};
 };
@@ -166,8 +170,8 @@ struct JobRow {
   JobState state = JobState::queued;
   std::string lease_owner{};  // "host:pid:n" of the worker holding it; "" when none
   std::optional<double> lease_expires_at{}, heartbeat_at{};
-  std::int64_t attempts = 0;  // how many times a worker claimed it
-  std::int64_t max_attempts = 3;
+  std::int64_t attempts = 0;      // how many times a worker claimed it
+  std::int64_t max_attempts = 3;  // JobSpec::max_attempts, grown by each clean hand-back
   double created_at = 0;
   std::optional<double> started_at{}, finished_at{};
   std::string error{};
@@ -181,6 +185,10 @@ struct JobRow {
 struct ExportTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
+  // number[r][c]: rows[r][c] is a number written as text (shortest(): 0.001, -2.5, nan, -inf),
+  // not text of the user's or of a program: a CSV writer that guards text cells against
+  // spreadsheet formulas leaves numbers as they are. Every row has header.size() flags.
+  std::vector<std::vector<bool>> number;
 };
 
 }  // namespace sweep

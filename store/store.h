@@ -131,7 +131,9 @@ class Store {
   std::vector<MetricPoint> latest_metrics(std::int64_t sweep_id) const;
   // The trial whose best finite value of the sweep's metric (max or min by metric_goal, over all
   // its steps, from the metrics table, so it works while the sweep runs) is best; ties go to the
-  // earlier step, then the lower trial number. nullopt when no trial reported a finite value.
+  // earlier step, then the lower trial number. A broken trial (is_broken: failed, diverged)
+  // ranks below every other: when the result is one, the sweep has no successful trial, and
+  // callers say so (is_broken(best->trial.state)). nullopt when no trial reported a finite value.
   std::optional<BestTrial> best_trial(std::int64_t sweep_id) const;
 
   // ---- events ----
@@ -139,6 +141,10 @@ class Store {
                          std::string_view kind, std::string_view message);
   // Events with id > after_id, oldest first (pass the last id seen to follow a log).
   std::vector<EventRow> events(std::int64_t sweep_id, std::int64_t after_id = 0) const;
+  // How many events of `kind` the sweep holds about trial `trial_id`, or, with nullopt, about the
+  // whole sweep (no trial).
+  std::int64_t count_events(std::int64_t sweep_id, std::optional<std::int64_t> trial_id,
+                            std::string_view kind) const;
 
   // ---- jobs: the background queue ----
   std::int64_t enqueue_job(const JobSpec& spec);
@@ -149,8 +155,8 @@ class Store {
   // finished): the worker must then stop working on it.
   bool heartbeat_job(std::int64_t job_id, std::string_view owner,
                      std::chrono::duration<double> lease);
-  // Running jobs whose lease expired before `now` go back to queued, or to failed once they
-  // used max_attempts. Returns the ids reclaimed (both kinds).
+  // Running jobs whose lease expired before `now` go back to queued (attempts keeps counting
+  // the claims: the next claim sees the loss). Returns the ids reclaimed.
   std::vector<std::int64_t> reclaim_expired_jobs(double now = utc_now());
   // running -> queued at once, for a worker that stops cleanly (SIGTERM, Ctrl-C) with the job
   // unfinished. The claim counted an attempt; a clean hand-back is not a failure, so the job's

@@ -32,4 +32,12 @@ std::vector<EventRow> Store::events(std::int64_t sweep_id, std::int64_t after_id
       sweep_id, after_id);
 }
 
+std::int64_t Store::count_events(std::int64_t sweep_id, std::optional<std::int64_t> trial_id,
+                                 std::string_view kind) const {
+  return *impl_->query_one(
+      "SELECT count(*) FROM events WHERE sweep_id = ?1 AND kind = ?3 AND "
+      "(trial_id = ?2 OR (?2 IS NULL AND trial_id IS NULL))",
+      [](const store_detail::Statement& s) { return s.int64(0); }, sweep_id, trial_id, kind);
+}
+
 }  // namespace sweep

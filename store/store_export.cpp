@@ -108,27 +108,34 @@ ExportTable Store::export_table(std::int64_t sweep_id) const {
     table.header.push_back(c);
 
   for (const auto& t : d.trials) {
-    std::vector<std::string> row = {std::to_string(t.number), std::string(to_string(t.state)),
-                                    t.device};
-    for (const auto& p : d.param_names)
-      row.push_back(t.params.contains(p) ? param_text(t.params.at(p)) : "");
+    std::vector<std::string> row;
+    std::vector<bool> number;
+    const auto cell = [&](std::string text, bool is_number) {
+      row.push_back(std::move(text));
+      number.push_back(is_number && !row.back().empty());
+    };
+    cell(std::to_string(t.number), true);
+    cell(std::string(to_string(t.state)), false);
+    cell(t.device, false);
+    for (const auto& p : d.param_names) {
+      const bool has = t.params.contains(p);
+      cell(has ? param_text(t.params.at(p)) : "", has && t.params.at(p).is_number());
+    }
     const auto best = d.best_values.find(t.id);
-    row.push_back(best == d.best_values.end() ? "" : shortest(best->second));
+    cell(best == d.best_values.end() ? "" : shortest(best->second), true);
     const auto finals = d.final_values.find(t.id);
     for (const auto& n : d.series_names) {
-      if (finals == d.final_values.end() || !finals->second.contains(n)) {
-        row.emplace_back();
-      } else {
-        row.push_back(shortest(finals->second.at(n)));
-      }
+      const bool has = finals != d.final_values.end() && finals->second.contains(n);
+      cell(has ? shortest(finals->second.at(n)) : "", true);
     }
-    row.push_back(std::to_string(t.attempts));
-    row.push_back(optional_shortest(t.started_at));
-    row.push_back(optional_shortest(t.finished_at));
-    row.push_back(optional_shortest(duration_of(t)));
-    row.push_back(t.stop_reason);
-    row.push_back(t.error);
+    cell(std::to_string(t.attempts), true);
+    cell(optional_shortest(t.started_at), true);
+    cell(optional_shortest(t.finished_at), true);
+    cell(optional_shortest(duration_of(t)), true);
+    cell(t.stop_reason, false);
+    cell(t.error, false);
     table.rows.push_back(std::move(row));
+    table.number.push_back(std::move(number));
   }
   return table;
 }

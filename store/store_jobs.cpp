@@ -5,7 +5,11 @@
  * lease (heartbeat_job); every later write by that worker names itself as owner and succeeds only
  * if it still holds the job, so a worker that stalled past its lease and was reclaimed can never
  * overwrite the outcome of the worker that took over. `attempts` counts claims; reclaiming an
- * expired lease re-queues the job, or fails it once attempts reached max_attempts.
+ * expired lease always re-queues the job. Whether a job whose workers keep dying is given up is
+ * for the worker that claims it next to decide: only it can look into the job's sweep and see
+ * which trials were running when the worker died (sweep/queue/crash_recovery.h). A count of
+ * claims cannot tell one trial that keeps killing its worker from several trials hit once each,
+ * and a job failed here would keep the trials of its last loss `running` for good.
  */
 #include "common/json.h"
 #include "store/store_impl.h"
@@ -66,15 +70,8 @@ std::vector<std::int64_t> Store::reclaim_expired_jobs(double now) {
   auto& conn = impl_->conn;
   return conn.write([&] {
     std::vector<std::int64_t> ids;
-    // SET expressions all read the row's old values, so `error` can still name the lost owner.
     auto s = conn.statement(
-        "UPDATE jobs SET "
-        "state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'queued' END, "
-        "error = CASE WHEN attempts >= max_attempts THEN 'gave up after ' || attempts || "
-        "  ' attempts: the lease of worker ' || lease_owner || ' expired without a heartbeat' "
-        "  ELSE error END, "
-        "finished_at = CASE WHEN attempts >= max_attempts THEN ?1 ELSE NULL END, "
-        "lease_owner = '', lease_expires_at = NULL "
+        "UPDATE jobs SET state = 'queued', lease_owner = '', lease_expires_at = NULL "
         "WHERE state = 'running' AND lease_expires_at < ?1 RETURNING id");
     s->bind_all(now);
     while (s->step()) ids.push_back(s->int64(0));

@@ -64,6 +64,33 @@ void Store::log_metrics(std::span<const MetricPoint> points) {
 }
 
 namespace {
+// 'failed', 'diverged': the states is_broken names, as SQL text, so the store ranks by the rule
+// the report uses.
+std::string broken_states_sql() {
+  std::string list;
+  for (const auto& word : kTrialStateWords)
+    if (is_broken(word.value)) list += (list.empty() ? "'" : ", '") + std::string(word.name) + "'";
+  return list;
+}
+
+// The best finite value of a sweep's metric (?1 the sweep, ?2 the metric, ?3 1 to maximize) and
+// its trial. A broken trial (is_broken: failed, diverged) ranks below every other (its values
+// before it broke are kept, but it is no result to pick), as in the report's best_trial_index;
+// ties go to the earlier step, then the lower trial number.
+const std::string& best_trial_sql() {
+  static const std::string sql =
+      "SELECT t.id, t.sweep_id, t.number, t.state, t.device, t.params_json, t.config_yaml, "
+      "t.seed, t.repeat, t.queued_at, t.started_at, t.finished_at, t.wait_reason, "
+      "t.stop_reason, t.error, t.attempts, t.checkpoint_path, t.log_path, t.summary_json, "
+      "t.updated_at, m.value, m.step "
+      "FROM trials t JOIN metrics m ON m.trial_id = t.id "
+      "WHERE t.sweep_id = ?1 AND m.name = ?2 AND m.value_kind = 'finite' "
+      "ORDER BY t.state IN (" +
+      broken_states_sql() +
+      "), CASE WHEN ?3 THEN -m.value ELSE m.value END, m.step, t.number LIMIT 1";
+  return sql;
+}
+
 constexpr const char* kSweepMetricsSql =
     "SELECT m.trial_id, m.name, m.step, m.epoch, m.value, m.value_kind, m.wall_time "
     "FROM trials t JOIN metrics m ON m.trial_id = t.id "
@@ -149,17 +176,7 @@ std::optional<BestTrial> Store::best_trial(std::int64_t sweep_id) const {
       metric_name = s->text(0);
       maximize = s->text(1) == "maximize";
     }
-    auto s = conn.statement(
-        "SELECT t.id, t.sweep_id, t.number, t.state, t.device, t.params_json, t.config_yaml, "
-        "t.seed, t.repeat, t.queued_at, t.started_at, t.finished_at, t.wait_reason, "
-        "t.stop_reason, t.error, t.attempts, t.checkpoint_path, t.log_path, t.summary_json, "
-        "t.updated_at, m.value, m.step "
-        "FROM trials t JOIN metrics m ON m.trial_id = t.id "
-        "WHERE t.sweep_id = ?1 AND m.name = ?2 AND m.value_kind = 'finite' "
-        // A failed or diverged trial ranks below every other (its values before it broke are
-        // kept, but it is no result to pick): as the report's best_trial_index.
-        "ORDER BY t.state IN ('failed', 'diverged'), "
-        "CASE WHEN ?3 THEN -m.value ELSE m.value END, m.step, t.number LIMIT 1");
+    auto s = conn.statement(best_trial_sql());
     s->bind_all(sweep_id, metric_name, maximize ? 1 : 0);
     if (!s->step()) return std::nullopt;
     return BestTrial{store_detail::read_trial(*s), s->real(20), s->int64(21)};

@@ -6,6 +6,8 @@
  * RETURNING row), never from an earlier SELECT, which another process could have made stale.
  * Terminal states are final at the SQL level for the same reason: the guard sits in the UPDATE.
  */
+#include <cmath>
+#include <optional>
 #include <string>
 
 #include "common/json.h"
@@ -42,14 +44,33 @@ std::optional<std::string> dump_summary(const TrialUpdate& u) {
   return json_text(*u.summary);
 }
 
+// The name of a NaN or infinite number within `value` ("lr", "opt.betas.1"), if there is one.
+std::optional<std::string> non_finite_in(const sweep::Json& value, const std::string& name) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) return name;
+  if (!value.is_structured()) return std::nullopt;
+  std::size_t index = 0;
+  for (const auto& [key, item] : value.items()) {
+    const std::string part = value.is_array() ? std::to_string(index++) : key;
+    if (auto found = non_finite_in(item, name.empty() ? part : name + "." + part)) return found;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<std::int64_t> Store::add_trials(std::int64_t sweep_id,
                                             std::span<const TrialSpec> specs) {
-  for (const auto& spec : specs)
+  for (const auto& spec : specs) {
     if (!spec.params.is_object())
       throw Error("trial " + std::to_string(spec.number) + ": params must be a JSON object, got " +
                   spec.params.dump());
+    // JSON has no NaN or infinity: it would be stored (and exported, and handed to a program) as
+    // null, and two trials of nan and inf would read alike. The config keeps them as text.
+    if (const auto name = non_finite_in(spec.params, ""))
+      throw Error("trial " + std::to_string(spec.number) + ": parameter '" + *name +
+                  "' is a NaN or infinite number, which JSON cannot hold; give it as text "
+                  "(\"nan\", \"inf\")");
+  }
   auto lock = impl_->lock_for_write();
   auto& conn = impl_->conn;
   return conn.write([&] {

@@ -3,7 +3,10 @@
  *
  * The loop counters are listed once, in for_each_field, and both the writer and the reader walk
  * that list, so the two cannot drift apart; adding a field means bumping kVersion. The array sizes
- * sit in the header so a truncated file is recognised (expected N bytes, got M) before any parsing.
+ * and the identity's length sit in the header, each bounded before it is used, so a truncated
+ * file is recognised (expected N bytes, got M) before any parsing, and no value read from a file
+ * sizes an allocation beyond the file's own size. Every value read is checked before it is
+ * returned (flags are 0 or 1, counters are not negative): the training loop indexes with them.
  */
 #include "trainer/checkpoint.h"
 
@@ -11,6 +14,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,7 +30,10 @@ namespace {
 constexpr char kMagic[8] = {'S', 'W', 'E', 'E', 'P', 'C', 'K', 'P'};
 // 2: LoopState::pending (the device's loss sums not yet folded into the host's). Version 1 files
 // are still read: their pending sums were folded at save time, so pending is zero.
-constexpr std::uint32_t kVersion = 2;
+// 3: the identity of the trial (CheckpointIdentity), after the array sizes. Versions 1 and 2 are
+// still read, without one (checkpoint.h says why).
+constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kFirstVersionWithIdentity = 3;
 
 template <class S, class F>
 void for_each_field(S& s, F&& f, std::uint32_t version = kVersion) {
@@ -77,6 +85,10 @@ class ByteWriter {
     const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
     bytes.insert(bytes.end(), p, p + sizeof(T));
   }
+  void put_text(const std::string& text) {
+    put(static_cast<std::uint32_t>(text.size()));
+    bytes.insert(bytes.end(), text.begin(), text.end());
+  }
   void put_floats(const std::vector<float>& v) {
     const auto* p = reinterpret_cast<const std::uint8_t*>(v.data());
     bytes.insert(bytes.end(), p, p + v.size() * sizeof(float));
@@ -95,9 +107,29 @@ class ByteReader {
     std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
     pos_ += sizeof(T);
   }
+  // A flag is written as one byte, 0 or 1; any other byte would be a bool no code may read.
+  void get(bool& v) {
+    std::uint8_t byte = 0;
+    get(byte);
+    if (byte > 1)
+      throw CheckpointUnreadable(path_ + ": checkpoint is corrupt (a flag holds " +
+                                 std::to_string(byte) + ")");
+    v = byte == 1;
+  }
+  void get_text(std::string& text, std::uint32_t max_bytes) {
+    std::uint32_t n = 0;
+    get(n);
+    if (n > max_bytes)
+      throw CheckpointUnreadable(path_ + ": checkpoint is corrupt (a name of " + std::to_string(n) +
+                                 " bytes)");
+    need(n);
+    text.assign(reinterpret_cast<const char*>(bytes_.data() + pos_), n);
+    pos_ += n;
+  }
   void get_floats(std::vector<float>& v, std::uint64_t n) {
     need(n * sizeof(float));
     v.resize(n);
+    if (n == 0) return;  // an empty vector's data() may be null, which memcpy must not get
     std::memcpy(v.data(), bytes_.data() + pos_, n * sizeof(float));
     pos_ += n * sizeof(float);
   }
@@ -105,9 +137,10 @@ class ByteReader {
 
  private:
   void need(std::size_t n) const {
-    if (pos_ + n > bytes_.size())
-      throw Error(path_ + ": checkpoint is truncated (expected at least " +
-                  std::to_string(pos_ + n) + " bytes, got " + std::to_string(bytes_.size()) + ")");
+    if (n > bytes_.size() - pos_)
+      throw CheckpointUnreadable(path_ + ": checkpoint is truncated (expected at least " +
+                                 std::to_string(pos_ + n) + " bytes, got " +
+                                 std::to_string(bytes_.size()) + ")");
   }
   const std::vector<std::uint8_t>& bytes_;
   const std::string& path_;
@@ -133,6 +166,30 @@ std::size_t loop_state_bytes(std::uint32_t version) {
   return n;
 }
 
+// "" when every counter of `s` can be the training loop's, else which one cannot: a step, epoch or
+// count below zero, or a count of images that is not a whole number a double holds exactly.
+std::string loop_state_problem(const LoopState& s) {
+  const std::pair<const char*, std::int64_t> counters[] = {{"epoch", s.epoch},
+                                                           {"batch", s.batch_in_epoch},
+                                                           {"iteration", s.iteration},
+                                                           {"optimizer step", s.optimizer_steps},
+                                                           {"completed epochs", s.epochs_completed},
+                                                           {"images trained", s.images_trained},
+                                                           {"validations", s.validations},
+                                                           {"best epoch", s.best_epoch},
+                                                           {"best iteration", s.best_iteration},
+                                                           {"bad validations", s.bad_validations}};
+  for (const auto& [name, value] : counters)
+    if (value < 0) return std::string(name) + " " + std::to_string(value);
+  for (const LossAccumulator* acc :
+       {&s.since_log, &s.since_validation, &s.this_epoch, &s.last_epoch, &s.pending})
+    if (!(acc->count >= 0 && acc->count <= 9007199254740992.0 &&
+          acc->count == std::floor(acc->count)))
+      return "an image count of " + std::to_string(acc->count);
+  if (!(s.elapsed_seconds >= 0)) return "elapsed time " + std::to_string(s.elapsed_seconds);
+  return "";
+}
+
 // Writes all of `bytes` to `fd`, retrying short writes.
 ssize_t unless_interrupted(ssize_t result) { return result == -1 && errno == EINTR ? -2 : result; }
 
@@ -156,6 +213,13 @@ void write_checkpoint(const std::string& path, const CheckpointData& data) {
   w.bytes.assign(kMagic, kMagic + sizeof kMagic);
   w.put(kVersion);
   for_each_array(data, [&](const std::vector<float>& v) { w.put(std::uint64_t(v.size())); });
+  const CheckpointIdentity identity = data.identity.value_or(CheckpointIdentity{});
+  if (identity.sweep.size() > kMaxCheckpointNameBytes)
+    throw Error(path + ": a checkpoint holds a sweep name of at most " +
+                std::to_string(kMaxCheckpointNameBytes) + " bytes");
+  w.put_text(identity.sweep);
+  w.put(identity.trial);
+  w.put(identity.config_hash);
   w.put(data.seed);
   w.put(data.batch_size);
   w.put(data.train_size);
@@ -193,13 +257,13 @@ void write_checkpoint(const std::string& path, const CheckpointData& data) {
 CheckpointData read_checkpoint(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw Error(path + ": checkpoint file is missing");
+    throw CheckpointUnreadable(path + ": checkpoint file is missing");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the checkpoint for reading");
+  if (!in) throw CheckpointUnreadable(path + ": cannot open the checkpoint for reading");
   std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                                   std::istreambuf_iterator<char>());
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    throw Error(path + ": not a sweep checkpoint (bad magic)");
+    throw CheckpointUnreadable(path + ": not a sweep checkpoint (bad magic)");
 
   ByteReader r(bytes, path);
   std::vector<std::uint8_t> skip_magic(sizeof kMagic);
@@ -207,36 +271,67 @@ CheckpointData read_checkpoint(const std::string& path) {
   std::uint32_t version = 0;
   r.get(version);
   if (version < 1 || version > kVersion)
-    throw Error(path + ": checkpoint version " + std::to_string(version) +
-                ", this build reads versions 1 to " + std::to_string(kVersion));
+    throw CheckpointUnreadable(path + ": checkpoint version " + std::to_string(version) +
+                               ", this build reads versions 1 to " + std::to_string(kVersion));
   std::uint64_t sizes[6];
   for (auto& s : sizes) r.get(s);
   std::uint64_t floats = 0;
   for (auto s : sizes) {
     if (s > (std::uint64_t(1) << 40))
-      throw Error(path + ": checkpoint is corrupt (array of " + std::to_string(s) + " floats)");
+      throw CheckpointUnreadable(path + ": checkpoint is corrupt (array of " + std::to_string(s) +
+                                 " floats)");
     floats += s;
+  }
+  CheckpointData d;
+  if (version >= kFirstVersionWithIdentity) {
+    CheckpointIdentity identity;
+    r.get_text(identity.sweep, kMaxCheckpointNameBytes);
+    r.get(identity.trial);
+    r.get(identity.config_hash);
+    d.identity = std::move(identity);
   }
   const std::size_t expected =
       r.pos() + 8 + 8 + 8 + loop_state_bytes(version) + floats * sizeof(float) + 4;
   if (bytes.size() != expected)
-    throw Error(path + ": checkpoint is " + (bytes.size() < expected ? "truncated" : "corrupt") +
-                " (expected " + std::to_string(expected) + " bytes, got " +
-                std::to_string(bytes.size()) + ")");
+    throw CheckpointUnreadable(path + ": checkpoint is " +
+                               (bytes.size() < expected ? "truncated" : "corrupt") + " (expected " +
+                               std::to_string(expected) + " bytes, got " +
+                               std::to_string(bytes.size()) + ")");
   std::uint32_t stored_crc = 0;
   std::memcpy(&stored_crc, bytes.data() + bytes.size() - 4, 4);
   if (stored_crc != crc_of(bytes.data(), bytes.size() - 4))
-    throw Error(path + ": checkpoint is corrupt (checksum mismatch)");
+    throw CheckpointUnreadable(path + ": checkpoint is corrupt (checksum mismatch)");
 
-  CheckpointData d;
   r.get(d.seed);
   r.get(d.batch_size);
   r.get(d.train_size);
   for_each_field(
       d.loop, [&](auto& v) { r.get(v); }, version);
+  if (const std::string problem = loop_state_problem(d.loop); !problem.empty())
+    throw CheckpointUnreadable(path + ": checkpoint is corrupt (" + problem + ")");
   int i = 0;
   for_each_array(d, [&](std::vector<float>& v) { r.get_floats(v, sizes[i++]); });
   return d;
+}
+
+void check_checkpoint_identity(const std::string& path, const CheckpointData& d,
+                               const CheckpointIdentity& mine) {
+  if (!d.identity || *d.identity == mine) return;
+  const CheckpointIdentity& theirs = *d.identity;
+  auto trial_text = [](const CheckpointIdentity& id) {
+    return id.trial < 0 && id.sweep.empty()
+               ? std::string("a run outside any sweep")
+               : "trial " + std::to_string(id.trial) + " of sweep '" + id.sweep + "'";
+  };
+  if (theirs.sweep != mine.sweep || theirs.trial != mine.trial)
+    throw CheckpointRefused(path + ": checkpoint belongs to " + trial_text(theirs) + ", not to " +
+                            trial_text(mine));
+  char have[17], want[17];
+  std::snprintf(have, sizeof have, "%016llx", static_cast<unsigned long long>(theirs.config_hash));
+  std::snprintf(want, sizeof want, "%016llx", static_cast<unsigned long long>(mine.config_hash));
+  throw CheckpointRefused(path + ": checkpoint was written by " + trial_text(theirs) +
+                          " with another config (config hash " + have + " in the file, " + want +
+                          " for this trial)");
 }
 
 void check_checkpoint_matches(const std::string& path, const CheckpointData& d, std::uint64_t seed,
@@ -244,8 +339,9 @@ void check_checkpoint_matches(const std::string& path, const CheckpointData& d, 
                               std::size_t param_count, std::size_t state_count,
                               std::size_t optimizer_state1, std::size_t optimizer_state2) {
   auto mismatch = [&](const std::string& what, auto have, auto want) {
-    throw Error(path + ": checkpoint belongs to a different run (" + what + " " +
-                std::to_string(have) + " in the file, " + std::to_string(want) + " in this run)");
+    throw CheckpointRefused(path + ": checkpoint belongs to a different run (" + what + " " +
+                            std::to_string(have) + " in the file, " + std::to_string(want) +
+                            " in this run)");
   };
   if (d.seed != seed) mismatch("training.seed", d.seed, seed);
   if (d.batch_size != batch_size) mismatch("batch size", d.batch_size, batch_size);
@@ -258,6 +354,26 @@ void check_checkpoint_matches(const std::string& path, const CheckpointData& d, 
              optimizer_state1 + optimizer_state2);
   if (!d.best_params.empty() && d.best_params.size() != param_count)
     mismatch("best-parameter count", d.best_params.size(), param_count);
+}
+
+std::string set_aside_checkpoint(const std::string& path, const CheckpointError& why) {
+  const char* kind = dynamic_cast<const CheckpointRefused*>(&why) ? ".foreign-" : ".unreadable-";
+  // RENAME_NOREPLACE: a file set aside earlier is never replaced, even by another process that
+  // picks the same number. A file system without it gets a look first, then a plain rename.
+  for (int n = 1; n <= 10000; ++n) {
+    const std::string kept = path + kind + std::to_string(n);
+    if (::renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, kept.c_str(), RENAME_NOREPLACE) == 0)
+      return kept;
+    if (errno == EEXIST) continue;
+    if (errno == EINVAL || errno == ENOSYS) {
+      std::error_code ec;
+      if (std::filesystem::exists(kept, ec)) continue;
+      if (::rename(path.c_str(), kept.c_str()) == 0) return kept;
+    }
+    throw Error(path + ": cannot set the checkpoint aside as " + kept + ": " +
+                std::strerror(errno));
+  }
+  throw Error(path + ": cannot set the checkpoint aside: 10000 files set aside already");
 }
 
 }  // namespace sweep::trainer

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "trainer/checkpoint.h"
 #include "trainer/train_config.h"
 
 namespace sweep::trainer {
@@ -61,6 +62,16 @@ struct RunControl {
   // Called (on the training thread) after each checkpoint is written: a trial on another rank of
   // a cluster sends the file to rank 0 at once.
   std::function<void(const std::string& path)> checkpoint_written;
+  // Whose run this is: written into every checkpoint, and required of the one resumed from (a
+  // checkpoint of another trial or run is refused, with the reason, as the run's error).
+  CheckpointIdentity identity{};
+  // A checkpoint to resume from that cannot be used (unreadable, another trial's): false, the run
+  // fails with the reason; true, it is set aside (set_aside_checkpoint: renamed, kept) and the run
+  // trains from the start, telling `note`. What a retry of a failed trial asks for.
+  bool set_aside_unusable_checkpoint = false;
+  // Lines for the run's log about its checkpoint: one set aside, one without an identity read.
+  // Called on the thread that starts the run; may be empty.
+  std::function<void(const std::string& line)> note{};
 };
 
 struct TrainResult {

@@ -16,9 +16,10 @@
 
 #include "common/format.h"
 #include "common/json.h"
-#include "reports/report.h"
 #include "store/store.h"
 #include "sweep/cli/commands.h"
+#include "sweep/cli/csv_table.h"
+#include "sweep/cli/output_file.h"
 #include "sweep/cli/sweep_argument.h"
 #include "sweep/cli/text_table.h"
 #include "sweep/config/expand.h"
@@ -37,6 +38,8 @@ struct Where {
   std::string db_path;
   std::string format = "csv";
   std::string output;
+  bool raw = false;    // export: CSV cells as they are, no formula guard
+  bool force = false;  // export: write -o even over a database
 };
 
 void add_where_options(CLI::App& command, Where& where, bool with_name) {
@@ -62,16 +65,6 @@ Store open_store(Where& where) {
   StoreOptions options;
   options.read_only = true;
   return Store(path, options);
-}
-
-std::string csv_cell(const std::string& cell) {
-  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
-  std::string quoted = "\"";
-  for (char c : cell) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
 }
 
 // A sweep's state as stored, unless it says `running` while no process holds the sweep's lock:
@@ -230,6 +223,21 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
       exit_code = kExitFailure;
       return;
     }
+    // Only broken trials have a value (Store::best_trial ranks them last): no result to copy.
+    // Their best is shown as what it is, and the exit status says that there is no best trial.
+    if (is_broken(winner->trial.state)) {
+      std::cout << "no successful trial of " << printable(sweep.name)
+                << ": every trial that reported " << printable(sweep.metric_name)
+                << " failed or diverged\n"
+                << "best value of a broken trial: trial " << winner->trial.number << " ("
+                << to_string(winner->trial.state) << "), " << printable(sweep.metric_name) << " "
+                << significant(winner->value) << " at "
+                << best_position(store, *winner, sweep.metric_name) << "\n";
+      if (!winner->trial.error.empty())
+        std::cout << "its error: " << printable(winner->trial.error) << "\n";
+      exit_code = kExitFailure;
+      return;
+    }
     std::cout << "trial " << winner->trial.number << ": " << sweep.metric_name << " "
               << significant(winner->value) << " at "
               << best_position(store, *winner, sweep.metric_name) << " ("
@@ -249,33 +257,34 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
       ->add_option("--format", export_args->format,
                    "csv (one row per trial) or json (everything, each trial's metric history too)")
       ->check(CLI::IsMember({"csv", "json"}));
-  exporter->add_option("-o,--output", export_args->output, "File to write (default: stdout)")
+  exporter
+      ->add_option("-o,--output", export_args->output,
+                   "File to write (default, or -: standard output); never over a database")
       ->type_name("FILE");
+  exporter->add_flag("--raw", export_args->raw,
+                     "CSV cells exactly as stored: no ' before text that starts with = + - @ "
+                     "(which a spreadsheet would run as a formula)");
+  exporter->add_flag("--force", export_args->force,
+                     "Write -o FILE even when it is an SQLite database or one's -wal/-shm file");
   exporter->footer(
+      "Text cells that a spreadsheet would run as a formula (starting with = + - @, a tab or a\n"
+      "carriage return) get a leading ' in CSV, as OWASP advises; numbers are written as they "
+      "are.\n"
       "Examples:\n  sweep export quickstart --format csv -o quickstart.csv\n"
       "  sweep export quickstart --format json | python3 -m json.tool");
   exporter->callback([export_args, &exit_code] {
     const Store store = open_store(*export_args);
     const SweepRow sweep = store.sweep_named(export_args->name);
-    std::string text;
-    if (export_args->format == "json") {
-      text = json_text(with_history(store, sweep, store.export_json(sweep.id)), 2) + "\n";
-    } else {
-      const ExportTable table = store.export_table(sweep.id);
-      auto add_row = [&text](const std::vector<std::string>& cells) {
-        for (std::size_t i = 0; i < cells.size(); ++i) text += (i ? "," : "") + csv_cell(cells[i]);
-        text += "\n";
-      };
-      add_row(table.header);
-      for (const auto& row : table.rows) add_row(row);
-    }
-    if (export_args->output.empty()) {
-      std::cout << text;
-    } else {
-      // All of it or none: a full disk leaves the file as it was, not a truncated table.
-      reports::write_file_atomically(export_args->output, text);
-      std::cerr << "wrote " << export_args->output << "\n";
-    }
+    // Before anything is read or written: -o runs/NAME/sweep.db destroyed the sweep.
+    const std::string& output = export_args->output;
+    if (!output.empty()) refuse_database_output(output, store.path(), export_args->force);
+    const std::string text =
+        export_args->format == "json"
+            ? json_text(with_history(store, sweep, store.export_json(sweep.id)), 2) + "\n"
+            : csv_table(store.export_table(sweep.id), {.raw = export_args->raw});
+    // A file is written all of it or none: a full disk leaves it as it was, not a cut table.
+    if (write_output(output.empty() ? std::string(kStandardOutput) : output, text))
+      std::cerr << "wrote " << output << "\n";
     exit_code = kExitOk;
   });
 }

@@ -12,13 +12,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include "common/format.h"
 #include "common/json.h"
@@ -28,6 +31,7 @@
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
 #include "sweep/queue/job_attempts.h"
+#include "sweep/queue/job_bounds.h"
 #include "sweep/queue/job_log.h"
 #include "sweep/queue/queue.h"
 #include "sweep/queue/worker.h"
@@ -75,19 +79,42 @@ std::int64_t parse_job_id(const std::string& text) {
   return id;
 }
 
-// A flag's value through one of worker.h's bounds, checked as the command line is read (before
-// a worker claims anything): a bad one is a usage error, exit 2, "--lease: nan: expected seconds
-// above 0, at most 604800 (a week)". Not CLI11's PositiveNumber / Range: they let NaN through
-// (every comparison with it is false), and their message gives the bounds of a double in 309
-// digits. A text that is not a number at all is left to CLI11's "Could not convert".
+// A flag's value through one of worker.h's or job_bounds.h's bounds, checked as the command line
+// is read (before a worker claims anything, before a job is stored or waited for): a bad one is a
+// usage error, exit 2, "--lease: nan: expected seconds above 0, at most 604800 (a week)". Not
+// CLI11's PositiveNumber / Range: they let NaN through (every comparison with it is false), and
+// their message gives the bounds of a double in 309 digits. Two readings of CLI11's are refused
+// or corrected here: an empty value, which it takes as 0 (`--timeout ''` waited for good), and a
+// whole number with a leading 0, which it reads as octal (--priority 010 was 8): whole numbers are
+// decimal. A text that is not a number at all is left to CLI11's "Could not convert". Given with
+// ->transform, not ->check: CLI11 hands a check a copy, and the decimal text must reach the value.
 template <typename T>
 CLI::Validator bounded(std::string (*problem)(T), std::string description) {
   return CLI::Validator(
       [problem](std::string& input) {
+        if (input.empty()) return std::string("'': expected a number, not an empty value");
+        const std::string given = printable(input);
         T value{};
-        if (!CLI::detail::lexical_cast(input, value)) return std::string();
-        const std::string why = problem(value);
-        return why.empty() ? why : printable(input) + ": " + why;
+        if constexpr (std::is_integral_v<T>) {
+          const std::string digits = input.starts_with('+') ? input.substr(1) : input;
+          long long wide = 0;
+          const auto [end, error] =
+              std::from_chars(digits.data(), digits.data() + digits.size(), wide);
+          if (digits.empty() || end != digits.data() + digits.size())
+            return given + ": expected a whole number";
+          // Beyond T: said in the bound's own words, through the nearest end of T.
+          const bool negative = digits.starts_with('-');
+          if (error == std::errc::result_out_of_range || wide > std::numeric_limits<T>::max() ||
+              wide < std::numeric_limits<T>::min())
+            value = negative ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max();
+          else
+            value = static_cast<T>(wide);
+        } else if (!CLI::detail::lexical_cast(input, value)) {
+          return std::string();
+        }
+        if (const std::string why = problem(value); !why.empty()) return given + ": " + why;
+        if constexpr (std::is_integral_v<T>) input = std::to_string(value);  // as CLI11 reads it
+        return std::string();
       },
       std::move(description));
 }
@@ -150,19 +177,22 @@ void add_submit(CLI::App& app, int& exit_code) {
   add_set_option(*c, o->overrides);
   add_queue_option(*c, o->queue);
   c->add_option("--priority", o->priority, "Higher runs first; equal priority: submit order")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(bounded(queue::priority_problem, "in [-2^53 - 2^53]"));
   c->add_option("--name", o->name, "Name of the sweep (default: the config's name)")
       ->type_name("NAME");
   c->add_option("--out", o->out, "Directory for runs (default: output.dir, runs)")
       ->type_name("DIR");
   c->add_option("--max-attempts", o->max_attempts,
                 "A trial that killed its worker this many times is failed; the sweep goes on")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(bounded(queue::max_attempts_problem,
+                          "in [1 - " + std::to_string(queue::kMaxTrialAttempts) + "]"));
   c->add_flag("--no-worker", o->no_worker, "Do not start a worker (one runs elsewhere)");
   c->add_option("--worker-idle-exit", o->worker_idle_exit,
                 "The started worker exits once the queue stayed empty this many seconds (0: never)")
       ->capture_default_str()
-      ->check(
+      ->transform(
           bounded(queue::idle_exit_problem, "in [0 - " + shortest(queue::kMaxWorkerSeconds) + "]"));
   c->footer(
       "Validates the config like `sweep validate`, stores the job and returns; a detached worker\n"
@@ -196,6 +226,13 @@ void add_submit(CLI::App& app, int& exit_code) {
 
 // ---- worker ----------------------------------------------------------------------------------
 
+// --registration-fd: the lock a detaching parent took and left open for its worker; never one of
+// the standard streams, which the detached worker has pointed at its log.
+std::string registration_fd_problem(int fd) {
+  if (fd >= 3) return "";
+  return "expected the file descriptor of an inherited worker lock, 3 or above";
+}
+
 void add_worker(CLI::App& app, int& exit_code) {
   struct Options {
     std::string queue, devices, worker_id;
@@ -213,26 +250,30 @@ void add_worker(CLI::App& app, int& exit_code) {
   // The bounds are worker.h's (run_worker checks them too); the heartbeat against the lease is
   // checked once both are read, in the callback.
   c->add_option("--cpu-slots", o->cpu_slots, "Trials at once on the CPU (default: each job's)")
-      ->check(bounded(queue::cpu_slots_problem,
-                      "in [1 - " + std::to_string(queue::kMaxCpuSlots) + "]"));
+      ->transform(bounded(queue::cpu_slots_problem,
+                          "in [1 - " + std::to_string(queue::kMaxCpuSlots) + "]"));
   c->add_option("--idle-exit", o->idle_exit,
                 "Exit once the queue stayed empty this many seconds (0: never)")
       ->capture_default_str()
-      ->check(
+      ->transform(
           bounded(queue::idle_exit_problem, "in [0 - " + shortest(queue::kMaxWorkerSeconds) + "]"));
   c->add_option("--lease", o->lease, "Seconds a claimed job stays ours without a heartbeat")
       ->capture_default_str()
-      ->check(bounded(queue::lease_problem, "in (0 - " + shortest(queue::kMaxWorkerSeconds) + "]"));
+      ->transform(
+          bounded(queue::lease_problem, "in (0 - " + shortest(queue::kMaxWorkerSeconds) + "]"));
   c->add_option("--heartbeat", o->heartbeat, "Seconds between heartbeats (shorter than --lease)")
       ->capture_default_str()
-      ->check(bounded(queue::heartbeat_problem, "in [" + shortest(queue::kMinHeartbeatS) + " - " +
-                                                    shortest(queue::kMaxWorkerSeconds) + "]"));
+      ->transform(bounded(queue::heartbeat_problem, "in [" + shortest(queue::kMinHeartbeatS) +
+                                                        " - " + shortest(queue::kMaxWorkerSeconds) +
+                                                        "]"));
   c->add_option("--poll", o->poll, "Seconds between looks at an empty queue")
       ->capture_default_str()
-      ->check(bounded(queue::poll_problem, "in [" + shortest(queue::kMinPollS) + " - " +
-                                               shortest(queue::kMaxWorkerSeconds) + "]"));
+      ->transform(bounded(queue::poll_problem, "in [" + shortest(queue::kMinPollS) + " - " +
+                                                   shortest(queue::kMaxWorkerSeconds) + "]"));
   // Set by a detaching parent only: the worker's lock, already taken, and its id.
-  c->add_option("--registration-fd", o->registration_fd)->group("");
+  c->add_option("--registration-fd", o->registration_fd)
+      ->group("")
+      ->transform(bounded(registration_fd_problem, "an inherited file descriptor"));
   c->add_option("--worker-id", o->worker_id)->group("");
   c->footer(
       "A worker claims one job at a time (highest priority, then oldest), renews its lease with\n"
@@ -244,6 +285,10 @@ void add_worker(CLI::App& app, int& exit_code) {
       "  sweep worker --detach --idle-exit 600\n"
       "  sweep worker --devices 0 & sweep worker --devices 1 &   # one worker per GPU");
   c->callback([o, c, &exit_code] {
+    if ((c->count("--registration-fd") > 0) != (c->count("--worker-id") > 0))
+      throw CLI::ValidationError("--registration-fd",
+                                 "given without --worker-id, or --worker-id without it: both come "
+                                 "from a detaching worker, together");
     if (const std::string why = queue::heartbeat_lease_problem(o->heartbeat, o->lease);
         !why.empty())
       throw CLI::ValidationError(
@@ -364,7 +409,9 @@ void add_wait(CLI::App& app, int& exit_code) {
   CLI::App* c = app.add_subcommand("wait", "Block until a job ends");
   c->add_option("JOB", o->job, "The job id")->required();
   add_queue_option(*c, o->queue);
-  c->add_option("--timeout", o->timeout, "Give up after this many seconds (0: never)");
+  c->add_option("--timeout", o->timeout, "Give up after this many seconds (0: never)")
+      ->transform(bounded(queue::wait_timeout_problem,
+                          "in [0 - " + shortest(queue::kMaxWaitSeconds) + "]"));
   c->footer(
       "Exit status: 0 done, 1 failed, 3 cancelled, 124 timed out.\n"
       "Examples:\n"
@@ -552,7 +599,11 @@ void add_fetch(CLI::App& app, int& exit_code) {
                       params_text(t.params, ParamNames::last_parts, digits),
                       t.best ? significant(*t.best) : "-"});
     print_table(std::cout, rows);
-    if (results.best)
+    if (results.best && is_broken(results.best->trial.state))  // only broken trials have a value
+      std::cout << "best: no successful trial (trial " << results.best->trial.number << " reached "
+                << results.metric_name << " " << significant(results.best->value) << " before it "
+                << to_string(results.best->trial.state) << ")\n";
+    else if (results.best)
       std::cout << "best: trial " << results.best->trial.number << ", " << results.metric_name
                 << " " << significant(results.best->value) << " ("
                 << printable(

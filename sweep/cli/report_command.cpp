@@ -3,7 +3,8 @@
  *
  * The report is a pure function of the database, so this works at any time: after the sweep,
  * while it runs (the trials so far), or for a background job (a number that names no sweep is
- * taken as a job id and resolved through the queue). The write is atomic (temp file + rename).
+ * taken as a job id and resolved through the queue). The write is atomic (temp file + rename);
+ * -o - writes the page to standard output, and -o never writes over a database (output_file.h).
  */
 #include <filesystem>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "reports/report.h"
 #include "store/store.h"
 #include "sweep/cli/commands.h"
+#include "sweep/cli/output_file.h"
 #include "sweep/cli/sweep_argument.h"
 
 namespace sweep::cli {
@@ -22,6 +24,7 @@ namespace fs = std::filesystem;
 void add_report_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string target, out_dir = "runs", db_path, output, queue;
+    bool force = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("report", "Write a sweep's HTML report (also while it runs)");
@@ -29,8 +32,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
   c->add_option("--out", o->out_dir, "Directory of runs (default: runs)")->type_name("DIR");
   c->add_option("--db", o->db_path, "SQLite database (default: OUT/NAME/sweep.db)")
       ->type_name("PATH");
-  c->add_option("-o,--output", o->output, "Where to write it (default: beside the database)")
+  c->add_option("-o,--output", o->output,
+                "Where to write it (default: beside the database; -: standard output); never "
+                "over a database")
       ->type_name("FILE");
+  c->add_flag("--force", o->force,
+              "Write -o FILE even when it is an SQLite database or one's -wal/-shm file");
   c->add_option("--queue", o->queue, "Queue database, for a job id (default: ~/.sweep/queue.db)")
       ->type_name("PATH");
   c->footer(
@@ -38,6 +45,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  sweep report quickstart                 # runs/quickstart/report.html\n"
       "  sweep report quickstart -o /tmp/q.html\n"
+      "  sweep report quickstart -o - | gzip > q.html.gz\n"
       "  sweep report 3                          # job 3 of `sweep submit`");
   c->callback([o, &exit_code] {
     const SweepArgument sweep =
@@ -48,10 +56,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
     StoreOptions options;
     options.read_only = true;
     Store store(sweep.db_path, options);
-    const fs::path out =
-        o->output.empty() ? sweep.db_path.parent_path() / "report.html" : fs::path(o->output);
-    reports::write_report(store, sweep.name, out.string());
-    std::cout << out.string() << "\n";
+    const std::string out =
+        o->output.empty() ? (sweep.db_path.parent_path() / "report.html").string() : o->output;
+    // Before the page is made: -o runs/NAME/sweep.db destroyed the sweep it reports on.
+    refuse_database_output(out, sweep.db_path, o->force);
+    // The path written is said on stdout; the page itself goes there for -o -.
+    if (write_output(out, reports::report_page(store, sweep.name))) std::cout << out << "\n";
     exit_code = kExitOk;
   });
 }

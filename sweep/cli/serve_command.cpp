@@ -1,29 +1,32 @@
 /*
- * serve_command.cpp — `sweep serve [NAME|JOB] [--out DIR] [--port N] [--host H]`: the live view
- * of the sweeps in an output directory, on localhost (sweep/serve/live_server.h).
+ * serve_command.cpp — `sweep serve [NAME|JOB] [--out DIR] [--port N] [--host H] [--allow-host
+ * NAME]...`: the live view of the sweeps in an output directory, on localhost
+ * (sweep/serve/live_server.h).
  *
  * The non-obvious decisions:
- *  - Ctrl-C and SIGTERM are taken by sigwait in this thread, not by a handler: they are blocked
- *    before the server starts its threads (which inherit the mask), so no worker is interrupted
- *    and stop() runs as ordinary code; the server then ends its held polls and joins its
- *    workers, and the command exits 0.
+ *  - Ctrl-C and SIGTERM end wait() in this thread (stop_signals.h); the server's threads start
+ *    with both blocked, so none of their waits is interrupted, and stop() runs as ordinary code:
+ *    the server ends every wait on its clients and joins its workers at once, and the command
+ *    exits 0.
  *  - NAME|JOB resolves as for `sweep report` (sweep_argument.h); the directory served is the one
  *    holding that sweep (a job's own output directory), and `/` opens its page.
+ *  - --host and --allow-host are checked as the command line is read: an empty address, or a
+ *    name with a port, is a usage error (exit 2) naming the flag, not a server bound somewhere
+ *    unexpected (getaddrinfo takes an empty host for [::1]).
  */
-#include <pthread.h>
-#include <signal.h>
-
-#include <atomic>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "common/check.h"
 #include "common/format.h"
 #include "sweep/cli/commands.h"
+#include "sweep/cli/stop_signals.h"
 #include "sweep/cli/sweep_argument.h"
+#include "sweep/serve/host_check.h"
 #include "sweep/serve/live_server.h"
 
 namespace sweep::cli {
@@ -32,29 +35,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Blocks SIGINT and SIGTERM in this thread (and the threads it starts) while alive.
-class BlockedStopSignals {
- public:
-  BlockedStopSignals() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    if (pthread_sigmask(SIG_BLOCK, &set_, &previous_) != 0)
-      throw Error("cannot block SIGINT and SIGTERM to wait for them");
-  }
-  ~BlockedStopSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  BlockedStopSignals(const BlockedStopSignals&) = delete;
-  BlockedStopSignals& operator=(const BlockedStopSignals&) = delete;
-
-  // Waits up to `timeout` for one of them; true when one came.
-  bool wait(const timespec& timeout) const { return sigtimedwait(&set_, nullptr, &timeout) > 0; }
-
- private:
-  sigset_t set_{}, previous_{};
-};
-
 std::string url_host(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+// An address to listen on: anything getaddrinfo takes, but not nothing.
+CLI::Validator listen_address() {
+  return CLI::Validator(
+      [](std::string& input) {
+        if (input.find_first_not_of(" \t") != std::string::npos) return std::string();
+        return "'" + printable(input) +
+               "': expected an address to listen on (127.0.0.1, the default; ::1; 0.0.0.0 for "
+               "every interface)";
+      },
+      "not empty");
+}
+
+CLI::Validator allowed_host_name() {
+  return CLI::Validator(
+      [](std::string& input) {
+        const std::string problem = serve::allow_host_problem(input);
+        return problem.empty() ? problem : "'" + printable(input) + "': " + problem;
+      },
+      "no port");
 }
 
 }  // namespace
@@ -62,6 +65,7 @@ std::string url_host(const std::string& host) {
 void add_serve_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string target, out_dir = "runs", queue, host = "127.0.0.1";
+    std::vector<std::string> allowed_hosts;
     int port = 8787;
   };
   auto o = std::make_shared<Options>();
@@ -76,7 +80,14 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   c->add_option("--host", o->host,
                 "Address to listen on (default: 127.0.0.1; any other makes every sweep in the "
                 "directory readable from the network)")
-      ->type_name("ADDR");
+      ->type_name("ADDR")
+      ->check(listen_address());
+  c->add_option("--allow-host", o->allowed_hosts,
+                "Also answer requests that name this server NAME (repeatable; loopback "
+                "addresses and localhost always are): a name of this machine on your network")
+      ->type_name("NAME")
+      ->check(allowed_host_name())
+      ->allow_extra_args(false);
   c->add_option("--queue", o->queue, "Queue database, for a job id (default: ~/.sweep/queue.db)")
       ->type_name("PATH");
   c->footer(
@@ -89,7 +100,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       "  sweep serve 3                     # job 3 of `sweep submit`\n"
       "  sweep serve --out /data/runs --port 9000");
   c->callback([o, &exit_code] {
-    serve::ServeOptions options{.out_dir = o->out_dir, .host = o->host, .port = o->port};
+    serve::ServeOptions options{
+        .out_dir = o->out_dir, .host = o->host, .port = o->port, .allowed_hosts = o->allowed_hosts};
     if (!o->target.empty()) {
       const SweepArgument sweep = resolve_sweep_argument(o->target, o->out_dir, o->queue);
       options.out_dir = sweep.db_path.parent_path().parent_path();
@@ -101,9 +113,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     if (!serve::is_loopback_host(o->host))
       std::cerr << "sweep serve: warning: listening on " << printable(o->host)
                 << ": every sweep in " << printable(options.out_dir.string())
-                << " is readable by anyone who can reach this port (there is no password)\n";
+                << " is readable by anyone who can reach this port (there is no password); a "
+                   "request naming this machine by a DNS name is answered only for names given "
+                   "with --allow-host\n";
 
-    const BlockedStopSignals signals;  // before the server starts any thread
+    const StopSignals signals;
     serve::LiveServer server(options);
     const int port = server.bind();
     std::string url = "http://" + url_host(o->host) + ":" + std::to_string(port) + "/";
@@ -111,14 +125,14 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     std::cout << "sweep serve: " << printable(url) << "  (" << printable(options.out_dir.string())
               << ", read-only; Ctrl-C to stop)" << std::endl;
 
-    std::atomic<bool> ended{false};
-    std::thread serving([&] {
-      server.serve();
-      ended = true;
+    std::thread serving;
+    signals.quiet([&] {
+      serving = std::thread([&] {
+        server.serve();
+        signals.wake();  // it ended by itself (the listening socket failed)
+      });
     });
-    const timespec tick{0, 200'000'000};
-    while (!ended && !signals.wait(tick)) {
-    }
+    signals.wait();
     server.stop();
     serving.join();
     std::cout << "sweep serve: stopped" << std::endl;

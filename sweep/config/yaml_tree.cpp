@@ -285,8 +285,12 @@ sweep::Json to_json(const YAML::Node& node) {
   if (text == "false" || text == "False" || text == "FALSE") return false;
   std::int64_t whole = 0;
   if (parse_whole_int(text, whole)) return whole;
+  // `nan`, `inf`, `-Infinity` (from_chars reads them) stay the text they are: JSON has no such
+  // number, and one would be stored, exported and handed to the program as null, so that trials
+  // of nan and inf looked alike. As text they read the same everywhere: argv, SWEEP_PARAMS, the
+  // store, the exports. (YAML's .nan and .inf are text here for the same reason.)
   double real = 0;
-  if (parse_whole_double(text, real)) return real;
+  if (parse_whole_double(text, real) && std::isfinite(real)) return real;
   return text;
 }
 

@@ -1,11 +1,12 @@
 /*
  * job_attempts.h — a job's attempts in the user's terms, for `sweep status JOB` and the job log.
  *
- * The store counts claims (JobRow::attempts) against a budget (JobRow::max_attempts) that is
- * --max-attempts + 1 — a trial that killed its worker --max-attempts times is failed on the claim
- * after, and the sweep goes on — and that grows by one whenever a worker hands the job back
- * cleanly (SIGTERM, Ctrl-C: no attempt spent). Neither number is what the user set, so "attempt
- * 1 of 4" with the default --max-attempts 3 read as a mistake; these say it the user's way.
+ * The store counts claims (JobRow::attempts) beside a budget (JobRow::max_attempts) that is
+ * --max-attempts + 1 and grows by one whenever a worker hands the job back cleanly (SIGTERM,
+ * Ctrl-C: no attempt spent), so the two together tell clean hand-backs from lost workers.
+ * Neither number is what the user set ("attempt 1 of 4" with the default --max-attempts 3 reads
+ * as a mistake); these say it the user's way. What the losses cost is counted per trial
+ * (crash_recovery.h).
  */
 #pragma once
 

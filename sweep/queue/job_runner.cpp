@@ -64,11 +64,19 @@ bool sweep_exists(const fs::path& db, const std::string& name) {
 struct RunEnd {
   std::optional<int> exit_code;  // set when the run returned
   std::string error;             // why it failed, for the job row
+  // The job's sweep: OUT/NAME and NAME, as far as they are known ("" before the config is read,
+  // for a job enqueued without a target).
+  fs::path run_dir;
+  std::string sweep_name;
 };
 
 RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostream& log,
                      std::atomic<bool>& stop) {
   RunEnd end;
+  if (const auto target = target_of(job); target && !target->sweep_name.empty()) {
+    end.run_dir = run_dir(*target);
+    end.sweep_name = target->sweep_name;
+  }
   try {
     JobTarget target = job.target;
     if (target.working_dir.empty())  // enqueued by other code: run where the worker runs
@@ -91,10 +99,19 @@ RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostre
     options.lock_wait = std::chrono::duration<double>(context.worker.timing.lease_s + 10);
 
     const fs::path db = sweep_db(target);
+    end.run_dir = run_dir(target);
+    end.sweep_name = config.name;
+    if (job.attempts > 1) {  // claimed before: its workers may have been lost
+      const RecoveryReport recovered = recover_crashed_trials(db, config.name, job, log);
+      if (std::string reason = give_up_reason(job, recovered); !reason.empty()) {
+        end.error = std::move(reason);
+        log << "job " << job.id << ": " << end.error << std::endl;
+        return end;
+      }
+    }
     run::RunResult result;
     if (job.attempts > 1 && sweep_exists(db, config.name)) {
       log << "continuing sweep " << config.name << " in " << db.string() << std::endl;
-      recover_crashed_trials(db, config.name, trial_attempt_limit(job), log);
       run::ResumeOptions resume;
       resume.run = options;
       resume.out_dir = config.output_dir;
@@ -125,6 +142,20 @@ RunEnd run_job_sweep(const JobRunContext& context, const JobRow& job, std::ostre
   }
   if (!end.error.empty()) log << "job " << job.id << ": " << end.error << std::endl;
   return end;
+}
+
+// A failed job leaves no trial `running`: those its run could not end (it failed before it
+// requeued the trials a lost worker had left running) become interrupted, kept for a resume.
+// Never throws: the job's own end is recorded after this either way.
+void leave_no_trial_running(const JobRow& job, const RunEnd& end, std::ostream& log) {
+  if (end.sweep_name.empty()) return;
+  try {
+    interrupt_orphaned_trials(end.run_dir, end.sweep_name,
+                              "job " + std::to_string(job.id) + " failed: " + end.error, log);
+  } catch (const std::exception& e) {
+    log << "job " << job.id << ": its sweep's trials could not be looked at: " << e.what()
+        << std::endl;
+  }
 }
 
 void mark_sweep_cancelled(const JobRow& job) {
@@ -181,6 +212,7 @@ StopCause run_claimed_job(const JobRunContext& context, const JobRow& job) {
         break;
       case StopCause::none: {
         const bool ok = end.exit_code && *end.exit_code == 0;
+        if (!ok) leave_no_trial_running(job, end, log);
         const bool recorded =
             context.queue.finish_job(job.id, context.owner, ok ? JobState::done : JobState::failed,
                                      end.exit_code ? std::optional<std::int64_t>(*end.exit_code)

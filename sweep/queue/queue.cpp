@@ -13,6 +13,7 @@
 #include "common/check.h"
 #include "common/format.h"
 #include "common/json.h"
+#include "sweep/queue/job_bounds.h"
 #include "sweep/queue/worker.h"
 #include "sweep/queue/worker_registry.h"
 
@@ -212,8 +213,10 @@ Job Queue::submit(const std::string& config_path, const SubmitOptions& options) 
 }
 
 Job Queue::submit(const config::SweepConfig& config, const SubmitOptions& options) {
-  if (options.max_attempts < 1)
-    throw Error("max_attempts must be at least 1, not " + std::to_string(options.max_attempts));
+  if (const std::string problem = max_attempts_problem(options.max_attempts); !problem.empty())
+    throw Error("max_attempts " + std::to_string(options.max_attempts) + ": " + problem);
+  if (const std::string problem = priority_problem(options.priority); !problem.empty())
+    throw Error("priority " + std::to_string(options.priority) + ": " + problem);
   // The worker it would start takes the same bound (`sweep worker --idle-exit`): refused here, not
   // by a detached worker that exits in the background with the job left queued.
   if (!options.worker_binary.empty())

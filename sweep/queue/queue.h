@@ -45,9 +45,13 @@ struct SubmitOptions {
   std::vector<std::string> overrides;     // --set KEY=VALUE, applied before validation
   std::optional<std::string> name;        // the sweep's name; unset = the config's
   std::optional<std::string> output_dir;  // unset = the config's output.dir (default runs)
-  std::int64_t priority = 0;              // higher runs first; equal: submit order
-  // A trial found `running` after its worker died this many times is failed ("killed its worker
-  // N times") and the sweep goes on; the job itself may be claimed max_attempts + 1 times.
+  // Higher runs first; equal: submit order. From -2^53 to 2^53 (job_bounds.h; else submit
+  // throws sweep::Error).
+  std::int64_t priority = 0;
+  // Attempts are counted per trial: a trial found `running` after its worker was lost this many
+  // times is failed ("killed its worker N times") and the sweep goes on. A job whose worker is
+  // lost this many times while none of its trials runs is given up (crash_recovery.h). From 1 to
+  // 100 (job_bounds.h; else submit throws sweep::Error).
   int max_attempts = 3;
   std::string working_dir;  // "" = the current directory
   // When not empty: if no worker is alive, start `worker_binary worker --detach` (the `sweep`

@@ -23,14 +23,15 @@ namespace fs = std::filesystem;
 
 cluster::RemoteTrial remote_trainer_trial(const std::shared_ptr<const std::string>& sweep_yaml,
                                           const std::string& config_path, const TrialRow& row,
-                                          int cpu_threads, bool resume,
+                                          int cpu_threads, bool resume, bool retried,
                                           const std::string& trial_dir) {
   cluster::RemoteTrial trial;
   trial.kind = kTrainerTrialKind;
   trial.payload = {
       {"config_yaml", *sweep_yaml}, {"config_path", config_path}, {"number", row.number},
       {"params", row.params},  // a tpe trial's values exist only in its row
-      {"repeat", row.repeat},       {"cpu_threads", cpu_threads}, {"resume", resume}};
+      {"repeat", row.repeat},       {"cpu_threads", cpu_threads}, {"resume", resume},
+      {"retried", retried}};
   trial.trial_dir = trial_dir;
   trial.files = {checkpoint_in(trial_dir).filename().string()};  // the log is written here
   return trial;
@@ -84,6 +85,9 @@ scheduler::TrialFn trainer_from(const cluster::RemoteTrialInput& in) {
   input.trial_dir = in.trial_dir;
   input.cpu_threads = p.at("cpu_threads").get<int>();
   input.resume = p.at("resume").get<bool>();
+  input.sweep_name = config->name;
+  input.trial_number = row.number;
+  input.retried = p.at("retried").get<bool>();
   input.checkpoint_written = [written = in.file_written](const std::string& path) {
     written(fs::path(path).filename().string());
   };

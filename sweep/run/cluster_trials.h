@@ -25,7 +25,7 @@ inline constexpr const char* kCommandTrialKind = "sweep.command";
 // values: a tpe trial's values are in no config), and how it runs.
 cluster::RemoteTrial remote_trainer_trial(const std::shared_ptr<const std::string>& sweep_yaml,
                                           const std::string& config_path, const TrialRow& row,
-                                          int cpu_threads, bool resume,
+                                          int cpu_threads, bool resume, bool retried,
                                           const std::string& trial_dir);
 // An external command's trial: its template and `facts` (command_trial_facts: SWEEP_PARAMS...);
 // the host adds its own PYTHONPATH.

@@ -95,6 +95,11 @@ void plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool res
       input.trial_dir = p.trial_dir;
       input.cpu_threads = config.resources.cpu_threads;
       input.resume = resume;
+      input.sweep_name = config.name;
+      input.trial_number = row.number;
+      const bool retried = x.retried.count(row.id) > 0;
+      input.retried = retried;
+      input.notice = [notices = x.notices](const std::string& line) { notices->say(line); };
       if (!cluster) planned.trainer_inputs[row.id] = input;
       scheduler::TrialFn local = make_trainer_trial(std::move(input));
       if (cluster)
@@ -103,7 +108,7 @@ void plan_trials(const Execution& x, const std::vector<TrialRow>& rows, bool res
           // Records the resolved config in the trial's row, as a local trial does.
           const int epochs = resolve().config.training.epochs;
           cluster::RemoteTrial trial =
-              remote_trainer_trial(sweep_yaml, path, row, threads, resume, dir);
+              remote_trainer_trial(sweep_yaml, path, row, threads, resume, retried, dir);
           trial.epochs = epochs;
           return trial;
         });

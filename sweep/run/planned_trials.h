@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "store/store.h"
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
+#include "sweep/run/console_notices.h"
 #include "sweep/run/devices.h"
 #include "sweep/run/run_sweep.h"
 #include "sweep/run/store_sink.h"
@@ -33,6 +35,11 @@ struct Execution {
   const std::filesystem::path run_dir;  // OUT/NAME: trials/, report.html, .lock
   const std::string out_dir;            // OUT, for the "continue with" hint
   const RunOptions& options;
+  // Ids of the trials that failed before and are retried (--retry-failed): a checkpoint of theirs
+  // that cannot be used is set aside instead of failing them again (TrainerTrialInput::retried).
+  const std::set<std::int64_t> retried{};
+  // The trials' lines for the console, pointed at it while they run (console_notices.h).
+  const std::shared_ptr<ConsoleNotices> notices = std::make_shared<ConsoleNotices>();
 };
 
 // The trials handed to the executor: spec (what it is), function (what to run), paths.

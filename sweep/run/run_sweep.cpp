@@ -76,7 +76,13 @@ void print_summary(std::ostream& out, const RunResult& result, const config::Swe
   if (!result.target_reached_by.empty())
     out << "target " << config.sweep.metric.name << " reached by " << result.target_reached_by
         << ": the other trials were cancelled\n";
-  if (result.best) {
+  if (result.best && is_broken(result.best->trial.state)) {
+    // Every trial with a value broke (Store::best_trial ranks broken ones last): no best trial,
+    // and its value is said as a broken trial's.
+    out << "best: no successful trial (trial " << result.best->trial.number << " reached "
+        << config.sweep.metric.name << " " << significant(result.best->value) << " before it "
+        << to_string(result.best->trial.state) << ")\n";
+  } else if (result.best) {
     // The best's values with the digits that tell the sweep's values apart (a random draw reads
     // 0.00316, not 0.0031622776601683794), as in the live table.
     std::vector<std::string> keys;
@@ -348,6 +354,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   auto store_sink = std::make_shared<StoreSink>(x.store, x.sweep.id, x.run_dir, planned.paths);
   auto console =
       std::make_shared<ConsoleProgress>(out, console_setup(x, planned, trial_total, live));
+  const ConsoleNotices::Attached notices(*x.notices, *console);
   std::shared_ptr<scheduler::StoppingPolicy> policy;
   if (config.sweep.early_terminate)
     policy = scheduler::make_stopping_policy(
@@ -537,6 +544,10 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
     out << "ended " << left << (left == 1 ? " process" : " processes")
         << " of this sweep's external trainer that its killed run had left running\n";
   const std::int64_t requeued = store.requeue_unfinished(found.id);
+  std::set<std::int64_t> retried_ids;  // what they were is gone once they are requeued
+  if (options.retry_failed)
+    for (const TrialRow& row : rows)
+      if (row.state == TrialState::failed) retried_ids.insert(row.id);
   const std::int64_t retried = options.retry_failed ? store.requeue_failed(found.id) : 0;
   std::vector<TrialRow> to_run;
   for (const TrialRow& row : store.trials(found.id))
@@ -570,7 +581,7 @@ RunResult resume_sweep(const std::string& name, const ResumeOptions& options) {
   }
   StartAhead ahead;  // as run_sweep's, once there is something to run
   if (!options.run.cluster) ahead.data(*config);
-  const Execution x{store, found, config, run_dir, options.out_dir, options.run};
+  const Execution x{store, found, config, run_dir, options.out_dir, options.run, retried_ids};
   return execute(x, to_run, true);
 }
 

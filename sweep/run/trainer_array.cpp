@@ -32,7 +32,7 @@ scheduler::ArrayFn make_trainer_array(std::map<std::int64_t, TrainerTrialInput> 
       try {
         trainer::ArrayMember m;
         m.config = place_trial(input->second, context);
-        m.control = trial_control(input->second, context);
+        m.control = trial_control(input->second, m.config, context);
         callbacks.push_back(std::make_unique<ReportingCallback>(context, m.config.training.epochs));
         m.callback = callbacks.back().get();
         members.push_back(std::move(m));
@@ -48,7 +48,8 @@ scheduler::ArrayFn make_trainer_array(std::map<std::int64_t, TrainerTrialInput> 
     trainer::train_array(members, [&](std::size_t member, trainer::MemberEnd end) {
       const std::size_t i = context_of[member];
       if (end.error) {
-        const scheduler::TrialOutcome outcome = scheduler::failure_outcome(end.error);
+        const scheduler::TrialOutcome outcome =
+            scheduler::failure_outcome(with_checkpoint_hint(end.error));
         contexts[i]->log("failed: " + outcome.message);
         finish(i, outcome);
         return;

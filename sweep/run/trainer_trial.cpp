@@ -13,6 +13,7 @@
 #include "common/json.h"
 #include "sweep/run/reporting_callback.h"
 #include "sweep/run/sweep_layout.h"
+#include "sweep/run/trial_identity.h"
 
 namespace sweep::run {
 
@@ -108,16 +109,35 @@ trainer::TrainConfig place_trial(const TrainerTrialInput& in, scheduler::TrialCo
   return config;
 }
 
-trainer::RunControl trial_control(const TrainerTrialInput& in, scheduler::TrialContext& context) {
+trainer::RunControl trial_control(const TrainerTrialInput& in, const trainer::TrainConfig& config,
+                                  scheduler::TrialContext& context) {
   std::filesystem::create_directories(in.trial_dir);
   trainer::RunControl control;
   control.checkpoint_path = checkpoint_path(in.trial_dir);
   control.resume = in.resume;
+  control.identity = trial_identity(in.sweep_name, in.trial_number, config);
+  control.set_aside_unusable_checkpoint = in.retried;
+  control.note = [&context, notice = in.notice, number = in.trial_number](const std::string& line) {
+    context.log(line);
+    if (notice) notice("trial " + std::to_string(number) + ": " + line);
+  };
   control.interrupt = &context.interrupt_flag();
   control.checkpoint_written = in.checkpoint_written;
   if (in.resume && std::filesystem::exists(control.checkpoint_path))
     context.log("resuming from " + control.checkpoint_path);
   return control;
+}
+
+std::exception_ptr with_checkpoint_hint(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const trainer::CheckpointError& e) {
+    return std::make_exception_ptr(
+        Error(std::string(e.what()) +
+              " (sweep resume --retry-failed sets it aside and trains the trial from the start)"));
+  } catch (...) {
+    return error;
+  }
 }
 
 void log_end(scheduler::TrialContext& context, const trainer::TrainResult& result) {
@@ -131,9 +151,14 @@ scheduler::TrialFn make_trainer_trial(TrainerTrialInput input) {
   return [shared](scheduler::TrialContext& context) -> scheduler::TrialOutcome {
     const TrainerTrialInput& in = *shared;
     const trainer::TrainConfig config = place_trial(in, context);
-    const trainer::RunControl control = trial_control(in, context);
+    const trainer::RunControl control = trial_control(in, config, context);
     ReportingCallback callback(context, config.training.epochs);
-    const trainer::TrainResult result = trainer::train(config, callback, control);
+    trainer::TrainResult result;
+    try {
+      result = trainer::train(config, callback, control);
+    } catch (const trainer::CheckpointError&) {
+      std::rethrow_exception(with_checkpoint_hint(std::current_exception()));
+    }
     log_end(context, result);
     return outcome_of(result, config);
   };

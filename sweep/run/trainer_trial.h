@@ -12,6 +12,8 @@
  */
 #pragma once
 
+#include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +31,16 @@ struct TrainerTrialInput {
   std::string trial_dir;  // checkpoint.bin is written here
   int cpu_threads = 0;    // oneTBB threads for a CPU trial (0 = share all)
   bool resume = false;    // continue from trial_dir/checkpoint.bin when it exists
+  // Whose trial it is: with the resolved config, the identity its checkpoints carry and the one it
+  // requires of the checkpoint it resumes from (trial_identity.h).
+  std::string sweep_name;
+  std::int64_t trial_number = -1;
+  // The trial failed before and is retried (`sweep resume --retry-failed`): a checkpoint it cannot
+  // use (unreadable, another trial's) is set aside, kept, and the trial trains from the start,
+  // instead of failing again for the same reason every time.
+  bool retried = false;
+  // Lines for the sweep's console besides the trial's log (a checkpoint set aside); may be empty.
+  std::function<void(const std::string& line)> notice;
   // After each checkpoint is written (trainer::RunControl::checkpoint_written); may be empty.
   std::function<void(const std::string& path)> checkpoint_written;
 };
@@ -38,11 +50,15 @@ std::string checkpoint_path(const std::string& trial_dir);
 scheduler::TrialFn make_trainer_trial(TrainerTrialInput input);
 
 // The pieces of a trainer trial, shared with the fused arrays (trainer_array.h): the resolved
-// config placed on the context's slot(s), the run control (checkpoint, resume, interrupt flag),
-// the log line of the end.
+// config placed on the context's slot(s), the run control (checkpoint, its identity, resume,
+// interrupt flag), the log line of the end.
 trainer::TrainConfig place_trial(const TrainerTrialInput& in, scheduler::TrialContext& context);
-trainer::RunControl trial_control(const TrainerTrialInput& in, scheduler::TrialContext& context);
+trainer::RunControl trial_control(const TrainerTrialInput& in, const trainer::TrainConfig& config,
+                                  scheduler::TrialContext& context);
 void log_end(scheduler::TrialContext& context, const trainer::TrainResult& result);
+// A trial's failure as its outcome says it: a checkpoint that cannot be used gets the way out
+// (--retry-failed sets it aside and trains the trial from the start).
+std::exception_ptr with_checkpoint_hint(const std::exception_ptr& error);
 
 // The trial's final outcome for a TrainResult (exposed for tests).
 scheduler::TrialOutcome outcome_of(const trainer::TrainResult& result,

@@ -22,6 +22,9 @@
 #include "common/format.h"
 #include "common/json.h"
 #include "reports/report_live.h"
+#include "sweep/serve/host_check.h"
+#include "sweep/serve/http/guarded_server.h"
+#include "sweep/serve/render_cache.h"
 #include "sweep/serve/serve_pages.h"
 #include "sweep/serve/store_version.h"
 #include "sweep/serve/sweep_catalog.h"
@@ -31,10 +34,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Workers: each browser holds a poll and a keep-alive connection or two; a compare page twice.
-// Threads answering requests: the held polls (ServeOptions::max_held_polls) and as many again
-// for pages, reports and the API.
-constexpr std::size_t kWorkerThreads = 128;
 // How often a held poll looks at the store's files.
 constexpr std::chrono::milliseconds kVersionCheck{200};
 
@@ -56,15 +55,6 @@ void fail(const httplib::Request& req, httplib::Response& res, int status,
 
 std::string in_quotes(std::string_view name) { return "'" + std::string(name) + "'"; }
 
-// "Host: 127.0.0.1:8787" → "127.0.0.1"; "[::1]:8787" → "::1".
-std::string host_name_of(std::string_view header) {
-  if (!header.empty() && header.front() == '[') {
-    const auto end = header.find(']');
-    return std::string(header.substr(1, end == std::string_view::npos ? header.npos : end - 1));
-  }
-  return std::string(header.substr(0, header.find(':')));
-}
-
 // The version a client says it has: ?since=, else an If-None-Match ETag.
 std::string known_version(const httplib::Request& req) {
   if (req.has_param("since")) return req.get_param_value("since");
@@ -75,15 +65,47 @@ std::string known_version(const httplib::Request& req) {
   return tag;
 }
 
-}  // namespace
-
-bool is_loopback_host(std::string_view host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+// A version of the store as the cache tells texts apart: one made before the files settled may
+// miss a write within the same tick (store_version.h), so it is never reused once they have.
+std::string cache_version(const StoreVersion& version) {
+  return version.settled ? version.marker : version.marker + "\n(settling)";
 }
+
+// Answers with `text` then `tail`, sent from the shared text itself: no copy per request.
+void send_shared(httplib::Response& res, RenderCache::Text text, std::string tail,
+                 const char* type) {
+  const std::size_t size = text->size() + tail.size();
+  res.set_content_provider(size, type,
+                           [text = std::move(text), tail = std::move(tail)](
+                               std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                             if (offset < text->size())
+                               return sink.write(text->data() + offset, text->size() - offset);
+                             offset -= text->size();
+                             return sink.write(tail.data() + offset, tail.size() - offset);
+                           });
+}
+
+const ServeOptions& checked(const ServeOptions& options) {
+  if (options.host.empty())
+    throw Error("cannot serve on an empty host: give an address, such as 127.0.0.1");
+  if (options.limits.worker_threads < 1 || options.max_held_polls < 0 ||
+      static_cast<std::size_t>(options.max_held_polls) >= options.limits.worker_threads)
+    throw Error("held polls (" + std::to_string(options.max_held_polls) +
+                ") must leave workers free: give more than that many threads (" +
+                std::to_string(options.limits.worker_threads) + ")");
+  for (const std::string& name : options.allowed_hosts)
+    if (const std::string problem = allow_host_problem(name); !problem.empty())
+      throw Error("--allow-host " + printable(name) + ": " + problem);
+  return options;
+}
+
+}  // namespace
 
 struct LiveServer::Impl {
   ServeOptions options;
-  httplib::Server server;
+  HostPolicy hosts;
+  RenderCache cache;
+  http::GuardedServer server;
   std::mutex mutex;
   std::condition_variable stopped;
   bool stopping = false;
@@ -91,18 +113,18 @@ struct LiveServer::Impl {
   bool serve_returned = false;  // ... and has returned
   int held_polls = 0;           // polls being held now (under mutex)
 
-  explicit Impl(ServeOptions o) : options(std::move(o)) {
+  explicit Impl(ServeOptions o)
+      : options(checked(o)),
+        hosts(options.allowed_hosts, !is_loopback_host(options.host)),
+        cache({.max_bytes = options.limits.cache_bytes,
+               .max_concurrent = options.limits.max_concurrent_loads}),
+        server(options.limits) {
     // httplib's default also sets SO_REUSEPORT, with which a second server on the same port
     // would share it silently instead of failing.
     server.set_socket_options([](socket_t sock) {
       int yes = 1;
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     });
-    // httplib owns (and deletes) the queue it is handed.
-    server.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
-    // An idle keep-alive connection holds a worker; short, so stop() ends within a second.
-    server.set_keep_alive_timeout(1);
-    server.set_payload_max_length(64 * 1024);  // GETs only: no body worth reading
 
     server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (req.method != "GET" && req.method != "HEAD") {
@@ -110,16 +132,21 @@ struct LiveServer::Impl {
         fail(req, res, 405, "sweep serve is read-only: it answers GET requests only");
         return httplib::Server::HandlerResponse::Handled;
       }
-      if (is_loopback_host(options.host) && req.has_header("Host") &&
-          !is_loopback_host(host_name_of(req.get_header_value("Host")))) {
+      const std::size_t host_fields = req.get_header_value_count("Host");
+      if (host_fields > 1 || (host_fields == 0 && req.version != "HTTP/1.0")) {
+        fail(req, res, 400, "a request names its host in exactly one Host header");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (host_fields == 1 && !hosts.allows(req.get_header_value("Host"))) {
         fail(req, res, 403,
              "this server answers requests for localhost only (the Host header named another "
-             "name)");
+             "name; sweep serve --allow-host NAME answers that name too)");
         return httplib::Server::HandlerResponse::Handled;
       }
       res.set_header("Cache-Control", "no-store");
       res.set_header("X-Content-Type-Options", "nosniff");
       res.set_header("Referrer-Policy", "no-referrer");
+      res.set_header("Accept-Ranges", "none");  // Range is taken out of every request (gate)
       return httplib::Server::HandlerResponse::Unhandled;
     });
     // Called for every status >= 400; fills only the bodies nobody wrote (httplib's own 404s,
@@ -197,15 +224,24 @@ struct LiveServer::Impl {
     fail(req, res, 503, db.string() + " holds no sweep yet (it is being created); try again");
   }
 
+  // The page, made once per version of the store; the version it polls from is the one it was
+  // made at (a settling one matches no later version, so its first poll answers at once).
   void sweep_page(const httplib::Request& req, httplib::Response& res, const std::string& name) {
     const std::optional<fs::path> db = database(req, res, name);
     if (!db) return;
     const StoreVersion version = store_version(*db);
-    const std::optional<reports::ReportData> data = load_sweep(*db, name);
-    if (!data) return no_sweep_yet(req, res, *db);
-    const reports::LivePage live{
-        .api_url = sweep_api_url(name), .version = issued_token(version), .home_url = kSweepsUrl};
-    res.set_content(reports::render_live_report(*data, live), kHtml);
+    const RenderCache::Text page =
+        cache.get("page\n" + db->string() + "\n" + name, cache_version(version),
+                  [&]() -> std::optional<std::string> {
+                    const std::optional<reports::ReportData> data = load_sweep(*db, name);
+                    if (!data) return std::nullopt;
+                    const reports::LivePage live{.api_url = sweep_api_url(name),
+                                                 .version = issued_token(version),
+                                                 .home_url = kSweepsUrl};
+                    return reports::render_live_report(*data, live);
+                  });
+    if (!page) return no_sweep_yet(req, res, *db);
+    send_shared(res, page, "", kHtml);
   }
 
   void sweep_api(const httplib::Request& req, httplib::Response& res, const std::string& name) {
@@ -224,27 +260,23 @@ struct LiveServer::Impl {
     const std::string known = known_version(req);
     StoreVersion version = store_version(*db);
     if (!known.empty() && version.marker == known) {
-      // Held until the files change, the time is up, or the server stops; at most a second when
-      // max_held_polls are held already, so that they never take every thread.
-      {
-        const std::lock_guard count(mutex);
-        if (held_polls >= options.max_held_polls) wait_seconds = std::min(wait_seconds, 1);
-        ++held_polls;
-      }
-      struct Release {
-        Impl& impl;
-        ~Release() {
-          const std::lock_guard count(impl.mutex);
-          --impl.held_polls;
+      if (wait_seconds > 0 && hold_poll()) {
+        // Held until the files change, the time is up, or the server stops.
+        struct Release {
+          Impl& impl;
+          ~Release() {
+            const std::lock_guard count(impl.mutex);
+            --impl.held_polls;
+          }
+        } release{*this};  // after `lock` below has let go, whatever store_version throws
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_seconds);
+        std::unique_lock lock(mutex);
+        while (version.marker == known && std::chrono::steady_clock::now() < deadline) {
+          if (stopped.wait_for(lock, kVersionCheck, [this] { return stopping; })) break;
+          lock.unlock();
+          version = store_version(*db);
+          lock.lock();
         }
-      } release{*this};  // after `lock` below has let go, whatever store_version throws
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_seconds);
-      std::unique_lock lock(mutex);
-      while (version.marker == known && std::chrono::steady_clock::now() < deadline) {
-        if (stopped.wait_for(lock, kVersionCheck, [this] { return stopping; })) break;
-        lock.unlock();
-        version = store_version(*db);
-        lock.lock();
       }
       if (version.marker == known) {
         res.status = 304;
@@ -252,14 +284,32 @@ struct LiveServer::Impl {
         return;
       }
     }
-    const std::optional<reports::ReportData> data = load_sweep(*db, name);
-    if (!data) return no_sweep_yet(req, res, *db);
-    sweep::Json body = reports::live_update(*data);
+    // {"data":...,"summary":...,"sweep":NAME} without its closing brace, once per version; each
+    // answer adds its own version token.
+    const RenderCache::Text body =
+        cache.get("api\n" + db->string() + "\n" + name, cache_version(version),
+                  [&]() -> std::optional<std::string> {
+                    const std::optional<reports::ReportData> data = load_sweep(*db, name);
+                    if (!data) return std::nullopt;
+                    sweep::Json update = reports::live_update(*data);
+                    update["sweep"] = name;
+                    std::string text = sweep::json_text(update);
+                    text.pop_back();
+                    return text;
+                  });
+    if (!body) return no_sweep_yet(req, res, *db);
     const std::string token = issued_token(version);
-    body["sweep"] = name;
-    body["version"] = token;
     res.set_header("ETag", "\"" + token + "\"");
-    res.set_content(sweep::json_text(body), kJson);
+    send_shared(res, body, ",\"version\":" + sweep::json_text(sweep::Json(token)) + "}", kJson);
+  }
+
+  // Whether one more poll may be held: at most max_held_polls, so that the workers they hold
+  // never are all of them. One not held is answered at once.
+  bool hold_poll() {
+    const std::lock_guard count(mutex);
+    if (held_polls >= options.max_held_polls) return false;
+    ++held_polls;
+    return true;
   }
 
   void compare(const httplib::Request& req, httplib::Response& res) {
@@ -310,7 +360,7 @@ void LiveServer::serve() {
     if (impl_->stopping) return;
     impl_->serving = true;
   }
-  impl_->server.listen_after_bind();
+  impl_->server.serve();
   const std::lock_guard lock(impl_->mutex);
   impl_->serve_returned = true;
 }
@@ -321,6 +371,7 @@ void LiveServer::stop() {
     impl_->stopping = true;
   }
   impl_->stopped.notify_all();
+  impl_->server.halt();
   // httplib's stop() does nothing until its accept loop runs: a serve() just entered on another
   // thread would then never end. So wait for the loop (or for serve() to give up) first.
   for (;;) {
@@ -333,5 +384,7 @@ void LiveServer::stop() {
   }
   impl_->server.stop();
 }
+
+std::uint64_t LiveServer::report_loads() const { return impl_->cache.renders(); }
 
 }  // namespace sweep::serve

@@ -90,6 +90,8 @@ const char* const kTableHead =
     "<th>sweep</th><th>state</th><th>trials</th><th>by state</th><th>metric</th><th>best</th>"
     "<th>last update</th></tr></thead><tbody>";
 
+}  // namespace
+
 const char* reason_phrase(int status) {
   switch (status) {
     case 400:
@@ -100,6 +102,14 @@ const char* reason_phrase(int status) {
       return "Not Found";
     case 405:
       return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Content Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
     case 500:
       return "Internal Server Error";
     case 503:
@@ -108,8 +118,6 @@ const char* reason_phrase(int status) {
       return status >= 500 ? "Server Error" : "Error";
   }
 }
-
-}  // namespace
 
 std::string percent_encode(std::string_view text) {
   static const char* const kHex = "0123456789ABCDEF";

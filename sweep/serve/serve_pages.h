@@ -41,6 +41,9 @@ std::string sweeps_page(const std::filesystem::path& out_dir,
 // Sweeps `a` and `b` side by side.
 std::string compare_page(const SweepListing& a, const SweepListing& b);
 
+// "Not Found" for 404: the reason phrase of a status sweep serve answers with.
+const char* reason_phrase(int status);
+
 // "404 Not Found" and what was not found, as a small page.
 std::string message_page(int status, std::string_view message);
 

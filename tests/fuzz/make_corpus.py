@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""make_corpus.py — writes the generated seeds of tests/fuzz/corpus/ (idx/ and cifar/).
+"""make_corpus.py — writes the generated seeds of tests/fuzz/corpus/ (idx/, cifar/, checkpoint/).
 
 Tiny valid files of each reader's format, raw and gzip (one member and concatenated members),
 plus a few near-misses (a label out of range, a truncated gzip stream, counts that differ) for the
-fuzzer to start from. The config seeds are YAML files kept by hand (config/). Deterministic:
+fuzzer to start from. Checkpoints in each version the reader takes (1, 2 without an identity; 3
+with one), each behind the harness's flag byte, and near-misses (cut short, a flag byte of 2, a
+negative epoch, a name longer than its bound). The config seeds are YAML files kept by hand (config/). Deterministic:
 run it again and the files come out byte for byte the same.
 
   python3 tests/fuzz/make_corpus.py
@@ -12,6 +14,7 @@ import gzip
 import os
 import random
 import struct
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 rng = random.Random(1)
@@ -74,3 +77,46 @@ write("cifar", "label-out-of-range", cifar_records([10]))
 write("cifar", "truncated-record", cifar_records([2])[:-1])
 write("cifar", "gzip-truncated", gz(cifar_records([7, 8]))[:-4])
 write("cifar", "empty", b"")
+
+
+def checkpoint(version, arrays, identity=(b"quickstart", 3, 0x1234ABCD5678EF00), flags=None,
+               epoch=2, crc=True):
+    """A checkpoint file as trainer/checkpoint.cpp writes it (little-endian, no padding)."""
+    out = b"SWEEPCKP" + struct.pack("<I", version)
+    out += b"".join(struct.pack("<Q", len(a)) for a in arrays)
+    if version >= 3:
+        name, trial, config_hash = identity
+        out += struct.pack("<I", len(name)) + name + struct.pack("<qQ", trial, config_hash)
+    out += struct.pack("<Qqq", 7, 32, 512)  # seed, batch size, training-set size
+    has_last, has_best = flags if flags else (1, 1)
+    out += struct.pack("<iqqqiqd", epoch, 3, 35, 35, epoch, 1120, 1.5)  # epoch .. elapsed
+    for k in range(4):  # since_log, since_validation, this_epoch, last_epoch
+        out += struct.pack("<ddd", 2.5 + k, 20.0, 32.0)
+    out += struct.pack("<iBdd", 2, has_last, 0.7, 0.8)  # validations, last validation
+    out += struct.pack("<BdddiqI", has_best, 0.8, 0.7, 0.8, 2, 32, 0)  # best .. bad_validations
+    if version >= 2:
+        out += struct.pack("<ddd", 0.5, 4.0, 8.0)  # pending
+    out += b"".join(struct.pack("<%df" % len(a), *a) for a in arrays)
+    return out + struct.pack("<I", zlib.crc32(out) if crc else 0)
+
+
+def fixed_crc(data):
+    """The harness input that writes the file's CRC itself (flag byte 1)."""
+    return b"\x01" + data
+
+
+arrays = [[0.5 * i - 1 for i in range(6)], [1.0, 2.0], [0.25] * 6, [], [-1.0] * 6, [3.0, 4.0]]
+write("checkpoint", "v3-valid", b"\x00" + checkpoint(3, arrays))
+write("checkpoint", "v3-outside-a-sweep", b"\x00" + checkpoint(3, arrays, identity=(b"", -1, 0)))
+write("checkpoint", "v2-without-identity", b"\x00" + checkpoint(2, arrays))
+write("checkpoint", "v1-without-identity", b"\x00" + checkpoint(1, arrays))
+write("checkpoint", "v3-no-best-copy", b"\x00" + checkpoint(3, arrays[:4] + [[], []]))
+write("checkpoint", "v3-truncated", b"\x00" + checkpoint(3, arrays)[:-9])
+write("checkpoint", "v3-flag-of-2", fixed_crc(checkpoint(3, arrays, flags=(2, 1))))
+write("checkpoint", "v3-negative-epoch", fixed_crc(checkpoint(3, arrays, epoch=-4)))
+write("checkpoint", "v3-name-too-long",
+      fixed_crc(checkpoint(3, arrays, identity=(b"n" * 5000, 0, 1))))
+write("checkpoint", "v3-bad-checksum", b"\x00" + checkpoint(3, arrays, crc=False))
+write("checkpoint", "v4-future", fixed_crc(checkpoint(3, arrays)[:8] + struct.pack("<I", 4) +
+                                           checkpoint(3, arrays)[12:]))
+write("checkpoint", "not-a-checkpoint", b"\x01PK\x03\x04" + bytes(40))

@@ -1,8 +1,9 @@
 // The queue's promises under failure: a worker killed with SIGKILL mid-trial (its job is
 // reclaimed and continued, completed trials are not rerun, the interrupted one resumes from its
-// checkpoint, no metric point is lost or doubled), a trial that keeps killing its worker, cancel
-// while queued and while running, `sweep logs -f` through a cancel and a killed worker, and a
-// queue file that is not a queue.
+// checkpoint, no metric point is lost or doubled), a trial that keeps killing its worker, workers
+// killed once in each of several trials (attempts count per trial), a failed job leaving no trial
+// running, cancel while queued and while running, `sweep logs -f` through a cancel and a killed
+// worker, and a queue file that is not a queue.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -212,6 +213,92 @@ TEST(QueueCrash, ATrialThatKeepsKillingItsWorkerIsFailedAndTheRestRuns) {
   EXPECT_EQ(trial.error, "killed its worker 1 times");
   const CommandResult status = dir.sweep({"status", std::to_string(id)});
   EXPECT_NE(status.out.find("killed its worker"), std::string::npos) << status.out;
+}
+
+// Polls the sweep database until trial `number` runs with a checkpoint written (at least one
+// epoch done): the moment to kill its worker.
+bool wait_for_checkpointed_trial(const fs::path& db, const std::string& name, std::int64_t number) {
+  return eventually(
+      [&] {
+        auto store = open_if_there(db);
+        if (!store || !store->find_sweep(name)) return false;
+        const auto t = store->trial_by_number(store->find_sweep(name)->id, number);
+        return t && t->state == TrialState::running && fs::exists(checkpoint_of(db, number));
+      },
+      std::chrono::seconds(60));
+}
+
+// Attempts count per trial: the worker killed once while each of trials 0, 1 and 2 ran (no trial
+// hit twice) with --max-attempts 2. No trial used up its attempts, so the job runs on to its end,
+// trial 3 included, every trial completed and none left `running`.
+TEST(QueueCrash, WorkersKilledOnceInEachOfSeveralTrialsNeverFailTheJob) {
+  QueueDir dir;
+  dir.write("each.yaml", tiny_config("each", 4, 4, 16384, 256));
+  const std::int64_t id =
+      job_id_of(dir.sweep({"submit", "each.yaml", "--no-worker", "--max-attempts", "2"}));
+  const fs::path db = dir.path() / "runs" / "each" / "sweep.db";
+  for (std::int64_t victim = 0; victim < 3; ++victim) {
+    const pid_t worker = dir.start_worker(worker_args({}));
+    ASSERT_TRUE(wait_for_checkpointed_trial(db, "each", victim)) << "trial " << victim << "\n"
+                                                                 << diagnose(dir, db, "each");
+    dir.kill_hard(worker);
+  }
+  dir.start_worker(worker_args({"--idle-exit", "0.5"}));
+  const CommandResult wait = dir.sweep({"wait", std::to_string(id), "--timeout", "120"});
+  EXPECT_EQ(wait.exit_code, 0) << wait.out << wait.err << diagnose(dir, db, "each");
+
+  Queue queue(dir.queue_db(), {.read_only = true});
+  const JobRow job = queue.job(id).row();
+  EXPECT_EQ(job.state, JobState::done) << job.error;
+  EXPECT_EQ(job.attempts, 4) << "three workers lost, the fourth ran it to the end";
+  Store store(db, {.read_only = true});
+  for (const TrialRow& t : store.trials(store.find_sweep("each")->id)) {
+    EXPECT_EQ(t.state, TrialState::completed) << "trial " << t.number << ": " << t.error;
+    EXPECT_EQ(t.attempts, t.number < 3 ? 2 : 1) << "trial " << t.number;
+    EXPECT_EQ(t.summary.value("epochs_completed", 0), 4) << "trial " << t.number;
+  }
+  const CommandResult logs = dir.sweep({"logs", std::to_string(id)});
+  EXPECT_NE(logs.out.find("trial 2 was running when the worker died (its loss 1 of 2)"),
+            std::string::npos)
+      << logs.out;
+}
+
+// A job that fails after its worker was lost (here: the directory it was submitted from is gone)
+// leaves no trial `running`: the one the lost worker left is marked interrupted, with the reason,
+// and keeps its checkpoint for `sweep resume`.
+TEST(QueueCrash, AFailedJobLeavesNoTrialRunning) {
+  QueueDir dir;
+  dir.write("gone.yaml", tiny_config("gone", 2, 4, 16384, 256));
+  const fs::path out = dir.path() / "out";
+  const std::int64_t id =
+      job_id_of(dir.sweep({"submit", "gone.yaml", "--no-worker", "--out", out.string()}));
+  const fs::path db = out / "gone" / "sweep.db";
+  const pid_t first = dir.start_worker(worker_args({}));
+  ASSERT_TRUE(wait_for_checkpointed_trial(db, "gone", 0)) << diagnose(dir, db, "gone");
+  dir.kill_hard(first);
+  {  // The submit directory moves away while no worker holds the job.
+    sqlite3* queue_db = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.queue_db().c_str(), &queue_db), SQLITE_OK);
+    const std::string sql = "UPDATE jobs SET working_dir = '" + (dir.path() / "moved").string() +
+                            "' WHERE id = " + std::to_string(id);
+    EXPECT_EQ(sqlite3_exec(queue_db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(queue_db);
+  }
+  dir.start_worker(worker_args({"--idle-exit", "0.5"}));
+  const CommandResult wait = dir.sweep({"wait", std::to_string(id), "--timeout", "60"});
+  EXPECT_EQ(wait.exit_code, 1) << wait.out << wait.err;
+  EXPECT_NE(wait.err.find("no longer exists"), std::string::npos) << wait.err;
+
+  Store store(db, {.read_only = true});
+  const auto sweep = store.find_sweep("gone");
+  for (const TrialRow& t : store.trials(sweep->id))
+    EXPECT_NE(t.state, TrialState::running) << "trial " << t.number;
+  const TrialRow zero = *store.trial_by_number(sweep->id, 0);
+  EXPECT_EQ(zero.state, TrialState::interrupted);
+  EXPECT_NE(zero.stop_reason.find("job " + std::to_string(id) + " failed: "), std::string::npos)
+      << zero.stop_reason;
+  EXPECT_TRUE(fs::exists(checkpoint_of(db, 0)));
+  EXPECT_EQ(sweep->state, SweepState::interrupted);
 }
 
 TEST(QueueCancel, AQueuedJobIsCancelledAtOnce) {

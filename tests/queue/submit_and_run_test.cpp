@@ -223,6 +223,78 @@ TEST(QueueWorker, NonsenseFlagValuesAreRefusedBeforeAnyJobIsClaimed) {
   EXPECT_FALSE(fs::exists(QueuePaths(dir.queue_db()).job_log(id)));
 }
 
+// Every number the queue's commands take is bounded as the command line is read, as worker.h's
+// are: exit 2 and one line naming the flag, before anything is stored or waited for. `wait
+// --timeout -1` (or nan, -inf, '') waited for good; an empty value read as 0, and a whole number
+// with a leading 0 as octal.
+TEST(QueueCommands, EveryNumberIsBoundedAsTheCommandLineIsRead) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("bounds", 1, 1, 128));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker"}));
+  const std::string job = std::to_string(id);
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;  // on the first line of stderr
+  };
+  const std::string wait_bound =
+      "expected seconds from 0 (0: wait until the job ends), at most "
+      "604800 (a week)";
+  const std::string attempts_bound = "expected a whole number of attempts from 1 to 100";
+  const std::vector<Case> cases = {
+      {{"wait", job, "--timeout", "-1"}, "--timeout: -1: " + wait_bound},
+      {{"wait", job, "--timeout", "nan"}, "--timeout: nan: " + wait_bound},
+      {{"wait", job, "--timeout", "-inf"}, "--timeout: -inf: " + wait_bound},
+      {{"wait", job, "--timeout", "inf"}, "--timeout: inf: " + wait_bound},
+      {{"wait", job, "--timeout", "1e9"}, "--timeout: 1e9: " + wait_bound},
+      {{"wait", job, "--timeout", ""}, "--timeout: '': expected a number, not an empty value"},
+      {{"submit", "tiny.yaml", "--no-worker", "--name", "b", "--max-attempts", "0"},
+       "--max-attempts: 0: " + attempts_bound},
+      {{"submit", "tiny.yaml", "--no-worker", "--name", "b", "--max-attempts", "-1"},
+       "--max-attempts: -1: " + attempts_bound},
+      {{"submit", "tiny.yaml", "--no-worker", "--name", "b", "--max-attempts", "101"},
+       "--max-attempts: 101: " + attempts_bound},
+      {{"submit", "tiny.yaml", "--no-worker", "--name", "b", "--max-attempts", "2147483648"},
+       "--max-attempts: 2147483648: " + attempts_bound},
+      {{"submit", "tiny.yaml", "--no-worker", "--name", "b", "--max-attempts", ""},
+       "--max-attempts: '': expected a number"},
+      {{"submit", "tiny.yaml", "--no-worker", "--name", "b", "--max-attempts", "2.5"},
+       "--max-attempts: 2.5: expected a whole number"},
+      {{"submit", "tiny.yaml", "--no-worker", "--name", "b", "--priority", "9007199254740993"},
+       "--priority: 9007199254740993: expected a whole number from -9007199254740992 to "
+       "9007199254740992"},
+      {{"submit", "tiny.yaml", "--no-worker", "--name", "b", "--priority", ""},
+       "--priority: '': expected a number"},
+      {{"worker", "--cpu-slots", ""}, "--cpu-slots: '': expected a number"},
+      {{"worker", "--lease", ""}, "--lease: '': expected a number"},
+      {{"worker", "--idle-exit", ""}, "--idle-exit: '': expected a number"},
+      // Hidden (a detaching worker passes it to its child): CLI11 names no flag for it.
+      {{"worker", "--registration-fd", "1", "--worker-id", "x"},
+       "1: expected the file descriptor of an inherited worker lock"},
+  };
+  for (const Case& c : cases) {
+    const CommandResult r = dir.sweep(c.args, std::chrono::seconds(20));
+    std::string shown;
+    for (const std::string& arg : c.args) shown += " '" + arg + "'";
+    EXPECT_EQ(r.exit_code, 2) << shown << ": " << r.out << r.err;
+    EXPECT_NE(r.err.substr(0, r.err.find('\n')).find(c.says), std::string::npos)
+        << shown << ": " << c.says << "\nnot in: " << r.err;
+    EXPECT_EQ(r.out, "") << shown;
+  }
+  Queue queue(dir.queue_db(), {.read_only = true});
+  ASSERT_EQ(queue.jobs().size(), 1u) << "a refused submit queued nothing";
+  EXPECT_EQ(queue.job(id).row().attempts, 0) << "nothing was claimed";
+
+  // Whole numbers are decimal: 010 is ten, not CLI11's octal eight.
+  const std::int64_t decimal =
+      job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker", "--name", "c", "--priority", "010",
+                           "--max-attempts", "010"}));
+  const JobRow row = Queue(dir.queue_db(), {.read_only = true}).job(decimal).row();
+  EXPECT_EQ(row.priority, 10);
+  EXPECT_EQ(row.target.trial_crash_limit, 10);
+  // In bounds: a wait that times out says so with its own exit status.
+  EXPECT_EQ(dir.sweep({"wait", job, "--timeout", "0.2"}).exit_code, 124);
+}
+
 TEST(QueueApi, SubmitWaitFetchFromCpp) {
   QueueDir dir;
   const std::string config = dir.write("api.yaml", tiny_config("api", 2, 1, 128));

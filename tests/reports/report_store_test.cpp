@@ -13,9 +13,11 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "common/check.h"
 #include "reports/report.h"
+#include "reports/report_model.h"
 #include "store/store.h"
 #include "tests/reports/synthetic_store.h"
 #include "tests/reports/synthetic_sweep.h"
@@ -85,6 +87,41 @@ TEST_F(ReportStore, LoadsEveryTrialAndSeriesBackAsWritten) {
   // By numeric id too.
   EXPECT_EQ(load_report_data(store, std::to_string(sweep_id)).trials.size(),
             original.trials.size());
+}
+
+// One rule for the best trial (Store::best_trial, best_trial_index): a broken trial ranks below
+// every other; when only broken trials have a value, both pick the best of them, and the page says
+// that there is no successful trial instead of presenting it as the winner.
+TEST_F(ReportStore, TheStoreAndTheReportPickOneBestAndSayWhenNoTrialSucceeded) {
+  Store store(dir_ / "sweep.db");
+  const auto add = [&](const std::string& name, const std::vector<TrialState>& states,
+                       const std::vector<double>& values) {
+    ReportData data;
+    data.name = name;
+    for (std::size_t i = 0; i < states.size(); ++i) {
+      TrialData t;
+      t.number = static_cast<std::int64_t>(i);
+      t.state = states[i];
+      t.params = {{"lr", 0.1 * static_cast<double>(i + 1)}};
+      t.series["val_accuracy"] = {{1, 1.0, values[i]}};
+      data.trials.push_back(t);
+    }
+    return testing::store_sweep(store, data);
+  };
+  const auto mixed = add("mixed", {TrialState::diverged, TrialState::completed, TrialState::failed},
+                         {0.96, 0.6, 0.97});
+  const auto broken = add("broken", {TrialState::failed, TrialState::diverged, TrialState::failed},
+                          {0.69, 0.5, 0.8});
+  for (const auto& [id, name, number] :
+       {std::tuple{mixed, std::string("mixed"), 1}, std::tuple{broken, std::string("broken"), 2}}) {
+    const ReportData data = load_report_data(store, name);
+    const auto best = best_trial_index(data, score_trials(data));
+    ASSERT_TRUE(best.has_value());
+    EXPECT_EQ(data.trials[*best].number, number) << name;
+    EXPECT_EQ(store.best_trial(id)->trial.number, number) << name;
+    const std::string page = render_report(data);
+    EXPECT_EQ(page.find("No successful trial") != std::string::npos, name == "broken") << name;
+  }
 }
 
 TEST_F(ReportStore, UnknownSweepThrowsANamedError) {

@@ -389,6 +389,47 @@ echo '{"step": 7, "loss": 0.5}'
       << log;
 }
 
+// A trainer whose step is the batch index, starting again every epoch: each of its 12 lines keeps
+// its value (only 4 steps were kept, epochs 1 and 2 overwritten by epoch 3), the log says once
+// where the lines go, and a second run of the trial (a resume) has its printed steps again.
+TEST_F(CommandTrialTest, AStepThatStartsAgainEveryEpochKeepsEveryValue) {
+  CommandSpec command;
+  command.argv_template = script("epochs.sh", R"(#!/bin/sh
+for epoch in 1 2 3; do
+  case $epoch in 1) acc=0.91;; 2) acc=0.85;; 3) acc=0.80;; esac
+  for step in 0 1 2 3; do
+    echo "{\"epoch\": $epoch, \"step\": $step, \"val_accuracy\": $acc}"
+  done
+done
+)");
+  command.metric_name = "val_accuracy";
+  command.log_path = (dir_ / "epochs.log").string();
+  ASSERT_EQ(run_one(command, spec_with_id(9)).state, TrialState::completed);
+  const auto metrics = sink_->metrics(9);
+  ASSERT_EQ(metrics.size(), 12u);
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    EXPECT_EQ(metrics[i].step, static_cast<std::int64_t>(i));
+    EXPECT_EQ(metrics[i].epoch, static_cast<std::int64_t>(i / 4 + 1));
+    EXPECT_DOUBLE_EQ(metrics[i].value, i < 4 ? 0.91 : i < 8 ? 0.85 : 0.80);
+  }
+  const std::string log = read_file(dir_ / "epochs.log");
+  const std::string note =
+      "sweep: metric lines: step 0 again in epoch 2 (a step counted within each epoch); every "
+      "value is kept";
+  EXPECT_NE(log.find("{\"epoch\": 2, \"step\": 0, \"val_accuracy\": 0.85}\n" + note),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("sweep: metric lines"), log.rfind("sweep: metric lines")) << log;
+
+  // The next run of the same trial starts from its printed steps: what it logs again replaces
+  // what the first run logged there.
+  ASSERT_EQ(run_one(command, spec_with_id(9)).state, TrialState::completed);
+  const auto again = sink_->metrics(9);
+  ASSERT_EQ(again.size(), 24u);
+  EXPECT_EQ(again[12].step, 0);
+  EXPECT_EQ(again[23].step, 11);
+}
+
 // A line over 1 MiB is never read as metrics in parts: one meant as a metric line is refused with
 // the reason, once; the lines after it are read as always, and the log file keeps every byte.
 TEST_F(CommandTrialTest, ALineTooLongIsRefusedOnceAndTheNextOnesAreRead) {

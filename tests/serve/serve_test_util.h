@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sweep::serve::testing {
@@ -49,5 +50,34 @@ class Child {
 // The port in the first "sweep serve: http://HOST:PORT/..." line of `log`, waiting up to
 // `timeout` for it; 0 when none came.
 int served_port(const std::filesystem::path& log, std::chrono::milliseconds timeout);
+
+// A TCP connection to 127.0.0.1:PORT written byte by byte as a test wants: a request cut short,
+// a slow one, one with too many headers. Every call is bounded in time.
+class RawClient {
+ public:
+  explicit RawClient(int port);  // throws std::runtime_error when it cannot connect
+  ~RawClient();
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  // Sends all of `bytes`; false once the server has closed or reset the connection (or 10 s
+  // passed without it taking them).
+  bool send(std::string_view bytes);
+  // What the server sends until it closes the connection, or until `timeout`; `closed` says
+  // which.
+  std::string read_until_closed(std::chrono::milliseconds timeout, bool* closed = nullptr);
+  // One answer (its head and Content-Length body) on a connection kept alive; "" when none
+  // came within `timeout`.
+  std::string read_answer(std::chrono::milliseconds timeout);
+  // Whether the server sent anything or closed, without waiting.
+  bool heard_from_server() const;
+
+ private:
+  int fd_ = -1;
+  std::string pending_;  // read past the last answer
+};
+
+// The status of an answer's first line ("HTTP/1.1 431 ..." → 431); 0 when there is none.
+int status_of(const std::string& answer);
 
 }  // namespace sweep::serve::testing

@@ -93,6 +93,70 @@ TEST_F(ExportFixture, TableHasOneRowPerTrialAndAColumnPerParamAndSeries) {
   EXPECT_THROW(store.export_table(4242), Error);
 }
 
+// Which cells are numbers, so that a CSV writer guarding text against spreadsheet formulas
+// leaves a negative number (or -inf) as it is and guards a text value that starts with '-'.
+TEST(StoreExport, TheTableSaysWhichCellsAreNumbers) {
+  TempDir dir;
+  Store store(dir / "sweep.db");
+  const auto s = store.create_sweep(sweep_spec("n"));
+  auto specs = trial_specs(2);
+  specs[0].params = {{"offset", -2.5}, {"tag", "-2.5"}, {"on", true}};
+  specs[1].params = {{"offset", 1}};
+  const auto ids = store.add_trials(s, specs);
+  store.claim_trial(ids[0], "cpu:0");
+  store.log_metrics(
+      std::vector<MetricPoint>{point(ids[0], "val_accuracy", 1, -0.5),
+                               point(ids[0], "loss", 1, -std::numeric_limits<double>::infinity())});
+  store.set_trial_state(ids[0], TrialState::failed, {.error = "=HYPERLINK(\"x\")"});
+  const ExportTable t = store.export_table(s);
+  EXPECT_THAT(t.header,
+              ElementsAre("number", "state", "device", "offset", "on", "tag", "best_val_accuracy",
+                          "final_loss", "final_val_accuracy", "attempts", "started_at",
+                          "finished_at", "duration_s", "stop_reason", "error"));
+  ASSERT_EQ(t.number.size(), t.rows.size());
+  const auto& r0 = t.rows[0];
+  const auto& n0 = t.number[0];
+  ASSERT_EQ(n0.size(), r0.size());
+  EXPECT_EQ(r0[3], "-2.5");
+  EXPECT_TRUE(n0[3]);  // the number -2.5
+  EXPECT_EQ(r0[5], "-2.5");
+  EXPECT_FALSE(n0[5]);  // the text "-2.5"
+  EXPECT_FALSE(n0[4]);  // true
+  EXPECT_EQ(r0[6], "-0.5");
+  EXPECT_TRUE(n0[6]);
+  EXPECT_EQ(r0[7], "-inf");
+  EXPECT_TRUE(n0[7]);
+  EXPECT_TRUE(n0[0] && n0[9] && n0[10] && n0[11] && n0[12]);
+  EXPECT_FALSE(n0[1] || n0[2] || n0[13] || n0[14]);
+  EXPECT_EQ(r0[14], "=HYPERLINK(\"x\")");
+  // An empty cell is no number: nothing to write.
+  EXPECT_EQ(t.rows[1][6], "");
+  EXPECT_FALSE(t.number[1][6]);
+}
+
+// JSON has no NaN or infinity: a parameter that is one would be stored as null, and two trials of
+// nan and inf would read alike. It is refused with its name; the config keeps such values as text.
+TEST(StoreTrials, ANonFiniteParameterIsRefusedNotStoredAsNull) {
+  TempDir dir;
+  Store store(dir / "sweep.db");
+  const auto s = store.create_sweep(sweep_spec("nan"));
+  auto specs = trial_specs(1);
+  specs[0].params = {{"lr", 0.1}, {"opt", {{"betas", {0.9, std::nan("")}}}}};
+  try {
+    store.add_trials(s, specs);
+    FAIL() << "a NaN parameter was stored";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("trial 0: parameter 'opt.betas.1' is a NaN or infinite "
+                                         "number, which JSON cannot hold"),
+              std::string::npos)
+        << e.what();
+  }
+  specs[0].params = {{"x", "nan"}, {"y", "inf"}};
+  const auto ids = store.add_trials(s, specs);
+  EXPECT_EQ(store.trials(s).at(0).params, (sweep::Json{{"x", "nan"}, {"y", "inf"}}));
+  EXPECT_EQ(store.trials(s).at(0).id, ids[0]);
+}
+
 TEST_F(ExportFixture, JsonCarriesSweepAndTrials) {
   const auto j = store.export_json(s);
   EXPECT_EQ(j["sweep"]["name"], "x");

@@ -227,6 +227,24 @@ TEST(HostileConfigs, PlaceholderValuesKeepTheirSpelling) {
   }
 }
 
+// nan and inf (any spelling from_chars reads as no finite number) are parameter values of their
+// own, kept as the text they are: as JSON numbers they were null in the store, SWEEP_PARAMS and
+// the exports, and trials of nan and inf looked alike.
+TEST(HostileConfigs, NanAndInfParameterValuesStayTheTextTheyAre) {
+  const SweepConfig config = load_text(
+      "trainer: {command: \"echo {x}\"}\n"
+      "sweep:\n"
+      "  parameters:\n"
+      "    x: {values: [nan, inf, -Infinity, .nan, 1e400, 0.5]}\n");
+  const sweep::Json expected = {"nan", "inf", "-Infinity", ".nan", "1e400", 0.5};
+  ASSERT_EQ(config.trial_count(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const sweep::Json params = trial_point(config, i).params;
+    EXPECT_EQ(params.at("x"), expected[i]) << "trial " << i;
+    EXPECT_EQ(params.dump().find("null"), std::string::npos) << params.dump();
+  }
+}
+
 // A grid too big to check one trial at a time is still checked value by value: a bad value
 // anywhere in the list is found, at its line, without resolving 10^5 trials.
 TEST(HostileConfigs, ALargeGridIsCheckedValueByValue) {

@@ -1,12 +1,15 @@
 /*
  * checkpoint_test.cpp — the checkpoint file: round trip, atomic replacement, and every way a file
- * can be wrong (missing, truncated, flipped byte, foreign file, other run), each with a message
- * naming the file.
+ * can be wrong (missing, truncated, flipped byte, foreign file, other run, another trial's, an
+ * impossible value behind a good checksum), each with a message naming the file; files of the
+ * versions before identities; setting an unusable file aside.
  */
 #include "trainer/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -42,6 +45,7 @@ CheckpointData sample() {
   d.optimizer_state1 = std::vector<float>(100, 0.25f);
   d.best_params = std::vector<float>(100, -1.f);
   d.best_state = {3.f, 4.f};
+  d.identity = CheckpointIdentity{"quickstart", 7, 0x0123456789abcdefULL};
   return d;
 }
 
@@ -86,7 +90,9 @@ TEST(Checkpoint, RoundTripIsExact) {
   EXPECT_TRUE(r.optimizer_state2.empty());
   EXPECT_EQ(r.best_params, d.best_params);
   EXPECT_EQ(r.best_state, d.best_state);
+  EXPECT_EQ(r.identity, d.identity);
   EXPECT_NO_THROW(check_checkpoint_matches(p, r, 42, 64, 6000, 100, 2, 100, 0));
+  EXPECT_NO_THROW(check_checkpoint_identity(p, r, *d.identity));
   fs::remove(p);
 }
 
@@ -146,6 +152,120 @@ TEST(Checkpoint, OtherRunIsRefused) {
   EXPECT_NE(msg.find("training.seed"), std::string::npos) << msg;
   msg = error_of([&] { check_checkpoint_matches(p, d, 42, 64, 6000, 101, 2, 101, 0); });
   EXPECT_NE(msg.find("parameter count 100 in the file, 101 in this run"), std::string::npos) << msg;
+}
+
+// The bytes of `p` with the CRC-32 of all but the last four written into those four: a file whose
+// checksum is right, whatever else is wrong with it.
+void put_with_crc(const std::string& p, std::vector<char> bytes) {
+  const auto crc = static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
+                                                    reinterpret_cast<const Bytef*>(bytes.data()),
+                                                    static_cast<uInt>(bytes.size() - 4)));
+  std::memcpy(bytes.data() + bytes.size() - 4, &crc, 4);
+  put_bytes(p, bytes);
+}
+
+// Offsets in a version-3 file: magic 8, version 4, six array sizes 48, then the identity.
+constexpr std::size_t kIdentityAt = 60;
+
+TEST(Checkpoint, AnotherTrialsOrAnotherConfigsCheckpointIsRefusedNamingBoth) {
+  const std::string p = temp_path("identity");
+  write_checkpoint(p, sample());
+  const CheckpointData d = read_checkpoint(p);
+  std::string msg = error_of([&] {
+    check_checkpoint_identity(p, d, {"quickstart", 0, 0x0123456789abcdefULL});
+  });
+  EXPECT_NE(msg.find(p + ": checkpoint belongs to trial 7 of sweep 'quickstart', not to trial 0 "
+                         "of sweep 'quickstart'"),
+            std::string::npos)
+      << msg;
+  msg = error_of([&] { check_checkpoint_identity(p, d, {"other", 7, 0x0123456789abcdefULL}); });
+  EXPECT_NE(msg.find("not to trial 7 of sweep 'other'"), std::string::npos) << msg;
+  msg = error_of([&] { check_checkpoint_identity(p, d, {"quickstart", 7, 1}); });
+  EXPECT_NE(msg.find("with another config (config hash 0123456789abcdef in the file, "
+                     "0000000000000001 for this trial)"),
+            std::string::npos)
+      << msg;
+  msg = error_of([&] { check_checkpoint_identity(p, d, {}); });
+  EXPECT_NE(msg.find("not to a run outside any sweep"), std::string::npos) << msg;
+  EXPECT_THROW(check_checkpoint_identity(p, d, {"quickstart", 0, 0x0123456789abcdefULL}),
+               CheckpointRefused);
+  EXPECT_THROW(check_checkpoint_matches(p, d, 43, 64, 6000, 100, 2, 100, 0), CheckpointRefused);
+  fs::remove(p);
+}
+
+// A file of version 2 (before identities): read, without an identity, and accepted by any trial
+// whose run checks pass (checkpoint.h says why).
+TEST(Checkpoint, AVersionTwoFileIsReadWithoutAnIdentity) {
+  const std::string p = temp_path("v2");
+  CheckpointData d = sample();
+  d.identity = CheckpointIdentity{};  // the empty identity: 4 + 0 + 8 + 8 bytes after the sizes
+  write_checkpoint(p, d);
+  std::vector<char> bytes = bytes_of(p);
+  bytes.erase(bytes.begin() + kIdentityAt, bytes.begin() + kIdentityAt + 20);
+  bytes[8] = 2;  // the version
+  put_with_crc(p, bytes);
+  const CheckpointData r = read_checkpoint(p);
+  EXPECT_FALSE(r.identity.has_value());
+  EXPECT_EQ(r.params, d.params);
+  EXPECT_EQ(r.loop.iteration, 298);
+  EXPECT_NO_THROW(check_checkpoint_identity(p, r, {"quickstart", 3, 99}));
+  fs::remove(p);
+}
+
+// Behind a right checksum, values no writer makes: a flag of 2, a negative epoch, a name longer
+// than its bound. Each is refused as unreadable rather than handed to the training loop.
+TEST(Checkpoint, ImpossibleValuesBehindAGoodChecksumAreUnreadable) {
+  const std::string p = temp_path("impossible");
+  write_checkpoint(p, sample());
+  const std::vector<char> good = bytes_of(p);
+  // After the identity ("quickstart": 4 + 10 + 8 + 8) and seed, batch, training-set size (24).
+  const std::size_t loop_at = kIdentityAt + 30 + 24;
+  std::vector<char> negative = good;
+  const std::int32_t epoch = -3;
+  std::memcpy(negative.data() + loop_at, &epoch, 4);
+  put_with_crc(p, negative);
+  std::string msg = error_of([&] { read_checkpoint(p); });
+  EXPECT_NE(msg.find("checkpoint is corrupt (epoch -3)"), std::string::npos) << msg;
+  EXPECT_THROW(read_checkpoint(p), CheckpointUnreadable);
+
+  // has_last_validation: after 4+8+8+8+4+8+8 bytes of counters, 4 accumulators of 24, and the
+  // 4-byte validation count.
+  std::vector<char> flag = good;
+  flag[loop_at + 48 + 96 + 4] = 2;
+  put_with_crc(p, flag);
+  msg = error_of([&] { read_checkpoint(p); });
+  EXPECT_NE(msg.find("checkpoint is corrupt (a flag holds 2)"), std::string::npos) << msg;
+
+  std::vector<char> long_name = good;
+  const std::uint32_t length = kMaxCheckpointNameBytes + 1;
+  std::memcpy(long_name.data() + kIdentityAt, &length, 4);
+  put_with_crc(p, long_name);
+  msg = error_of([&] { read_checkpoint(p); });
+  EXPECT_NE(msg.find("checkpoint is corrupt (a name of 4097 bytes)"), std::string::npos) << msg;
+  fs::remove(p);
+}
+
+// An unusable file is renamed beside its place, never over an earlier one, and kept as it was.
+TEST(Checkpoint, SettingAsideKeepsEveryFileUnderANameOfItsKind) {
+  const std::string p = temp_path("aside");
+  for (const char* suffix : {".unreadable-1", ".unreadable-2", ".foreign-1"})
+    fs::remove(p + suffix);
+  const CheckpointUnreadable unreadable("cut short");
+  const CheckpointRefused refused("another trial's");
+  std::ofstream(p) << "first";
+  EXPECT_EQ(set_aside_checkpoint(p, unreadable), p + ".unreadable-1");
+  EXPECT_FALSE(fs::exists(p));
+  std::ofstream(p) << "second";
+  EXPECT_EQ(set_aside_checkpoint(p, unreadable), p + ".unreadable-2");
+  std::ofstream(p) << "third";
+  EXPECT_EQ(set_aside_checkpoint(p, refused), p + ".foreign-1");
+  EXPECT_EQ(bytes_of(p + ".unreadable-1"), (std::vector<char>{'f', 'i', 'r', 's', 't'}));
+  EXPECT_EQ(bytes_of(p + ".foreign-1").size(), 5u);
+  EXPECT_NE(
+      error_of([&] { set_aside_checkpoint(p, refused); }).find("cannot set the checkpoint aside"),
+      std::string::npos);
+  for (const char* suffix : {".unreadable-1", ".unreadable-2", ".foreign-1"})
+    fs::remove(p + suffix);
 }
 
 }  // namespace

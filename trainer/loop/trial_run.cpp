@@ -109,7 +109,7 @@ class TrialRun::Impl {
   void start() {
     if (control_.resume && !control_.checkpoint_path.empty() &&
         std::filesystem::exists(control_.checkpoint_path))
-      restore(control_.checkpoint_path);
+      resume_from(control_.checkpoint_path);
     start_ = Clock::now();
     last_report_time_ = start_;
     last_report_images_ = st_.images_trained;
@@ -376,6 +376,7 @@ class TrialRun::Impl {
 
   void save_checkpoint(const std::string& path) {
     CheckpointData d;
+    d.identity = control_.identity;
     d.seed = t_.seed;
     d.batch_size = t_.batch_size;
     d.train_size = data_->train.size();
@@ -402,11 +403,47 @@ class TrialRun::Impl {
     write_checkpoint(path, d);
   }
 
-  void restore(const std::string& path) {
-    const CheckpointData d = read_checkpoint(path);
+  void note(const std::string& line) const {
+    if (control_.note) control_.note(line);
+  }
+
+  // Continues from the checkpoint at `path`; one that cannot be used fails the run, or, when the
+  // control says so, is set aside and the run stays at its start.
+  void resume_from(const std::string& path) {
+    std::optional<CheckpointData> d;
+    try {
+      d = usable_checkpoint(path);
+    } catch (const CheckpointError& e) {
+      if (!control_.set_aside_unusable_checkpoint) throw;
+      const std::string kept = set_aside_checkpoint(path, e);
+      note(std::string(e.what()) + "; set aside as " + kept + ", the trial trains from the start");
+      return;
+    }
+    restore(*d);
+  }
+
+  // The checkpoint at `path` if it is this run's, else CheckpointError (nothing changed).
+  CheckpointData usable_checkpoint(const std::string& path) const {
+    CheckpointData d = read_checkpoint(path);
+    check_checkpoint_identity(path, d, control_.identity);
     check_checkpoint_matches(path, d, t_.seed, t_.batch_size, data_->train.size(),
                              net_.param_count(), net_.state_count(), opt_.state1_count(),
                              opt_.state2_count());
+    // The loop indexes batches and epochs with these: a file whose checks pass but whose place
+    // lies outside this run is not this run's.
+    if (d.loop.epoch > t_.epochs || d.loop.batch_in_epoch > ipe_)
+      throw CheckpointRefused(path + ": checkpoint's place (epoch " + std::to_string(d.loop.epoch) +
+                              ", batch " + std::to_string(d.loop.batch_in_epoch) +
+                              ") lies outside this run (" + std::to_string(t_.epochs) +
+                              " epochs of " + std::to_string(ipe_) + " batches)");
+    if (!d.identity && control_.identity != CheckpointIdentity{})
+      note(path +
+           ": this checkpoint was written before checkpoints named their trial; resumed "
+           "on its seed, batch size, training-set size and sizes alone");
+    return d;
+  }
+
+  void restore(const CheckpointData& d) {
     st_ = d.loop;
     st_.pending.clear();
     if (d.loop.pending.count > 0) {

@@ -25,23 +25,43 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# Every process of this test (mpirun's ranks carry SWEEP_TEST_MARK in their environment).
-our_pids() {
-  for env in /proc/[0-9]*/environ; do
-    { tr '\0' '\n' < "$env"; } 2>/dev/null | grep -qx "SWEEP_TEST_MARK=$SWEEP_TEST_MARK" || continue
-    pid=${env#/proc/}; pid=${pid%/environ}
-    [ "$pid" != "$$" ] && [ "$pid" != "$BASHPID" ] && echo "$pid"
+# The scans below use bash builtins only (a glob, `test -ef`, `mapfile`): no process is started
+# per process looked at, so a scan takes about as long on a machine running thousands of
+# processes as on an idle one, and never outlasts what it is looking for.
+
+# has_vars FILE VAR=VALUE...: the environment file (/proc/PID/environ) holds every VAR=VALUE given.
+has_vars() {
+  local file=$1 want var found
+  shift
+  local -a vars
+  mapfile -d '' -t vars 2>/dev/null < "$file" || return 1
+  for want in "$@"; do
+    found=0
+    for var in "${vars[@]}"; do [ "$var" = "$want" ] && { found=1; break; }; done
+    [ $found = 1 ] || return 1
   done
 }
 
-# The pid of rank N's sweep process.
-rank_pid() {
+# Every process of this test (mpirun's ranks carry SWEEP_TEST_MARK in their environment).
+our_pids() {
+  local env pid
   for env in /proc/[0-9]*/environ; do
-    vars=$( { tr '\0' '\n' < "$env"; } 2>/dev/null) || continue
-    grep -qx "SWEEP_TEST_MARK=$SWEEP_TEST_MARK" <<<"$vars" || continue
-    grep -qx "OMPI_COMM_WORLD_RANK=$1" <<<"$vars" || continue
     pid=${env#/proc/}; pid=${pid%/environ}
-    [ "$(readlink "/proc/$pid/exe")" = "$SWEEP" ] && { echo "$pid"; return 0; }
+    [ "$pid" != "$$" ] && [ "$pid" != "$BASHPID" ] || continue
+    has_vars "$env" "SWEEP_TEST_MARK=$SWEEP_TEST_MARK" && echo "$pid"
+  done
+  return 0
+}
+
+# The pid of rank N's sweep process. Look it up before waiting for the moment to signal it (as
+# kill_and_resume.sh and silent_rank.sh do), so the signal follows that moment at once.
+rank_pid() {
+  local env pid
+  for env in /proc/[0-9]*/environ; do
+    pid=${env#/proc/}; pid=${pid%/environ}
+    [ "/proc/$pid/exe" -ef "$SWEEP" ] || continue  # stat through the link: only sweep processes
+    has_vars "$env" "SWEEP_TEST_MARK=$SWEEP_TEST_MARK" "OMPI_COMM_WORLD_RANK=$1" &&
+      { echo "$pid"; return 0; }
   done
   return 1
 }

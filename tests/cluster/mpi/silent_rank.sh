@@ -7,13 +7,16 @@ config=$(TRAIN=4096 tiny_config silent 6 $epochs)
 db=runs/silent/sweep.db
 SWEEP_RANK_TIMEOUT=3 timeout 300 mpirun -np 3 "$SWEEP" run "$config" --out runs > run.txt 2>&1 &
 job=$!
+# Rank 2's process is found first: the STOP then follows the store's word that a trial runs there
+# at once, however long a look through the machine's processes takes.
+pid=""
+wait_for 60 'pid=$(rank_pid 2)'
 running_on_rank2() {
   local n
   n=$(q $db "select count(*) from trials where state = 'running' and device like 'rank2:%'" 2>/dev/null) || true
   [ "${n:-0}" -gt 0 ]
 }
 wait_for 120 running_on_rank2
-pid=$(rank_pid 2) || fail "rank 2 not found"
 kill -STOP "$pid"
 start=$SECONDS
 if wait $job; then cat run.txt; fail "the job ended well with a silent rank"; fi
