@@ -15,6 +15,14 @@ namespace sweep {
 
 using Json = nlohmann::ordered_json;
 
+}  // namespace sweep
+
+// Json's members are compiled once, in common/json.cpp (the sweep_json library), not again in
+// every file that uses them: this declaration tells each including file to use that copy.
+extern template class nlohmann::basic_json<nlohmann::ordered_map>;
+
+namespace sweep {
+
 // `value` as JSON text; a string with bytes that are not UTF-8 is written with U+FFFD for them
 // instead of throwing (nlohmann's default), so that a store written before such text was cleaned
 // at its source (common/utf8.h) still exports. Every JSON that leaves sweep goes through here.

@@ -19,7 +19,6 @@ using config::Distribution;
 
 // The normal family's CDF coordinate stays this far inside (0, 1): Φ⁻¹ of it is ±7.03.
 constexpr double kCdfMargin = 1e-12;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool is_log_uniform_kind(Distribution d) {
   return d == Distribution::log_uniform || d == Distribution::log_uniform_values ||

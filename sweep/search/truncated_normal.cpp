@@ -14,7 +14,6 @@ namespace sweep::search {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // log(e^p − e^q) for p >= q.
 double log_difference(double log_p, double log_q) {

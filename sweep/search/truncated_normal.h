@@ -9,9 +9,12 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 namespace sweep::search {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // log of the standard normal density at z.
 inline double log_normal_pdf(double z) {

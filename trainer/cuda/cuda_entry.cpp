@@ -18,6 +18,8 @@
 
 namespace sweep::trainer {
 
+bool cuda_backend_linked() { return true; }
+
 std::unique_ptr<Backend> make_cuda_backend(const DeviceSpec& spec) {
   int device = spec.index;
   if (device < 0) SWEEP_CHECK_CUDA(cudaGetDevice(&device));

@@ -60,6 +60,12 @@ bool has_dropout(const Network& net) {
   return false;
 }
 
+}  // namespace
+
+// Types of TrialRun::Impl's members: named, not anonymous, since Impl itself has linkage (GCC
+// warns of a member whose type has none when files are compiled together in a unity build).
+namespace trial_run_detail {
+
 // A validation whose evaluation is launched: what on_validation will be told, and whether it
 // evaluates the final weights. (At namespace scope: clang cannot construct a nested class with
 // default member initializers inside its still-incomplete enclosing class, as optional needs.)
@@ -73,7 +79,9 @@ struct Owed {
   std::optional<PendingValidation> validation;
 };
 
-}  // namespace
+}  // namespace trial_run_detail
+using trial_run_detail::Owed;
+using trial_run_detail::PendingValidation;
 
 // One training run. Members live as long as the run.
 class TrialRun::Impl {

@@ -1,16 +1,14 @@
 /*
  * make_communicator.cpp — picks the collectives for a set of replicas.
  *
- * NCCL lives in the CUDA backend library and is reached only through trainer/cuda_entry.h, when
- * the build has it (SWEEP_HAVE_NCCL); a build without it says so when a trial asks for several
+ * NCCL lives in the CUDA backend library and is reached only through trainer/cuda_entry.h; a build
+ * without it (trainer/cuda/no_nccl.cpp, trainer/no_cuda/) says so when a trial asks for several
  * GPUs, before anything trains.
  */
 
 #include "common/check.h"
 #include "trainer/parallel/communicator.h"
-#if SWEEP_HAVE_NCCL
 #include "trainer/cuda_entry.h"
-#endif
 
 namespace sweep::trainer {
 
@@ -22,14 +20,7 @@ std::unique_ptr<Communicator> make_communicator(const std::vector<Backend*>& bac
       throw Error("the replicas of one trial must all be CPU or all GPUs, not " +
                   backends.front()->name() + " and " + b->name());
   if (kind == DeviceKind::cpu) return make_in_process_communicator(backends);
-#if SWEEP_HAVE_NCCL
   return make_nccl_communicator(backends);
-#else
-  throw Error(
-      "a trial on several GPUs needs NCCL, and this build has none (NCCL was not found next to "
-      "the CUDA toolkit when sweep was built): install NCCL and rebuild, or use "
-      "resources.gpus_per_trial: 1");
-#endif
 }
 
 }  // namespace sweep::trainer
