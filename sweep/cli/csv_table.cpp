@@ -31,7 +31,8 @@ std::string csv_table(const ExportTable& table, const CsvOptions& options) {
   const auto add_row = [&](const std::vector<std::string>& cells, const std::vector<bool>* number) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const bool is_number = number && i < number->size() && (*number)[i];
-      text += (i ? "," : "") + csv_cell(cells[i], is_number, options);
+      if (i) text += ',';
+      text += csv_cell(cells[i], is_number, options);
     }
     text += "\n";
   };
