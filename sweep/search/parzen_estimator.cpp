@@ -21,7 +21,6 @@ namespace sweep::search {
 
 namespace {
 
-
 // A term this far below the largest weighs e^-40 (4e-18) of it: skipping such terms changes a
 // density by less than 1e-14 relative with a thousand kernels, and spares exp() the far
 // kernels (most of them, and its slow path near underflow).

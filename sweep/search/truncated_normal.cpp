@@ -14,7 +14,6 @@ namespace sweep::search {
 
 namespace {
 
-
 // log(e^p − e^q) for p >= q.
 double log_difference(double log_p, double log_q) {
   if (log_q == -kInf) return log_p;

@@ -7,8 +7,8 @@
  */
 
 #include "common/check.h"
-#include "trainer/parallel/communicator.h"
 #include "trainer/cuda_entry.h"
+#include "trainer/parallel/communicator.h"
 
 namespace sweep::trainer {
 
