@@ -45,11 +45,20 @@ std::string report_page(const Store& store, const std::string& sweep);
 // report_page + write_file_atomically.
 void write_report(Store& store, const std::string& sweep, const std::string& out_path);
 
+// report_page + write_own_file_atomically: a sweep's own OUT/NAME/report.html.
+void write_own_report(Store& store, const std::string& sweep, const std::filesystem::path& path);
+
 // Writes `text` to `path` through a temporary file in the same directory and a rename; creates
 // the directory when missing. Throws sweep::Error (with the OS's reason) on failure, leaving the
 // file as it was. For every file a command writes for the user (a report, an export). A file it
 // replaces keeps its mode; a symbolic link is followed (the link stays); a device or a pipe is
 // written to as it is (a full one fails), never replaced.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
+
+// write_file_atomically for a file sweep writes on its own inside a sweep's directory (its
+// report.html), under common/own_file.h's rule: a symbolic link, a FIFO or a device at `path` is
+// refused with a sweep::Error naming it, never followed or written to (a link that appears after
+// the check is replaced by the rename, its target untouched).
+void write_own_file_atomically(const std::filesystem::path& path, std::string_view text);
 
 }  // namespace sweep::reports

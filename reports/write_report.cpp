@@ -8,7 +8,8 @@
  * file the user writes, since a report (or an export) is meant to be shared, or takes the mode of
  * the file it replaces. Only a regular file is replaced so: a symbolic link's target is written
  * (the link stays), and a device or a pipe (-o /dev/stdout, /dev/full, a FIFO) is written to as it
- * is, never replaced by a file (it once turned /dev/full into a regular file and said "wrote").
+ * is, never replaced by a file. That is for a path the user names; a file sweep writes on its own
+ * (write_own_file_atomically) is only ever a regular file, never reached through a link.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/own_file.h"
 #include "reports/report.h"
 #include "store/store.h"
 
@@ -138,6 +140,23 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
   temp.rename_to();
 }
 
+void write_own_file_atomically(const std::filesystem::path& path, std::string_view text) {
+  refuse_unless_own_file(path);
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw Error("cannot create the directory " + dir.string() + " for " + path.string() + ": " +
+                ec.message());
+  struct stat existing {};
+  mode_t mode = 0644;
+  if (::lstat(path.c_str(), &existing) == 0 && S_ISREG(existing.st_mode))
+    mode = existing.st_mode & 07777;
+  TempFile temp(path, mode);
+  temp.write_all(text);
+  temp.rename_to();
+}
+
 std::string report_page(const Store& store, const std::string& sweep) {
   ReportData data = load_report_data(store, sweep);
   data.generated_at = utc_now();
@@ -146,6 +165,10 @@ std::string report_page(const Store& store, const std::string& sweep) {
 
 void write_report(Store& store, const std::string& sweep, const std::string& out_path) {
   write_file_atomically(out_path, report_page(store, sweep));
+}
+
+void write_own_report(Store& store, const std::string& sweep, const std::filesystem::path& path) {
+  write_own_file_atomically(path, report_page(store, sweep));
 }
 
 }  // namespace sweep::reports

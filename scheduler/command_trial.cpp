@@ -25,6 +25,7 @@
 #include "common/check.h"
 #include "common/format.h"
 #include "common/json.h"
+#include "common/own_file.h"
 #include "common/utf8.h"
 #include "scheduler/child_process.h"
 #include "scheduler/metric_line.h"
@@ -45,7 +46,8 @@ ssize_t unless_would_block(ssize_t result) {
 }
 int unless_interrupted(int result) { return result == -1 && errno == EINTR ? 0 : result; }
 
-// Appends lines to the trial's log file (both streams, in the order read).
+// Appends lines to the trial's log file (both streams, in the order read). The file is one of
+// sweep's own (common/own_file.h): a symbolic link there fails the trial, never gets the output.
 class LogFile {
  public:
   explicit LogFile(const std::string& path) {
@@ -53,7 +55,7 @@ class LogFile {
     const auto parent = std::filesystem::path(path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent);
     int fd;
-    SWEEP_CHECK_SYS(fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    SWEEP_CHECK_SYS(fd = open_own_file(path, O_WRONLY | O_CREAT | O_APPEND));
     fd_ = detail::FileDescriptor(fd);
   }
   void write_line(std::string_view line) {
@@ -287,8 +289,14 @@ class CommandRun {
       return true;
     }
     if (!placed.note.empty()) said(placed.note);
+    if (!parsed.note.empty()) said(parsed.note + ": " + line.substr(0, 200));
     ++metric_lines_;
-    for (const auto& [name, value] : parsed.values) {
+    // The sweep's metric last: sinks take it as the line's moment (the console's per-epoch line
+    // shows train_loss beside it), so every other value of its line has arrived by then.
+    std::vector<std::pair<std::string, double>> values = parsed.values;
+    std::stable_partition(values.begin(), values.end(),
+                          [&](const auto& value) { return value.first != command_.metric_name; });
+    for (const auto& [name, value] : values) {
       MetricPoint point{name, value, placed.step, parsed.epoch.value_or(0), 0};
       point.epoch_position = parsed.epoch_position.value_or(0);
       context_.report(point);

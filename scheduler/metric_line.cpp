@@ -54,6 +54,7 @@ class Reader {
   explicit Reader(std::string_view text) : s_(text) {}
 
   bool at_end() const { return i_ >= s_.size(); }
+  std::size_t position() const { return i_; }
   char peek() const { return at_end() ? '\0' : s_[i_]; }
   bool eat(char c) {
     if (peek() != c) return false;
@@ -69,8 +70,11 @@ class Reader {
     while (!at_end() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
   }
 
-  // A JSON string at the cursor, decoded into `out` (when given). False when malformed.
+  // A JSON string at the cursor, decoded into `out` (when given). False when malformed. A \u
+  // escape of half a surrogate pair with no other half names no character: it is decoded as
+  // U+FFFD and lone_surrogate() says so, for the caller to decide (JSON's grammar allows it).
   bool string(std::string* out) {
+    lone_surrogate_ = false;
     if (!eat('"')) return false;
     while (!at_end()) {
       const char c = s_[i_++];
@@ -107,11 +111,18 @@ class Reader {
           std::uint32_t code = 0;
           if (!hex4(code)) return false;
           if (code >= 0xD800 && code <= 0xDBFF) {  // a high surrogate wants its low half
+            const std::size_t after_high = i_;
             std::uint32_t low = 0;
-            if (!eat_word("\\u") || !hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
-            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+            if (eat_word("\\u") && hex4(low) && low >= 0xDC00 && low <= 0xDFFF) {
+              code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+            } else {
+              i_ = after_high;  // what follows is read on its own
+              code = kReplacement;
+              lone_surrogate_ = true;
+            }
           } else if (code >= 0xDC00 && code <= 0xDFFF) {
-            return false;
+            code = kReplacement;
+            lone_surrogate_ = true;
           }
           if (out) append_utf8(*out, code);
           break;
@@ -122,6 +133,9 @@ class Reader {
     }
     return false;  // unterminated
   }
+
+  // The last string() held a lone surrogate.
+  bool lone_surrogate() const { return lone_surrogate_; }
 
   // A number, or NaN / Infinity / -Infinity. nullopt when there is none at the cursor.
   std::optional<double> number() {
@@ -226,15 +240,20 @@ class Reader {
     }
   }
 
+  static constexpr std::uint32_t kReplacement = 0xFFFD;
+
   std::string_view s_;
   std::size_t i_ = 0;
+  bool lone_surrogate_ = false;
 };
 
-// A number as the line spelled it: NaN and the infinities as Python's tokens, others shortest.
-std::string number_text(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  return shortest(v);
+// Why metrics were left out of a line: their names hold a lone surrogate.
+std::string left_out_text(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return "a metric name holds a \\u escape of half a surrogate pair, which is no character (shown "
+         "as U+FFFD): " +
+         text;
 }
 
 // "step" and "epoch": whole numbers in [0, 2^53].
@@ -256,6 +275,7 @@ MetricLine parse_metric_line(std::string_view line) {
   std::unordered_map<std::string, std::size_t> index;                 // name → position in staged
   std::vector<std::pair<std::string, std::optional<double>>> staged;  // every member, by name
   std::optional<double> step, epoch;
+  std::string_view step_text, epoch_text;  // as written, for a refusal's reason
   bool step_given = false, epoch_given = false;
   r.skip_space();
   if (!r.eat('}')) {
@@ -263,14 +283,22 @@ MetricLine parse_metric_line(std::string_view line) {
       r.skip_space();
       std::string name;
       if (!r.string(&name)) return not_metric;
+      const bool unnamed = r.lone_surrogate();
       r.skip_space();
       if (!r.eat(':')) return not_metric;
       r.skip_space();
+      const std::size_t value_at = r.position();
       const std::optional<double> number = r.number();
+      const std::string_view written = line.substr(value_at, r.position() - value_at);
       if (!number && !r.skip_value()) return not_metric;
-      if (name == "step" || name == "epoch") {
+      if (unnamed) {
+        // Its name is no Unicode text, so the store cannot keep it under that name: left out,
+        // and said, while the line's other metrics are kept.
+        if (number) out.left_out.push_back(name);
+      } else if (name == "step" || name == "epoch") {
         (name == "step" ? step_given : epoch_given) = true;
         (name == "step" ? step : epoch) = number;
+        (name == "step" ? step_text : epoch_text) = written;
       } else {
         // A repeated name keeps its first place and its last value, as JSON readers do; when
         // that last value is not a number ({"lr": 1, "lr": null}), the name is no metric.
@@ -296,6 +324,7 @@ MetricLine parse_metric_line(std::string_view line) {
   if (out.values.empty()) {  // {"step": 3} or {"note": "x"}: nothing to record
     MetricLine none;
     none.not_numbers = std::move(out.not_numbers);
+    if (!out.left_out.empty()) none.problem = left_out_text(out.left_out);
     return none;
   }
 
@@ -306,14 +335,14 @@ MetricLine parse_metric_line(std::string_view line) {
   if (step_given && out.problem.empty()) {
     if (!step || !whole_in_range(*step))
       out.problem = "\"step\" must be a whole number from 0 to 2^53, got " +
-                    (step ? number_text(*step) : std::string("a value that is not a number"));
+                    (step ? std::string(step_text) : std::string("a value that is not a number"));
     else
       out.step = static_cast<std::int64_t>(*step);
   }
   if (epoch_given && out.problem.empty()) {
     if (!epoch || !std::isfinite(*epoch) || *epoch < 0 || *epoch > kMaxStep)
       out.problem = "\"epoch\" must be a number from 0 to 2^53, got " +
-                    (epoch ? number_text(*epoch) : std::string("a value that is not a number"));
+                    (epoch ? std::string(epoch_text) : std::string("a value that is not a number"));
     else if (*epoch == std::floor(*epoch))
       out.epoch = static_cast<std::int64_t>(*epoch);
     else
@@ -327,6 +356,7 @@ MetricLine parse_metric_line(std::string_view line) {
     return out;
   }
   out.is_metric_line = true;
+  if (!out.left_out.empty()) out.note = "left out " + left_out_text(out.left_out);
   return out;
 }
 

@@ -8,7 +8,9 @@
  * in [0, 2^53] (a double holds every such integer exactly; 1.5, -1, 1e30 and NaN are refused, with
  * the reason, rather than truncated or overflowed); an epoch likewise, except that a fractional
  * epoch is taken as a position within an epoch (epoch_position), as the built-in trainer reports
- * mid-epoch points. A numeric member whose name is empty refuses the line too.
+ * mid-epoch points. A numeric member whose name is empty refuses the line too. A numeric member
+ * whose name holds a lone surrogate escape ("\ud800") is left out with a note, the line's other
+ * metrics kept; with nothing else to keep, the line is refused with that reason.
  *
  * The parser is our own and small: it never throws, never recurses (nested values are skipped
  * by counting brackets) and reads each byte a bounded number of times, so any input is safe
@@ -37,6 +39,10 @@ struct MetricLine {
   // Members whose value is no number ("high", true, null, a list): not metrics, but a trainer
   // that writes its sweep's metric so is told (command_trial.cpp). Filled for any JSON object.
   std::vector<std::string> not_numbers;
+  // Numeric members left out of a metric line that is kept: their names hold a \u escape of a
+  // lone UTF-16 surrogate (no Unicode character), decoded as U+FFFD.
+  std::vector<std::string> left_out;
+  std::string note;  // non-empty: what was left out of a kept line, and why (for the trial's log)
 };
 
 // The largest step or epoch accepted: every integer up to it is exact in a double.

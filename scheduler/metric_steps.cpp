@@ -11,8 +11,8 @@ namespace sweep::scheduler {
 StepPlacer::Placed StepPlacer::place(std::int64_t step, std::optional<std::int64_t> epoch,
                                      const std::vector<std::string>& names) {
   Placed placed;
-  // No overflow: the trainer's step is at most 2^53 (metric_line.h), and a shift happens only
-  // while the last step kept is below kMaxPlacedStep, so shift_ stays below 2^62 + 1.
+  // No overflow: the trainer's step is at most 2^53 (metric_line.h), and a shift makes the
+  // line's step the last one kept plus one, so shift_ stays at most 2^53 + 1.
   std::int64_t at = step + shift_;
   const bool later_epoch = epoch && last_epoch_ && *epoch > *last_epoch_;
   const bool repeats = last_ && at == *last_ &&
@@ -41,6 +41,10 @@ StepPlacer::Placed StepPlacer::place(std::int64_t step, std::optional<std::int64
     }
     shift_ += next - at;
     at = next;
+  } else if (at > kMaxPlacedStep) {  // moved forward, but by the steps shifted before
+    placed.problem = "step " + std::to_string(step) + " would be kept at step " +
+                     std::to_string(at) + ", past 2^53 (the trainer's steps went back before)";
+    return placed;
   }
   if (!last_ || at > *last_) {
     last_ = at;

@@ -36,11 +36,13 @@ class StepPlacer {
   struct Placed {
     std::int64_t step = 0;  // where the line's points are kept
     std::string note;       // non-empty once per run: why the steps differ from the trainer's
-    std::string problem;    // non-empty: the line has no step left (past kMaxPlacedStep), why
+    std::string problem;    // non-empty: the line would go past kMaxPlacedStep, and why
   };
 
-  // The largest step a line is kept at: shifted steps must not overflow.
-  static constexpr std::int64_t kMaxPlacedStep = std::int64_t{1} << 62;
+  // The largest step a line is kept at, shifted or not: the bound every step keeps
+  // (metric_line.h's kMaxStep, 2^53), so a stored step stays exact in a double. A line that would
+  // go past it is refused with the reason.
+  static constexpr std::int64_t kMaxPlacedStep = std::int64_t{1} << 53;
 
   // The step for a line the trainer placed at `step` (and `epoch`, when the line has one) that
   // reports `names`. A line refused (problem) changes nothing.

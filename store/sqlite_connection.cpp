@@ -14,10 +14,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <vector>
 
 namespace sweep::store_detail {
 
@@ -235,6 +237,20 @@ std::string write_failure_cause(const std::filesystem::path& path) {
   return cause;
 }
 
+// Where SQLite puts its temporary files on Unix (a sort or an index too large for memory): the
+// first writable directory of these, as its unix VFS looks for one.
+std::filesystem::path sqlite_temp_directory() {
+  std::vector<const char*> candidates = {sqlite3_temp_directory,
+                                         std::getenv("SQLITE_TMPDIR"),
+                                         std::getenv("TMPDIR"),
+                                         "/var/tmp",
+                                         "/usr/tmp",
+                                         "/tmp"};
+  for (const char* dir : candidates)
+    if (dir && *dir && ::access(dir, W_OK | X_OK) == 0) return dir;
+  return ".";
+}
+
 }  // namespace
 
 [[noreturn]] void throw_in_words(sqlite3* db, const std::filesystem::path& path,
@@ -248,7 +264,18 @@ std::string write_failure_cause(const std::filesystem::path& path) {
                             extended == SQLITE_IOERR_FSYNC || extended == SQLITE_IOERR_TRUNCATE ||
                             sys == ENOSPC || sys == EDQUOT || sys == EFBIG;
   std::string text;
-  if (write_failed) {
+  // A connection that cannot write its database writes only SQLite's temporary files: a failed
+  // write there is about that file, not the database, which stays as it was.
+  if (write_failed && db && sqlite3_db_readonly(db, "main") == 1) {
+    const std::filesystem::path temp = sqlite_temp_directory();
+    std::string cause = write_failure_cause(temp / "sqlite-temporary");
+    if (cause.empty()) cause = sys ? std::string(std::strerror(sys)) : "the disk is full";
+    text = "cannot write SQLite's temporary file in " + temp.string() + " (for a sort too large " +
+           "for memory) while reading " + file + ": " + cause +
+           "; fix that, or point SQLITE_TMPDIR at a directory with room, and run the command "
+           "again (" +
+           file + " is only read)";
+  } else if (write_failed) {
     std::string cause = write_failure_cause(path);
     if (cause.empty())
       cause = sys ? std::string(std::strerror(sys))

@@ -3,10 +3,12 @@
  *
  * The loop counters are listed once, in for_each_field, and both the writer and the reader walk
  * that list, so the two cannot drift apart; adding a field means bumping kVersion. The array sizes
- * and the identity's length sit in the header, each bounded before it is used, so a truncated
- * file is recognised (expected N bytes, got M) before any parsing, and no value read from a file
- * sizes an allocation beyond the file's own size. Every value read is checked before it is
- * returned (flags are 0 or 1, counters are not negative): the training loop indexes with them.
+ * and the identity's length sit in the header, each bounded before it is used. The header is read
+ * alone first (it is at most kMaxHeaderBytes): it fixes the file's whole size, and a file of any
+ * other size is refused (expected N bytes, got M) before the rest is read, so neither an
+ * oversized file nor a value read from one sizes an allocation beyond what the header allows. Every
+ * value read is checked before it is returned (flags are 0 or 1, counters are not negative): the
+ * training loop indexes with them.
  */
 #include "trainer/checkpoint.h"
 
@@ -14,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +25,7 @@
 #include <type_traits>
 
 #include "common/check.h"
+#include "common/own_file.h"
 
 namespace sweep::trainer {
 
@@ -34,6 +38,10 @@ constexpr char kMagic[8] = {'S', 'W', 'E', 'E', 'P', 'C', 'K', 'P'};
 // still read, without one (checkpoint.h says why).
 constexpr std::uint32_t kVersion = 3;
 constexpr std::uint32_t kFirstVersionWithIdentity = 3;
+// The longest header: magic, version, six array sizes, then the identity (a name's length, the
+// name, the trial number, the config hash).
+constexpr std::size_t kMaxHeaderBytes =
+    sizeof kMagic + 4 + 6 * 8 + 4 + kMaxCheckpointNameBytes + 8 + 8;
 
 template <class S, class F>
 void for_each_field(S& s, F&& f, std::uint32_t version = kVersion) {
@@ -227,8 +235,10 @@ void write_checkpoint(const std::string& path, const CheckpointData& data) {
   for_each_array(data, [&](const std::vector<float>& v) { w.put_floats(v); });
   w.put(crc_of(w.bytes.data(), w.bytes.size()));
 
+  // The temporary is a file of sweep's own (common/own_file.h): a symbolic link planted at its name
+  // is refused, never written through; the rename below replaces a link at `path` itself.
   const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = open_own_file(tmp, O_WRONLY | O_CREAT | O_TRUNC);
   if (fd < 0) throw Error(tmp + ": cannot create checkpoint file: " + std::strerror(errno));
   try {
     write_all(fd, w.bytes);
@@ -259,9 +269,12 @@ CheckpointData read_checkpoint(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec))
     throw CheckpointUnreadable(path + ": checkpoint file is missing");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointUnreadable(path + ": cannot open the checkpoint for reading");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
+  const auto file_size = std::filesystem::file_size(path, ec);
+  if (!in || ec) throw CheckpointUnreadable(path + ": cannot open the checkpoint for reading");
+  // The header alone first: it says how large the whole file must be.
+  std::vector<std::uint8_t> bytes(std::min<std::uintmax_t>(file_size, kMaxHeaderBytes));
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     throw CheckpointUnreadable(path + ": not a sweep checkpoint (bad magic)");
 
@@ -290,13 +303,22 @@ CheckpointData read_checkpoint(const std::string& path) {
     r.get(identity.config_hash);
     d.identity = std::move(identity);
   }
-  const std::size_t expected =
+  const std::uintmax_t expected =
       r.pos() + 8 + 8 + 8 + loop_state_bytes(version) + floats * sizeof(float) + 4;
-  if (bytes.size() != expected)
+  if (file_size != expected)
     throw CheckpointUnreadable(path + ": checkpoint is " +
-                               (bytes.size() < expected ? "truncated" : "corrupt") + " (expected " +
+                               (file_size < expected ? "truncated" : "corrupt") + " (expected " +
                                std::to_string(expected) + " bytes, got " +
-                               std::to_string(bytes.size()) + ")");
+                               std::to_string(file_size) + ")");
+  // The rest, now that its size is the header's: a file that changed meanwhile reads short.
+  const std::size_t have = bytes.size();
+  bytes.resize(static_cast<std::size_t>(expected));
+  in.read(reinterpret_cast<char*>(bytes.data() + have),
+          static_cast<std::streamsize>(bytes.size() - have));
+  if (static_cast<std::size_t>(in.gcount()) != bytes.size() - have)
+    throw CheckpointUnreadable(path + ": checkpoint is truncated (expected " +
+                               std::to_string(expected) + " bytes, got " +
+                               std::to_string(have + static_cast<std::size_t>(in.gcount())) + ")");
   std::uint32_t stored_crc = 0;
   std::memcpy(&stored_crc, bytes.data() + bytes.size() - 4, 4);
   if (stored_crc != crc_of(bytes.data(), bytes.size() - 4))

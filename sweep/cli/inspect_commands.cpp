@@ -260,7 +260,8 @@ void add_inspect_commands(CLI::App& app, int& exit_code) {
   exporter
       ->add_option("-o,--output", export_args->output,
                    "File to write (default, or -: standard output); never over a database")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(CLI::Validator(output_path_problem, "FILE"));
   exporter->add_flag("--raw", export_args->raw,
                      "CSV cells exactly as stored: no ' before text that starts with = + - @ "
                      "(which a spreadsheet would run as a formula)");

@@ -4,6 +4,10 @@
  *
  * The decisions:
  *  - "-" is standard output, as every Unix tool reads it (a file named "-" is written as ./-).
+ *    An empty path names nothing: a usage error, never standard output by default.
+ *  - A path that is a pipe or a character device once its links are followed (/dev/stdout,
+ *    a shell's >(...), /dev/null) is opened by that path and written in place: the kernel
+ *    follows /proc/self/fd links that name no file ("pipe:[N]"), which reading them cannot.
  *  - An output path is refused, before anything is written, when it names an SQLite database (its
  *    first 16 bytes are "SQLite format 3\0": the sweep's own runs/NAME/sweep.db, a queue.db,
  *    any other), the -wal, -shm or -journal file beside one (SQLite would read what is written
@@ -30,6 +34,9 @@ inline constexpr std::string_view kStandardOutput = "-";
 // sweep being written out.
 std::optional<std::string> database_at(const std::filesystem::path& path,
                                        const std::filesystem::path& own_database);
+
+// Why `path` cannot be an -o value as given ("" when it can): an empty one.
+std::string output_path_problem(const std::string& path);
 
 // Throws sweep::Error ("refusing to write PATH: it is ...; give --force to write it anyway")
 // when database_at names a reason and `force` is false.

@@ -7,7 +7,9 @@
  *
  * The decision: readers (status, wait, logs, fetch) open the queue read-only, so polling them in
  * a loop never takes SQLite's write lock away from the workers; only submit, cancel and the
- * worker write.
+ * worker write, and of them only submit and the worker create the queue. A JOB argument is
+ * checked before the queue is opened: a bad id is a usage error (exit 2) whether or not a queue
+ * exists.
  */
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -33,6 +36,7 @@
 #include "sweep/queue/job_attempts.h"
 #include "sweep/queue/job_bounds.h"
 #include "sweep/queue/job_log.h"
+#include "sweep/queue/job_target.h"
 #include "sweep/queue/queue.h"
 #include "sweep/queue/worker.h"
 #include "sweep/queue/worker_registry.h"
@@ -182,7 +186,15 @@ void add_submit(CLI::App& app, int& exit_code) {
   c->add_option("--name", o->name, "Name of the sweep (default: the config's name)")
       ->type_name("NAME");
   c->add_option("--out", o->out, "Directory for runs (default: output.dir, runs)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(CLI::Validator(
+          [](const std::string& out) {
+            // Refused here, not by the worker that would fail the job later.
+            if (out.empty()) return std::string("'': expected a directory, not an empty value");
+            const std::string problem = queue::output_dir_problem(fs::absolute(out));
+            return problem.empty() ? problem : printable(out) + ": " + problem;
+          },
+          "DIR"));
   c->add_option("--max-attempts", o->max_attempts,
                 "A trial that killed its worker this many times is failed; the sweep goes on")
       ->capture_default_str()
@@ -246,7 +258,16 @@ void add_worker(CLI::App& app, int& exit_code) {
   c->add_flag("--detach", o->detach, "Start the worker in the background and return");
   c->add_option("--devices", o->devices,
                 "This worker's devices: cpu, all (every GPU, else the CPU slots), or GPU "
-                "indices 0,2 (default: each job's resources)");
+                "indices 0,2 (default: each job's resources)")
+      ->check(CLI::Validator(
+          [](const std::string& devices) {
+            // Empty is how "not given" is kept: given empty, it would silently mean that.
+            return devices.empty() ? std::string(
+                                         "'': expected cpu, all or GPU indices such as 0,2, not an "
+                                         "empty value")
+                                   : std::string();
+          },
+          "DEVICES"));
   // The bounds are worker.h's (run_worker checks them too); the heartbeat against the lease is
   // checked once both are read, in the callback.
   c->add_option("--cpu-slots", o->cpu_slots, "Trials at once on the CPU (default: each job's)")
@@ -370,16 +391,22 @@ void add_status(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  sweep status        # every job: id, name, state, progress, worker\n"
       "  sweep status 3      # job 3's trials");
-  c->callback([o, &exit_code] {
+  c->callback([o, c, &exit_code] {
+    // A bad id (an empty one too) is the same usage error whether or not a queue exists.
+    const std::optional<std::int64_t> id =
+        c->count("JOB") ? std::optional(parse_job_id(o->job)) : std::nullopt;
     const fs::path path = queue_path(o->queue);
+    if (id && !fs::exists(path))
+      throw Error("no job " + std::to_string(*id) + ": no queue database at " + path.string() +
+                  " (sweep submit FILE creates it)");
     if (!fs::exists(path)) {
       std::cout << "no jobs (" << path.string() << " does not exist yet)\n";
       exit_code = kExitOk;
       return;
     }
     Queue q(path, {.read_only = true});
-    if (!o->job.empty()) {
-      print_job_status(q, parse_job_id(o->job));
+    if (id) {
+      print_job_status(q, *id);
       exit_code = kExitOk;
       return;
     }
@@ -418,8 +445,9 @@ void add_wait(CLI::App& app, int& exit_code) {
       "  sweep wait 3\n"
       "  sweep wait 3 --timeout 600 && sweep fetch 3");
   c->callback([o, &exit_code] {
+    const std::int64_t id = parse_job_id(o->job);  // before the queue: a usage error either way
     Queue q(queue_path(o->queue), {.read_only = true});
-    const queue::Job job = q.job(parse_job_id(o->job));
+    const queue::Job job = q.job(id);
     // Waits in slices, looking between them whether any worker is still alive: a worker that
     // dies while we wait must not leave us waiting in silence. Said again after workers came back
     // and were lost once more.
@@ -473,8 +501,9 @@ void add_cancel(CLI::App& app, int& exit_code) {
       "Example:\n"
       "  sweep cancel 3");
   c->callback([o, &exit_code] {
-    Queue q(queue_path(o->queue));
-    const queue::Job job = q.job(parse_job_id(o->job));
+    const std::int64_t id = parse_job_id(o->job);  // before the queue: a usage error either way
+    Queue q(queue_path(o->queue), {.must_exist = true});
+    const queue::Job job = q.job(id);
     const JobState before = job.state();
     if (job.cancel()) {
       std::cout << "job " << job.id() << " cancelled"
@@ -512,8 +541,9 @@ void add_logs(CLI::App& app, int& exit_code) {
       "  sweep logs 3\n"
       "  sweep logs 3 -f");
   c->callback([o, &exit_code] {
+    const std::int64_t id = parse_job_id(o->job);  // before the queue: a usage error either way
     Queue q(queue_path(o->queue), {.read_only = true});
-    const queue::Job job = q.job(parse_job_id(o->job));
+    const queue::Job job = q.job(id);
     const fs::path log = q.paths().job_log(job.id());
     queue::JobLogTail tail(log, job.id());
     if (!o->follow) {
@@ -577,8 +607,9 @@ void add_fetch(CLI::App& app, int& exit_code) {
       "  sweep fetch 3\n"
       "  sweep fetch 3 --json | jq '.trials[] | select(.state == \"completed\")'");
   c->callback([o, &exit_code] {
+    const std::int64_t id = parse_job_id(o->job);  // before the queue: a usage error either way
     Queue q(queue_path(o->queue), {.read_only = true});
-    const queue::JobResults results = q.job(parse_job_id(o->job)).fetch();
+    const queue::JobResults results = q.job(id).fetch();
     if (o->json) {
       std::cout << json_text(results.to_json(), 2) << "\n";
       exit_code = kExitOk;

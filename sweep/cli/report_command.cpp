@@ -35,7 +35,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
   c->add_option("-o,--output", o->output,
                 "Where to write it (default: beside the database; -: standard output); never "
                 "over a database")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(CLI::Validator(output_path_problem, "FILE"));
   c->add_flag("--force", o->force,
               "Write -o FILE even when it is an SQLite database or one's -wal/-shm file");
   c->add_option("--queue", o->queue, "Queue database, for a job id (default: ~/.sweep/queue.db)")
@@ -60,8 +61,16 @@ void add_report_command(CLI::App& app, int& exit_code) {
         o->output.empty() ? (sweep.db_path.parent_path() / "report.html").string() : o->output;
     // Before the page is made: -o runs/NAME/sweep.db destroyed the sweep it reports on.
     refuse_database_output(out, sweep.db_path, o->force);
-    // The path written is said on stdout; the page itself goes there for -o -.
-    if (write_output(out, reports::report_page(store, sweep.name))) std::cout << out << "\n";
+    // The path written is said on stdout; the page itself goes there for -o -. The sweep's own
+    // report.html is never written through a symbolic link (common/own_file.h); a path the user
+    // names with -o is written as a shell's `>` would.
+    const std::string page = reports::report_page(store, sweep.name);
+    if (o->output.empty()) {
+      reports::write_own_file_atomically(out, page);
+      std::cout << out << "\n";
+    } else if (write_output(out, page)) {
+      std::cout << out << "\n";
+    }
     exit_code = kExitOk;
   });
 }

@@ -28,6 +28,7 @@
 #include "sweep/cli/sweep_argument.h"
 #include "sweep/serve/host_check.h"
 #include "sweep/serve/live_server.h"
+#include "sweep/serve/serve_pages.h"
 
 namespace sweep::cli {
 
@@ -121,7 +122,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     serve::LiveServer server(options);
     const int port = server.bind();
     std::string url = "http://" + url_host(o->host) + ":" + std::to_string(port) + "/";
-    if (!options.home_sweep.empty()) url += "sweep/" + options.home_sweep;
+    // Percent-encoded as the Location header of / is: a name's bytes that are not URL text (0xFF,
+    // a space) would reach the terminal raw, and a copied URL would not open the page.
+    if (!options.home_sweep.empty()) url += serve::sweep_page_url(options.home_sweep).substr(1);
     std::cout << "sweep serve: " << printable(url) << "  (" << printable(options.out_dir.string())
               << ", read-only; Ctrl-C to stop)" << std::endl;
 

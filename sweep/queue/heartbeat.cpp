@@ -33,7 +33,7 @@ Heartbeat::Heartbeat(Store& queue, std::int64_t job_id, std::string owner, Heart
       timing_(timing),
       stop_(stop),
       shutting_down_(std::move(shutting_down)),
-      log_(log_path, std::ios::app),
+      log_(log_path),
       thread_([this] { loop(); }) {}
 
 Heartbeat::~Heartbeat() {

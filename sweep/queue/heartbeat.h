@@ -18,12 +18,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/own_file_stream.h"
 #include "store/store.h"
 
 namespace sweep::queue {
@@ -44,8 +44,8 @@ inline constexpr std::chrono::milliseconds kHeartbeatTick{100};
 class Heartbeat {
  public:
   // `shutting_down` is polled a few times a second (the worker's SIGTERM / Ctrl-C). Why the job
-  // stops is appended to `log_path` (its own O_APPEND stream: the run writes there too, from
-  // other threads, and whole lines interleave safely).
+  // stops is appended to `log_path` (its own O_APPEND stream, never through a symbolic link: the
+  // run writes there too, from other threads, and whole lines interleave safely).
   Heartbeat(Store& queue, std::int64_t job_id, std::string owner, HeartbeatTiming timing,
             std::atomic<bool>& stop, std::function<bool()> shutting_down,
             const std::filesystem::path& log_path);
@@ -65,7 +65,7 @@ class Heartbeat {
   const HeartbeatTiming timing_;
   std::atomic<bool>& stop_;
   std::function<bool()> shutting_down_;
-  std::ofstream log_;
+  OwnFileStream log_;  // a file of sweep's own: never through a symbolic link
   std::atomic<StopCause> cause_{StopCause::none};
   std::mutex mutex_;
   std::condition_variable wake_;

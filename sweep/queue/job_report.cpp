@@ -16,10 +16,13 @@ std::filesystem::path write_job_report(const Job& job, const std::filesystem::pa
                 std::string(to_string(job.state())) + "): no sweep database at " +
                 sweep.db_path.string());
   Store store(sweep.db_path, StoreOptions{.read_only = true});
-  const std::filesystem::path out =
-      out_path.empty() ? run::report_in(sweep.db_path.parent_path()) : out_path;
-  reports::write_report(store, sweep.name, out.string());
-  return out;
+  if (!out_path.empty()) {
+    reports::write_report(store, sweep.name, out_path.string());
+    return out_path;
+  }
+  const std::filesystem::path own = run::report_in(sweep.db_path.parent_path());
+  reports::write_own_report(store, sweep.name, own);
+  return own;
 }
 
 }  // namespace sweep::queue

@@ -12,9 +12,10 @@
  */
 #include "sweep/queue/job_runner.h"
 
-#include <fstream>
+#include <memory>
 #include <sstream>
 
+#include "common/own_file_stream.h"
 #include "sweep/config/config.h"
 #include "sweep/queue/crash_recovery.h"
 #include "sweep/queue/job_attempts.h"
@@ -175,7 +176,17 @@ void mark_sweep_cancelled(const JobRow& job) {
 StopCause run_claimed_job(const JobRunContext& context, const JobRow& job) {
   const fs::path log_path = context.paths.job_log(job.id);
   fs::create_directories(log_path.parent_path());
-  std::ofstream log(log_path, std::ios::app);
+  // The job's log is a file of sweep's own (common/own_file.h), never written through a symbolic
+  // link. When it cannot be opened the job fails with the reason, rather than the worker ending
+  // with the job claimed.
+  std::unique_ptr<OwnFileStream> opened;
+  try {
+    opened = std::make_unique<OwnFileStream>(log_path);
+  } catch (const Error& e) {
+    context.queue.finish_job(job.id, context.owner, JobState::failed, 1, e.what());
+    return StopCause::none;
+  }
+  std::ostream& log = *opened;
   log.setf(std::ios::unitbuf);  // `sweep logs -f` shows each line as it is written
   log << attempt_opening(job, context.owner, now_text()) << std::endl;
 

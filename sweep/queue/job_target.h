@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "store/records.h"
 
@@ -18,6 +19,11 @@ namespace sweep::queue {
 std::filesystem::path run_dir(const JobTarget& target);
 // OUT/NAME/sweep.db, absolute.
 std::filesystem::path sweep_db(const JobTarget& target);
+
+// Why sweeps cannot go under the output directory `out` (absolute), or "": a file that is not a
+// directory where it or one of its parents would be ("F is not a directory"). Checked at submit,
+// so the job is refused there rather than failing later in its worker.
+std::string output_dir_problem(const std::filesystem::path& out);
 
 // The job's target, or nullopt for a job enqueued by other code (no submit directory recorded).
 std::optional<JobTarget> target_of(const JobRow& job);

@@ -183,10 +183,17 @@ sweep::Json JobResults::to_json() const {
 // ---- Queue --------------------------------------------------------------------------------------
 
 Queue::Queue(const fs::path& path, QueueOptions options) : paths_(path) {
-  if (options.read_only && !fs::exists(paths_.db))
+  if ((options.read_only || options.must_exist) && !fs::exists(paths_.db))
     throw Error("no queue database at " + paths_.db.string() +
                 ": nothing was submitted there yet (sweep submit FILE creates it)");
   store_ = std::make_shared<Store>(paths_.db, StoreOptions{.read_only = options.read_only});
+  // One schema serves a queue and a sweep's results; only a sweep's database has sweeps. Taken
+  // as a queue, a job row would be written among a sweep's results.
+  if (const std::vector<SweepSummary> sweeps = store_->list_sweeps(); !sweeps.empty())
+    throw Error(paths_.db.string() + " is the results database of sweep '" +
+                sweeps.front().sweep.name +
+                "', not a job queue: give --queue a queue database (default " +
+                default_queue_path().string() + ")");
 }
 
 Job Queue::job(std::int64_t id) const {
@@ -232,6 +239,10 @@ Job Queue::submit(const config::SweepConfig& config, const SubmitOptions& option
   target.overrides = config.overrides;
   target.trial_crash_limit = options.max_attempts;
   const fs::path db = sweep_db(target).lexically_normal();
+  if (const std::string problem = output_dir_problem(run_dir(target).parent_path());
+      !problem.empty())
+    throw Error("cannot run sweep '" + config.name + "' into " +
+                run_dir(target).parent_path().string() + ": " + problem);
 
   if (auto existing = open_sweep_db(db); existing && existing->find_sweep(config.name))
     throw Error("a sweep named '" + config.name + "' already exists in " + db.string() +

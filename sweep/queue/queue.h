@@ -124,6 +124,8 @@ class Job {
 
 struct QueueOptions {
   bool read_only = false;  // status / wait / fetch: never create or change the database
+  // cancel: changes the database but never creates it (a queue never created holds no job).
+  bool must_exist = false;
 };
 
 class Queue {

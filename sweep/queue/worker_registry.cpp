@@ -20,6 +20,7 @@
 
 #include "common/check.h"
 #include "common/json.h"
+#include "common/own_file.h"
 
 namespace sweep::queue {
 
@@ -47,8 +48,10 @@ std::string random_hex(int digits) {
 
 namespace {
 
+// The spawn lock, a worker's lock and its log are files of sweep's own (common/own_file.h): a
+// symbolic link at one of their names is refused, never followed.
 UniqueFd open_file(const fs::path& path, int flags) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+  const int fd = open_own_file(path, flags);
   if (fd == -1) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
   return UniqueFd(fd);
 }
@@ -69,8 +72,8 @@ std::vector<WorkerInfo> alive_workers_locked(const QueuePaths& paths) {
   for (const auto& entry : fs::directory_iterator(paths.workers_dir, ec)) {
     const std::string file = entry.path().filename().string();
     if (entry.path().extension() != ".lock" || file.rfind(prefix, 0) != 0) continue;
-    const int raw = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
-    if (raw == -1) continue;  // removed meanwhile by another checker
+    const int raw = ::open(entry.path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (raw == -1) continue;  // removed meanwhile by another checker, or not a worker's file
     UniqueFd fd(raw);
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
       // Nobody holds it: its worker died. Removed while we hold the lock, so no worker loses it.
@@ -155,7 +158,8 @@ std::string start_detached_worker(const QueuePaths& paths, const DetachedWorkerO
   UniqueFd lock(::fcntl(lock_file.get(), F_DUPFD_CLOEXEC, 10));
   SWEEP_CHECK_SYS(lock.get());
   UniqueFd log = open_file(paths.worker_log(id), O_WRONLY | O_CREAT | O_APPEND);
-  UniqueFd null = open_file("/dev/null", O_RDONLY);
+  UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  SWEEP_CHECK_SYS(null.get());
 
   std::vector<std::string> args = {options.sweep_binary, "worker", "--queue",     paths.db.string(),
                                    "--registration-fd",  "3",      "--worker-id", id};

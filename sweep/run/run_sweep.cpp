@@ -396,7 +396,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   if (x.options.write_report) {
     const fs::path report = report_in(x.run_dir);
     try {
-      reports::write_report(x.store, config.name, report.string());
+      reports::write_own_report(x.store, config.name, report);
       result.report_path = report;
     } catch (const std::exception& e) {
       out << "warning: the report could not be written: " << e.what() << "\n";

@@ -117,7 +117,8 @@ void StoreSink::on_log(const scheduler::TrialSpec& spec, std::string_view line) 
   auto& file = logs_[spec.id];
   if (!file) {
     std::filesystem::create_directories(paths->trial_dir);
-    file = std::make_unique<std::ofstream>(paths->log_path, std::ios::app);
+    // Never through a symbolic link (common/own_file.h): a link there fails the trial.
+    file = std::make_unique<OwnFileStream>(paths->log_path);
   }
   *file << line << '\n';
   file->flush();

@@ -11,13 +11,13 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
+#include "common/own_file_stream.h"
 #include "scheduler/event_sink.h"
 #include "store/metric_batcher.h"
 #include "store/store.h"
@@ -75,7 +75,7 @@ class StoreSink : public scheduler::EventSink {
   mutable std::mutex failure_mutex_;
   std::string failure_;
   std::mutex logs_mutex_;
-  std::map<std::int64_t, std::unique_ptr<std::ofstream>> logs_;  // open log files by trial id
+  std::map<std::int64_t, std::unique_ptr<OwnFileStream>> logs_;  // open log files by trial id
 };
 
 }  // namespace sweep::run

@@ -3,7 +3,9 @@
  *
  * The holder's line is written after the lock is taken (truncate, write) and read by a refused
  * process without the lock, so a reader may see it half-written or empty; it is only a hint for
- * the message, never a decision. The decision is the flock alone.
+ * the message, never a decision. The decision is the flock alone. The lock file is opened as a
+ * file of sweep's own (common/own_file.h): a symbolic link planted at .lock is refused, never
+ * followed, so a lock taken by root truncates no file but its own.
  */
 #include "sweep/run/sweep_lock.h"
 
@@ -21,6 +23,7 @@
 #include <thread>
 
 #include "common/format.h"
+#include "common/own_file.h"
 
 namespace sweep::run {
 
@@ -90,7 +93,7 @@ SweepLock SweepLock::acquire(const fs::path& run_dir, const std::string& sweep_n
     throw Error("cannot create the sweep directory " + run_dir.string() + ": " + ec.message());
   const fs::path path = lock_path(run_dir);
   int raw;
-  SWEEP_CHECK_SYS(raw = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  SWEEP_CHECK_SYS(raw = open_own_file(path, O_RDWR | O_CREAT));
   SweepLock lock(raw);
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {

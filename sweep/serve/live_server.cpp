@@ -23,6 +23,7 @@
 #include "common/json.h"
 #include "reports/report_live.h"
 #include "sweep/serve/host_check.h"
+#include "sweep/serve/http/framing.h"
 #include "sweep/serve/http/guarded_server.h"
 #include "sweep/serve/render_cache.h"
 #include "sweep/serve/serve_pages.h"
@@ -153,6 +154,8 @@ struct LiveServer::Impl {
     // 400s for requests it could not parse).
     server.set_error_handler(httplib::Server::HandlerWithResponse(
         [](const httplib::Request& req, httplib::Response& res) {
+          // The server closes after these (framing.h); the answer says so.
+          if (http::ends_framing_trust(res.status)) res.set_header("Connection", "close");
           if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
           fail(req, res, res.status,
                res.status == 404 ? "nothing here: " + std::string(req.path)

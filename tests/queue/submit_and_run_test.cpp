@@ -295,6 +295,89 @@ TEST(QueueCommands, EveryNumberIsBoundedAsTheCommandLineIsRead) {
   EXPECT_EQ(dir.sweep({"wait", job, "--timeout", "0.2"}).exit_code, 124);
 }
 
+// Issue 42's hostile pass, #48/#47: `cancel ''` exited 2 but created the queue first, and
+// `status abc` without a queue said "no jobs", exit 0. A bad job id is a usage error whether or
+// not a queue exists, and no command that reads or cancels creates one.
+TEST(QueueCommands, JobIdsAreCheckedBeforeTheQueueAndReadersNeverCreateIt) {
+  QueueDir dir;
+  for (const bool queue_exists : {false, true}) {
+    if (queue_exists) {
+      dir.write("tiny.yaml", tiny_config("ids", 1, 1, 128));
+      job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker"}));
+    }
+    for (const std::string command : {"status", "wait", "logs", "fetch", "cancel"}) {
+      for (const std::string bad : {"", "abc", "0", "-1", "1x"}) {
+        const CommandResult r = dir.sweep({command, bad}, std::chrono::seconds(20));
+        EXPECT_EQ(r.exit_code, 2) << command << " '" << bad << "': " << r.out << r.err;
+        EXPECT_NE(r.err.find("is not a job id"), std::string::npos) << command << ": " << r.err;
+        EXPECT_EQ(r.out, "") << command;
+      }
+      if (queue_exists) continue;
+      const CommandResult missing = dir.sweep({command, "5"}, std::chrono::seconds(20));
+      EXPECT_EQ(missing.exit_code, 1) << command << ": " << missing.out << missing.err;
+      EXPECT_NE(missing.err.find("queue database"), std::string::npos) << command << missing.err;
+      EXPECT_FALSE(fs::exists(dir.queue_db())) << command << " created the queue";
+    }
+  }
+}
+
+// #66: `sweep worker --devices ''` ran jobs as if the flag were not given.
+TEST(QueueWorker, AnEmptyDevicesValueIsRefused) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("nodevices", 1, 1, 128));
+  const std::int64_t id = job_id_of(dir.sweep({"submit", "tiny.yaml", "--no-worker"}));
+  for (const bool detach : {false, true}) {
+    std::vector<std::string> args = {"worker", "--devices", "", "--idle-exit", "0.5"};
+    if (detach) args.push_back("--detach");
+    const CommandResult r = dir.sweep(args, std::chrono::seconds(20));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("--devices: '': expected cpu, all or GPU indices"), std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(Queue(dir.queue_db(), {.read_only = true}).job(id).row().attempts, 0);
+}
+
+// #62: a sweep's own results database was taken as the queue and given a job row.
+TEST(QueueSubmit, ASweepsResultsDatabaseIsNotAQueue) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("other", 1, 1, 128));
+  const fs::path results = dir.path() / "runs" / "base" / "sweep.db";
+  fs::create_directories(results.parent_path());
+  {
+    Store store(results);
+    store.create_sweep({.name = "base", .config_yaml = "name: base\n", .metric_name = "loss"});
+  }
+  const CommandResult r =
+      dir.sweep_raw({"submit", "tiny.yaml", "--queue", results.string(), "--no-worker"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("is the results database of sweep 'base', not a job queue"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(Store(results, {.read_only = true}).jobs().empty());
+}
+
+// #64: `--out F` with F a file was queued; the job failed later with "Not a directory".
+TEST(QueueSubmit, AnOutThatIsNotADirectoryIsRefusedAtSubmit) {
+  QueueDir dir;
+  dir.write("tiny.yaml", tiny_config("outfile", 1, 1, 128));
+  dir.write("f", "x\n");
+  for (const std::string out : {"f", "f/below", ""}) {
+    const CommandResult r = dir.sweep({"submit", "tiny.yaml", "--out", out, "--no-worker"});
+    EXPECT_EQ(r.exit_code, 2) << out << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("--out: "), std::string::npos) << r.err;
+    if (!out.empty()) {
+      EXPECT_NE(r.err.find("is not a directory"), std::string::npos) << r.err;
+    }
+  }
+  // A config's output.dir that is a file is refused by submit too, naming the directory.
+  dir.write("tofile.yaml", tiny_config("tofile", 1, 1, 128) + "\noutput:\n  dir: f\n");
+  const CommandResult r = dir.sweep({"submit", "tofile.yaml", "--no-worker"});
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("is not a directory"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.queue_db()) &&
+               !Queue(dir.queue_db(), {.read_only = true}).jobs().empty());
+}
+
 TEST(QueueApi, SubmitWaitFetchFromCpp) {
   QueueDir dir;
   const std::string config = dir.write("api.yaml", tiny_config("api", 2, 1, 128));

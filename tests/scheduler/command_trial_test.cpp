@@ -293,10 +293,10 @@ while true; do sleep 0.05; done
   EXPECT_EQ(outcome.message, "loss became NaN at step 2");
   const auto metrics = sink_->metrics(3);
   ASSERT_EQ(metrics.size(), 5u);
-  EXPECT_EQ(metrics[3].name, "acc");
-  EXPECT_DOUBLE_EQ(metrics[3].value, 0.25);
+  EXPECT_EQ(metrics[4].name, "acc");  // the sweep's metric after the rest of its line
+  EXPECT_DOUBLE_EQ(metrics[4].value, 0.25);
   EXPECT_TRUE(std::isnan(metrics[2].value));
-  EXPECT_TRUE(std::isinf(metrics[4].value));
+  EXPECT_TRUE(std::isinf(metrics[3].value));
 }
 
 // The sweep's own metric going infinite diverges too, even when it is not called a loss.
@@ -355,6 +355,44 @@ echo '{"step": 3, "val_accuracy": 0.7, "phase": "train"}'
   EXPECT_EQ(metrics[0].name, "val_accuracy");
 }
 
+// Issue 42's hostile pass, #84: with the sweep's metric before train_loss on a line, the console's
+// per-epoch line showed the previous line's train_loss. The sweep's metric is reported after the
+// rest of its line, so every sink has the line's other values when it comes.
+TEST_F(CommandTrialTest, TheSweepsMetricIsReportedAfterTheRestOfItsLine) {
+  CommandSpec command;
+  command.argv_template = script("order.sh", R"(#!/bin/sh
+echo '{"epoch": 1, "step": 10, "val_accuracy": 0.1, "train_loss": 5.0, "lr": 0.01}'
+)");
+  command.metric_name = "val_accuracy";
+  EXPECT_EQ(run_one(command, spec_with_id(9)).state, TrialState::completed);
+  const auto metrics = sink_->metrics(9);
+  ASSERT_EQ(metrics.size(), 3u);
+  EXPECT_EQ(metrics[0].name, "train_loss");
+  EXPECT_EQ(metrics[1].name, "lr");
+  EXPECT_EQ(metrics[2].name, "val_accuracy");
+}
+
+// #71: a member name with a lone surrogate escape dropped its whole line in silence and the trial
+// failed "no metric line at all". The line's other metrics are kept, and the log says what was
+// left out.
+TEST_F(CommandTrialTest, ALoneSurrogateNameIsLeftOutWithANoteAndTheLineKept) {
+  CommandSpec command;
+  command.argv_template = script("lone.sh", R"(#!/bin/sh
+printf '%s\n' '{"step":1,"val_accuracy":0.5,"lone\ud800":1}'
+)");
+  command.metric_name = "val_accuracy";
+  command.log_path = (dir_ / "lone.log").string();
+  const TrialOutcome outcome = run_one(command, spec_with_id(10));
+  EXPECT_EQ(outcome.state, TrialState::completed) << outcome.message;
+  const auto metrics = sink_->metrics(10);
+  ASSERT_EQ(metrics.size(), 1u);
+  EXPECT_EQ(metrics[0].name, "val_accuracy");
+  const std::string log = read_file(dir_ / "lone.log");
+  EXPECT_NE(log.find("sweep: left out a metric name holds a \\u escape of half a surrogate pair"),
+            std::string::npos)
+      << log;
+}
+
 // A step that is not a whole number in [0, 2^53] is refused with its reason in the log, never
 // truncated (1.5 -> 1) or overflowed (1e30 -> a negative step).
 TEST_F(CommandTrialTest, BadStepsAreRefusedWithAReason) {
@@ -378,7 +416,8 @@ echo '{"step": 7, "loss": 0.5}'
   EXPECT_EQ(logs[0],
             "metric line refused (\"step\" must be a whole number from 0 to 2^53, got 1.5): "
             "{\"step\": 1.5, \"loss\": 0.9}");
-  EXPECT_NE(logs[1].find("got 1e+30"), std::string::npos) << logs[1];
+  EXPECT_NE(logs[1].find("got 1e30"), std::string::npos) << logs[1];  // as written
+  EXPECT_NE(logs[2].find("got 9223372036854775808"), std::string::npos) << logs[2];
   EXPECT_NE(logs[3].find("got -3"), std::string::npos) << logs[3];
   // The reasons are in the trial's log file too, each after its line (the README says so; the
   // sinks do not write an external trial's log file).

@@ -61,6 +61,39 @@ TEST(MetricLine, StepsMustBeWholeNumbersInRange) {
   EXPECT_EQ(parse_metric_line(R"({"step": 3.0, "loss": 1})").step, 3);
   EXPECT_EQ(parse_metric_line(R"({"step": 1.5, "loss": 1})").problem,
             "\"step\" must be a whole number from 0 to 2^53, got 1.5");
+  // The step as written (#75: 2^63 - 1 was said as the double it rounds to, 9223372036854775808).
+  EXPECT_EQ(parse_metric_line(R"({"step": 9223372036854775807, "loss": 1})").problem,
+            "\"step\" must be a whole number from 0 to 2^53, got 9223372036854775807");
+  EXPECT_EQ(parse_metric_line(R"({"step": 1e30, "loss": 1})").problem,
+            "\"step\" must be a whole number from 0 to 2^53, got 1e30");
+  EXPECT_EQ(parse_metric_line(R"({"epoch": -2.50, "loss": 1})").problem,
+            "\"epoch\" must be a number from 0 to 2^53, got -2.50");
+}
+
+// Issue 42's hostile pass, #71: a member name with a lone surrogate escape made the whole line no
+// metric line, in silence (the trial then failed "no metric line at all"). That member is left
+// out with a note and the line's other metrics kept; with nothing else, the line is refused.
+TEST(MetricLine, ALoneSurrogateInANameLeavesOnlyThatMemberOut) {
+  const MetricLine m = parse_metric_line(R"({"step":1,"val_accuracy":0.5,"lone\ud800":1})");
+  ASSERT_TRUE(m.is_metric_line);
+  ASSERT_EQ(m.values.size(), 1u);
+  EXPECT_EQ(m.values[0].first, "val_accuracy");
+  EXPECT_EQ(m.step, 1);
+  EXPECT_EQ(m.left_out, std::vector<std::string>{"lone\xEF\xBF\xBD"});
+  EXPECT_NE(m.note.find("half a surrogate pair"), std::string::npos) << m.note;
+  EXPECT_EQ(parse_metric_line(R"({"x\udc00y": 2, "loss": 1})").left_out,
+            std::vector<std::string>{"x\xEF\xBF\xBDy"});
+  EXPECT_EQ(parse_metric_line(R"({"a\ud800\u0041": 2, "loss": 1})").left_out,
+            std::vector<std::string>{"a\xEF\xBF\xBD"
+                                     "A"});
+  const MetricLine only = parse_metric_line(R"({"lone\ud800": 1})");
+  EXPECT_FALSE(only.is_metric_line);
+  EXPECT_NE(only.problem.find("half a surrogate pair"), std::string::npos) << only.problem;
+  const MetricLine pair = parse_metric_line(R"({"\ud83d\ude00": 1})");
+  ASSERT_EQ(pair.values.size(), 1u);
+  EXPECT_EQ(pair.values[0].first, "\xF0\x9F\x98\x80");
+  EXPECT_TRUE(pair.left_out.empty());
+  EXPECT_TRUE(parse_metric_line(R"({"tag": "\ud800", "loss": 1})").is_metric_line);
 }
 
 // A numeric member with an empty name refuses the line, with the reason: the store keeps metrics by

@@ -84,5 +84,22 @@ TEST(StepPlacer, ShiftedStepsNeverOverflow) {
   EXPECT_NE(problem.find("no step is left"), std::string::npos) << problem;
 }
 
+// Issue 42's hostile pass, #75: steps moved by the placer were kept up to 2^62, past the 2^53
+// that every stored step keeps. A line that would go past it is refused with the reason.
+TEST(StepPlacer, NoStepIsKeptPast2To53) {
+  StepPlacer steps;
+  const std::int64_t most = std::int64_t{1} << 53;
+  EXPECT_EQ(steps.place(10, std::nullopt, {"loss"}).step, 10);
+  EXPECT_EQ(steps.place(0, std::nullopt, {"loss"}).step, 11);  // shifted by 11 from here on
+  const StepPlacer::Placed past = steps.place(most - 5, std::nullopt, {"loss"});
+  EXPECT_NE(past.problem.find("would be kept at step 9007199254740998, past 2^53"),
+            std::string::npos)
+      << past.problem;
+  EXPECT_EQ(steps.place(most - 11, std::nullopt, {"loss"}).step, most);  // the last one there is
+  EXPECT_NE(steps.place(0, std::nullopt, {"loss"})
+                .problem.find("no step is left after " + std::to_string(most)),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace sweep::scheduler

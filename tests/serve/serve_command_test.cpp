@@ -57,6 +57,30 @@ TEST_F(ServeCommand, PrintsItsUrlServesAndStopsCleanlyOnCtrlCAndSigterm) {
   }
 }
 
+// Issue 42's hostile pass, #45: a sweep named with bytes that are not URL text was printed in
+// its URL raw (0xFF 0xFE); the URL is percent-encoded as the Location header of / is.
+TEST_F(ServeCommand, TheUrlItPrintsIsPercentEncoded) {
+  const std::string name = "bad\xff\xfename";
+  {
+    Store store(out_.path() / "runs" / name / "sweep.db");
+    reports::testing::store_sweep(store, reports::testing::make_synthetic_sweep({.name = name}));
+  }
+  const fs::path output = log("serve-encoded");
+  Child serve({SWEEP_BINARY, "serve", name, "--out", runs(), "--port", "0"}, output);
+  const int port = testing::served_port(output, 10s);
+  ASSERT_GT(port, 0) << read_file(output);
+  const std::string printed = read_file(output);
+  EXPECT_NE(printed.find("/sweep/bad%FF%FEname"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("\xff"), std::string::npos) << printed;
+  // The Location header as sent (httplib's client decodes it).
+  testing::RawClient client(port);
+  ASSERT_TRUE(client.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  const std::string home = client.read_answer(10s);
+  EXPECT_NE(home.find("Location: /sweep/bad%FF%FEname\r\n"), std::string::npos) << home;
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(10s), 0) << read_file(output);
+}
+
 TEST_F(ServeCommand, APortInUseIsOneMessageAndExitOne) {
   LiveServer taken({.out_dir = runs(), .port = 0});
   const int port = taken.bind();

@@ -361,5 +361,30 @@ TEST_F(ServeHardening, AKeptAliveConnectionAnswersRequestsSentAhead) {
   EXPECT_EQ(status_of(client.read_answer(10s)), 200);
 }
 
+// Issue 42's hostile pass, #18: after a 400 for a request line httplib could not parse, the
+// bytes sent after it were read as a new request and answered 200. An answer that ends framing
+// trust (400, 414, ...) closes the connection, and says so.
+TEST_F(ServeHardening, AnAnswerThatEndsFramingClosesTheConnection) {
+  start();
+  const std::string next = "GET /api/sweeps HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  for (const std::string& bad :
+       {std::string("get / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+        "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        std::string("GET /api/sweeps HTTP/1.1\r\n\r\n")}) {
+    RawClient client(port_);
+    ASSERT_TRUE(client.send(bad + next));
+    bool closed = false;
+    const std::string answer = client.read_until_closed(10s, &closed);
+    const int status = status_of(answer);
+    EXPECT_TRUE(status == 400 || status == 414) << answer.substr(0, 200);
+    EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer.substr(0, 400);
+    EXPECT_EQ(answer.find("HTTP/1.1 200"), std::string::npos) << answer;
+    EXPECT_TRUE(closed);
+  }
+  auto after = get("/api/sweeps");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200);
+}
+
 }  // namespace
 }  // namespace sweep::serve

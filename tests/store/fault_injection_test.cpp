@@ -5,14 +5,19 @@
 // exactly the state before or after the failed call (transactions are all-or-nothing), and the
 // rest of the workload completes from there.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <functional>
 #include <map>
 
 #include "fault_vfs.h"
 #include "raw_sqlite.h"
+#include "store/sqlite_connection.h"
 #include "store/store.h"
 #include "store_test_util.h"
 
@@ -165,6 +170,55 @@ TEST_F(StoreFaults, EveryIoFaultAtEveryPointLeavesAWholeStoreThatResumes) {
   for (const auto& [kind, count] : met) std::printf(" %s %d", kind.c_str(), count);
   std::printf(" ), %.1f s\n", seconds);
   for (const char* kind : {"write", "read", "journal open"}) EXPECT_GT(met[kind], 0) << kind;
+}
+
+// Issue 42's hostile pass, #105: under `ulimit -f`, an export's sort too large for memory failed
+// writing SQLite's temporary file, and the message named the sweep's database, which a read-only
+// connection never writes. The failure names SQLite's temporary file and its directory.
+TEST(StoreTemporaryFiles, AFailedTemporaryWriteOfAReaderIsNotBlamedOnTheDatabase) {
+  test::TempDir dir;
+  const fs::path db = dir.path() / "sweep.db";
+  { Store store(db); }
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    std::string said = "no error";
+    try {
+      ::signal(SIGXFSZ, SIG_IGN);
+      const rlimit limit{50 * 1024, 50 * 1024};
+      ::setrlimit(RLIMIT_FSIZE, &limit);
+      ::setenv("SQLITE_TMPDIR", dir.path().c_str(), 1);
+      store_detail::Connection conn(db, {.read_only = true});
+      try {
+        // 20 MB to sort: past what SQLite sorts in memory, so it writes a temporary file.
+        conn.exec(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000) "
+            "SELECT randomblob(100) AS b FROM n ORDER BY b");
+      } catch (const CallError& e) {
+        store_detail::throw_in_words(conn.raw(), db, e);
+      }
+    } catch (const std::exception& e) {
+      said = e.what();
+    }
+    [[maybe_unused]] const ssize_t n = ::write(pipe_fds[1], said.data(), said.size());
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string said;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
+    said.append(buffer, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_NE(said.find("cannot write SQLite's temporary file in " + dir.path().string()),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("this process has a file-size limit (ulimit -f)"), std::string::npos) << said;
+  EXPECT_EQ(said.find("cannot write " + db.string()), std::string::npos) << said;
 }
 
 }  // namespace

@@ -271,5 +271,40 @@ TEST(ResultsCli, DashIsStandardOutput) {
   fs::remove_all(dir);
 }
 
+// Issue 42's hostile pass, #100: `-o ''` wrote to standard output in silence. #101: `-o
+// /dev/stdout | cat` failed "cannot write /proc/self/fd/pipe:[N]"; a pipe or a device is written
+// in place, a shell's >(...) too.
+TEST(ResultsCli, AnEmptyOutputIsRefusedAndPipesAreWrittenInPlace) {
+  const fs::path dir = fresh_dir("sweep_results_pipes");
+  write_results_db(dir);
+  for (const std::string command : {"export", "report"}) {
+    const Cli empty = sweep_cli(dir, {command, "results", "-o", ""});
+    EXPECT_EQ(empty.exit_code, 2) << command << ": " << empty.err;
+    EXPECT_NE(empty.err.find("'': expected a file, or - for standard output"), std::string::npos)
+        << empty.err;
+    EXPECT_EQ(empty.out, "") << command;
+  }
+  const std::string expected = sweep_cli(dir, {"export", "results"}).out;
+  ASSERT_FALSE(expected.empty());
+  const auto shell = [&](const std::string& line) {
+    const std::string command = "cd " + quoted(dir.string()) + " && bash -c " + quoted(line);
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  const std::string sweep = quoted(SWEEP_BINARY);
+  EXPECT_EQ(shell(sweep + " export results -o /dev/stdout 2>err | cat > piped.csv"), 0)
+      << slurp(dir / "err");
+  EXPECT_EQ(slurp(dir / "piped.csv"), expected);
+  EXPECT_EQ(shell(sweep + " export results -o >(cat > substituted.csv) 2>err; wait $!"), 0)
+      << slurp(dir / "err");
+  EXPECT_EQ(slurp(dir / "substituted.csv"), expected);
+  EXPECT_EQ(shell(sweep + " report results -o /dev/stdout 2>err | cat > page.html"), 0)
+      << slurp(dir / "err");
+  EXPECT_EQ(slurp(dir / "page.html").rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(shell(sweep + " export results -o /dev/null"), 0);
+  EXPECT_TRUE(fs::exists("/dev/null") && !fs::is_regular_file("/dev/null"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace sweep::testing

@@ -2,13 +2,16 @@
  * checkpoint_test.cpp — the checkpoint file: round trip, atomic replacement, and every way a file
  * can be wrong (missing, truncated, flipped byte, foreign file, other run, another trial's, an
  * impossible value behind a good checksum), each with a message naming the file; files of the
- * versions before identities; setting an unusable file aside.
+ * versions before identities; setting an unusable file aside; an oversized file refused from its
+ * header; no symbolic link written through.
  */
 #include "trainer/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -142,6 +145,59 @@ TEST(Checkpoint, MissingTruncatedCorruptForeign) {
   msg = error_of([&] { read_checkpoint(p); });
   EXPECT_NE(msg.find("version 9"), std::string::npos) << msg;
   fs::remove(p);
+}
+
+// The header says how large the file must be; a larger one is refused before the rest is read,
+// so a file of any size costs only its header's few kilobytes.
+TEST(Checkpoint, AnOversizedFileIsRefusedFromItsHeaderBeforeItIsRead) {
+  const std::string p = temp_path("oversized");
+  write_checkpoint(p, sample());
+  const auto size = fs::file_size(p);
+  const std::uintmax_t huge = std::uintmax_t(20) << 30;
+  fs::resize_file(p, huge);  // sparse: no disk is used
+  rusage before{};
+  ::getrusage(RUSAGE_SELF, &before);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string msg = error_of([&] { read_checkpoint(p); });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rusage after{};
+  ::getrusage(RUSAGE_SELF, &after);
+  fs::remove(p);
+  EXPECT_NE(msg.find(p + ": checkpoint is corrupt (expected " + std::to_string(size) +
+                     " bytes, got " + std::to_string(huge) + ")"),
+            std::string::npos)
+      << msg;
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024) << "KiB more at the peak";
+}
+
+// The temporary a checkpoint is written through is a file of sweep's own: a symbolic link planted
+// at its name is refused, never written through. A link at the checkpoint's own name is replaced
+// by the rename, its target untouched.
+TEST(Checkpoint, ASymbolicLinkIsNeverWrittenThrough) {
+  const std::string p = temp_path("linked");
+  const std::string victim = temp_path("victim");
+  std::ofstream(victim) << "not sweep's\n";
+  fs::create_symlink(victim, p + ".tmp");
+  const std::string msg = error_of([&] { write_checkpoint(p, sample()); });
+  EXPECT_NE(msg.find(p + ".tmp is a symbolic link: sweep writes its own files only as regular "
+                         "files; remove the link"),
+            std::string::npos)
+      << msg;
+  const std::vector<char> untouched = bytes_of(victim);
+  EXPECT_EQ(std::string(untouched.begin(), untouched.end()), "not sweep's\n");
+  EXPECT_FALSE(fs::exists(p));
+
+  fs::remove(p + ".tmp");
+  fs::create_symlink(victim, p);
+  write_checkpoint(p, sample());
+  EXPECT_FALSE(fs::is_symlink(fs::symlink_status(p)));
+  EXPECT_EQ(read_checkpoint(p).params, sample().params);
+  const std::vector<char> kept = bytes_of(victim);
+  EXPECT_EQ(std::string(kept.begin(), kept.end()), "not sweep's\n");
+  fs::remove(p);
+  fs::remove(victim);
 }
 
 TEST(Checkpoint, OtherRunIsRefused) {

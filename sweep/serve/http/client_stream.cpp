@@ -16,6 +16,9 @@
 namespace sweep::serve::http {
 namespace {
 
+// "HTTP/1.1 NNN": as much of an answer as names its status.
+constexpr std::size_t kStatusLineBytes = 12;
+
 using AddressOf = int (*)(int, sockaddr*, socklen_t*);
 
 void ip_and_port(int fd, AddressOf address_of, std::string& ip, int& port) {
@@ -51,7 +54,11 @@ ssize_t ClientStream::write(const char* ptr, size_t size) {
   if (!send_deadline_) send_deadline_ = Clock::now() + send_timeout_;
   for (;;) {
     const ssize_t sent = ::send(connection_.fd(), ptr, size, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (sent >= 0) return sent;
+    if (sent >= 0) {
+      const std::size_t wanted = kStatusLineBytes - std::min(kStatusLineBytes, status_line_.size());
+      status_line_.append(ptr, std::min(wanted, static_cast<std::size_t>(sent)));
+      return sent;
+    }
     if (errno == EINTR) continue;
     if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait_writable()) return -1;
   }
@@ -81,6 +88,11 @@ void ClientStream::get_local_ip_and_port(std::string& ip, int& port) const {
 }
 
 socket_t ClientStream::socket() const { return connection_.fd(); }
+
+int ClientStream::answer_status() const {
+  if (status_line_.size() < kStatusLineBytes || !status_line_.starts_with("HTTP/")) return 0;
+  return std::atoi(status_line_.c_str() + kStatusLineBytes - 3);
+}
 
 std::string ClientStream::after_request() {
   std::string rest = connection_.bytes.substr(connection_.request_bytes);

@@ -40,6 +40,8 @@ class ClientStream final : public httplib::Stream {
 
   // What the client sent after this request (its next one, sent ahead), taken out.
   std::string after_request();
+  // The status of the answer written so far (its status line "HTTP/1.1 NNN"); 0 before it.
+  int answer_status() const;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -51,6 +53,7 @@ class ClientStream final : public httplib::Stream {
   const int halt_fd_;
   const std::chrono::milliseconds send_timeout_;
   mutable std::optional<Clock::time_point> send_deadline_;  // set by the first write
+  std::string status_line_;  // the answer's first bytes, as far as its status code
 };
 
 }  // namespace sweep::serve::http

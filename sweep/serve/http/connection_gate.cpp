@@ -88,6 +88,13 @@ void ConnectionGate::resume(Connection connection) {
   doorbell_.signal();
 }
 
+void ConnectionGate::linger(Connection connection) {
+  const std::lock_guard lock(mutex_);
+  if (stopping_) return;
+  arrivals_.push_back({std::move(connection), false, true});
+  doorbell_.signal();
+}
+
 void ConnectionGate::stop() {
   {
     const std::lock_guard lock(mutex_);
@@ -132,7 +139,12 @@ bool ConnectionGate::take_arrivals() {
     if (stopping_) return false;
     arrived.swap(arrivals_);
   }
-  for (Arrival& a : arrived) hold(std::move(a.connection), a.fresh);
+  for (Arrival& a : arrived) {
+    if (a.ending)
+      hold_to_linger(std::move(a.connection));
+    else
+      hold(std::move(a.connection), a.fresh);
+  }
   return true;
 }
 
@@ -164,6 +176,20 @@ void ConnectionGate::hold(Connection connection, bool fresh) {
                          .first->second;
   // A client may have sent its next request already: epoll says nothing about bytes read.
   judge(waiting);
+}
+
+void ConnectionGate::hold_to_linger(Connection connection) {
+  const int fd = connection.fd();
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.fd = fd;
+  if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event) != 0) return;
+  Waiting& waiting = waiting_
+                         .emplace(fd, Waiting{.connection = std::move(connection),
+                                              .deadline = Clock::now() + kLinger,
+                                              .order = ++held_})
+                         .first->second;
+  start_lingering(waiting);
 }
 
 void ConnectionGate::read_from(int fd) {
@@ -240,7 +266,11 @@ bool ConnectionGate::judge(Waiting& waiting) {
 void ConnectionGate::answer_and_linger(Waiting& waiting, int status, std::string_view sentence) {
   const int fd = waiting.connection.fd();
   send_now(fd, error_answer(status, sentence, asks_for_api(waiting.connection.bytes)));
-  ::shutdown(fd, SHUT_WR);
+  start_lingering(waiting);
+}
+
+void ConnectionGate::start_lingering(Waiting& waiting) {
+  ::shutdown(waiting.connection.fd(), SHUT_WR);
   waiting.connection.bytes = std::string();
   waiting.lingering = true;
   waiting.deadline = Clock::now() + kLinger;

@@ -12,6 +12,9 @@
  *    (an HTML page, or {"error": ...} under /api/), the sending side shut, and what the client
  *    still sends read and dropped for a moment before the close (nginx's lingering close), so
  *    the client can read the answer instead of a reset.
+ *  - A worker's answer that ends the connection (framing.h: httplib's 400 and 414 among them)
+ *    comes back here to linger the same way, so bytes the client sent ahead are never read as
+ *    its next request.
  *  - Past max_connections (all of them: held here, waiting for a worker or being answered), the
  *    connection here with the oldest deadline is closed to admit the new one; with none here,
  *    the new one is answered 503 and closed.
@@ -58,6 +61,9 @@ class ConnectionGate {
 
   void admit(int fd);                  // a socket just accepted; the gate owns it from now
   void resume(Connection connection);  // kept alive after an answer, for its next request
+  // Answered with a status that ends it (framing.h): its sending side shut, what the client
+  // still sends read and dropped for a moment, then closed.
+  void linger(Connection connection);
   // Ends the thread and closes every connection held; later ones are closed at once.
   void stop();
 
@@ -72,12 +78,15 @@ class ConnectionGate {
   };
   struct Arrival {
     Connection connection;
-    bool fresh;  // just accepted (counts against max_connections)
+    bool fresh;           // just accepted (counts against max_connections)
+    bool ending = false;  // answered for the last time: only lingers
   };
 
   void run();
   bool take_arrivals();
   void hold(Connection connection, bool fresh);
+  void hold_to_linger(Connection connection);
+  void start_lingering(Waiting& waiting);
   void read_from(int fd);
   bool judge(Waiting& waiting);
   void answer_and_linger(Waiting& waiting, int status, std::string_view sentence);

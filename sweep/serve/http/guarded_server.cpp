@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "sweep/serve/http/client_stream.h"
+#include "sweep/serve/http/framing.h"
 
 namespace sweep::serve::http {
 namespace {
@@ -76,7 +77,9 @@ void GuardedServer::answer(Connection& connection) {
     const bool last = connection.answered + 1 >= limits_.max_requests_per_connection;
     bool client_closes = false;
     const bool answered = process_request(stream, last, client_closes, nullptr);
-    if (!answered || client_closes || last || halted_) return;
+    if (halted_) return;
+    if (ends_framing_trust(stream.answer_status())) return gate_->linger(std::move(connection));
+    if (!answered || client_closes || last) return;
     connection.bytes = stream.after_request();
     ++connection.answered;
   } catch (const std::exception& e) {

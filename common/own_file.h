@@ -1,0 +1,83 @@
+/*
+ * own_file.h — opens a file sweep writes on its own inside its own directories: a sweep's .lock,
+ * a trial's log.txt, a checkpoint's temporary file, the queue's locks and logs under $SWEEP_HOME.
+ *
+ * The rule: such a file is never reached through a symbolic link and is only ever a regular file.
+ * Those directories may be shared (a group-writable runs/), and a link planted at one of these
+ * names would otherwise make sweep, run by another user or by root, truncate or append to any file
+ * the link names; a FIFO planted there would hang the writer. So the name's last component is
+ * opened with O_NOFOLLOW, without blocking until its type is known, and a link or anything but a
+ * regular file is refused with a message that names the path. Files replaced by a rename (the
+ * report, a checkpoint) need only their temporary opened so: rename replaces a link, never its
+ * target.
+ */
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <string>
+
+#include "common/check.h"
+
+namespace sweep {
+
+// The refusal for a symbolic link at `path`, where sweep writes a file of its own.
+inline std::string own_file_link_refusal(const std::filesystem::path& path) {
+  return path.string() +
+         " is a symbolic link: sweep writes its own files only as regular files; remove the link";
+}
+
+// Throws sweep::Error naming `path` when it is a symbolic link or exists as something other than a
+// regular file or a directory (a FIFO, a socket, a device); nothing when it is missing.
+inline void refuse_unless_own_file(const std::filesystem::path& path) {
+  struct stat file {};
+  if (::lstat(path.c_str(), &file) != 0) return;
+  if (S_ISLNK(file.st_mode)) throw Error(own_file_link_refusal(path));
+  if (!S_ISREG(file.st_mode) && !S_ISDIR(file.st_mode))
+    throw Error(path.string() +
+                " is not a regular file: sweep writes its own files only as regular files; "
+                "remove it");
+}
+
+// ::open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode) for a file of sweep's own (the rule above).
+// Throws sweep::Error naming the path for a symbolic link or a file that is not a regular one;
+// any other failure returns -1 with errno set, for the caller to report in its own words.
+inline int open_own_file(const std::filesystem::path& path, int flags, mode_t mode = 0644) {
+  const int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+  if (fd == -1) {
+    const int error = errno;
+    refuse_unless_own_file(path);  // ELOOP for a link, ENXIO for a FIFO without a reader
+    errno = error;
+    return -1;
+  }
+  struct stat file {};
+  if (::fstat(fd, &file) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  if (!S_ISREG(file.st_mode)) {
+    ::close(fd);
+    throw Error(path.string() +
+                " is not a regular file: sweep writes its own files only as regular files; "
+                "remove it");
+  }
+  // O_NONBLOCK was only for a FIFO's open; a regular file's reads and writes never block on it.
+  if ((flags & O_NONBLOCK) == 0) {
+    const int status = ::fcntl(fd, F_GETFL);
+    if (status == -1 || ::fcntl(fd, F_SETFL, status & ~O_NONBLOCK) == -1) {
+      const int error = errno;
+      ::close(fd);
+      errno = error;
+      return -1;
+    }
+  }
+  return fd;
+}
+
+}  // namespace sweep
