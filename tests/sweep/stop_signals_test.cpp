@@ -123,6 +123,9 @@ TEST(StopSignals, AKilledSweepIsShownAsSuchAndItsResumeEndsWhatTheKilledRunLeft)
   EXPECT_NE(shown.find("sweep sig (running), metric"), std::string::npos) << shown;
   ASSERT_EQ(::kill(sweep, SIGKILL), 0);
   wait_exit(sweep);
+  // The trainer's shell dies of SIGPIPE at its next line; until then the killed run left it and
+  // its `sleep 0.2` too. Waiting for it leaves exactly the two sleepers for the resume to end.
+  ASSERT_TRUE(wait_for_count(dir / "trainer.sh", 0, std::chrono::seconds(30)));
   shown = show(dir);
   EXPECT_NE(shown.find("sweep sig (running, but no process runs it), metric"), std::string::npos)
       << shown;
