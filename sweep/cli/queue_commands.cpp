@@ -393,8 +393,8 @@ void add_status(CLI::App& app, int& exit_code) {
       "  sweep status 3      # job 3's trials");
   c->callback([o, c, &exit_code] {
     // A bad id (an empty one too) is the same usage error whether or not a queue exists.
-    const std::optional<std::int64_t> id =
-        c->count("JOB") ? std::optional(parse_job_id(o->job)) : std::nullopt;
+    std::optional<std::int64_t> id;
+    if (c->count("JOB")) id = parse_job_id(o->job);
     const fs::path path = queue_path(o->queue);
     if (id && !fs::exists(path))
       throw Error("no job " + std::to_string(*id) + ": no queue database at " + path.string() +
