@@ -97,7 +97,7 @@ std::filesystem::path followed(const std::filesystem::path& path) {
 // A device or a pipe, written as it is: no temporary file, nothing to rename, no fsync.
 void write_in_place(const std::filesystem::path& path, const std::filesystem::path& target,
                     std::string_view text) {
-  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
   const auto fail = [&] {
     throw Error("cannot write " + path.string() + ": " + std::strerror(errno));
   };
@@ -120,6 +120,11 @@ void write_in_place(const std::filesystem::path& path, const std::filesystem::pa
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+  // A pipe or a device is recognised by the kernel's own resolution of the path first: links
+  // such as /dev/stdout -> /proc/self/fd/1 -> pipe:[N] name no file that could be read as text.
+  struct stat stream {};
+  if (::stat(path.c_str(), &stream) == 0 && (S_ISFIFO(stream.st_mode) || S_ISCHR(stream.st_mode)))
+    return write_in_place(path, path, text);
   const std::filesystem::path target = followed(path);
   const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
   std::error_code ec;

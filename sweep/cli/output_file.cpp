@@ -4,12 +4,7 @@
  */
 #include "sweep/cli/output_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <array>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -41,33 +36,6 @@ bool same_place(const fs::path& a, const fs::path& b) {
   if (ec) return false;
   const fs::path cb = fs::weakly_canonical(fs::absolute(b), ec);
   return !ec && ca == cb;
-}
-
-// A pipe or a character device behind `path` (links followed by the kernel).
-bool is_stream(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
-}
-
-// Opened by its own name and written as a shell's `>` would: nothing to replace or rename.
-void write_in_place(const std::string& path, std::string_view text) {
-  const auto fail = [&](int error) {
-    throw Error("cannot write " + path + ": " + std::strerror(error));
-  };
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd == -1) fail(errno);
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n == -1 && errno == EINTR) continue;
-    if (n == -1) {
-      const int error = errno;
-      ::close(fd);
-      fail(error);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) fail(errno);
 }
 
 }  // namespace
@@ -109,11 +77,7 @@ bool write_output(const std::string& path, std::string_view text) {
     std::cout << text;
     return false;
   }
-  if (is_stream(path)) {
-    std::cout.flush();  // what this process printed before comes first on a shared stream
-    write_in_place(path, text);
-    return true;
-  }
+  std::cout.flush();  // what this process printed before comes first on a shared stream
   reports::write_file_atomically(path, text);
   return true;
 }
