@@ -117,6 +117,17 @@ void write_in_place(const std::filesystem::path& path, const std::filesystem::pa
   if (::close(fd) != 0) fail();
 }
 
+// The directories `target` goes in (a message names `path`, the name the caller gave).
+void make_parent_directories(const std::filesystem::path& target,
+                             const std::filesystem::path& path) {
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw Error("cannot create the directory " + dir.string() + " for " + path.string() + ": " +
+                ec.message());
+}
+
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
@@ -126,12 +137,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
   if (::stat(path.c_str(), &stream) == 0 && (S_ISFIFO(stream.st_mode) || S_ISCHR(stream.st_mode)))
     return write_in_place(path, path, text);
   const std::filesystem::path target = followed(path);
-  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    throw Error("cannot create the directory " + dir.string() + " for " + path.string() + ": " +
-                ec.message());
+  make_parent_directories(target, path);
   struct stat existing {};
   mode_t mode = 0644;
   if (::stat(target.c_str(), &existing) == 0) {
@@ -147,12 +153,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
 
 void write_own_file_atomically(const std::filesystem::path& path, std::string_view text) {
   refuse_unless_own_file(path);
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    throw Error("cannot create the directory " + dir.string() + " for " + path.string() + ": " +
-                ec.message());
+  make_parent_directories(path, path);
   struct stat existing {};
   mode_t mode = 0644;
   if (::lstat(path.c_str(), &existing) == 0 && S_ISREG(existing.st_mode))
