@@ -165,31 +165,27 @@ void ConnectionGate::hold(Connection connection, bool fresh) {
       return;  // closed by `connection`
     }
   }
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.fd = fd;
-  if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event) != 0) return;
-  Waiting& waiting = waiting_
-                         .emplace(fd, Waiting{.connection = std::move(connection),
-                                              .deadline = Clock::now() + limits_.head_timeout,
-                                              .order = ++held_})
-                         .first->second;
+  Waiting* waiting = watch(std::move(connection), Clock::now() + limits_.head_timeout);
   // A client may have sent its next request already: epoll says nothing about bytes read.
-  judge(waiting);
+  if (waiting) judge(*waiting);
 }
 
-void ConnectionGate::hold_to_linger(Connection connection) {
+ConnectionGate::Waiting* ConnectionGate::watch(Connection connection, Clock::time_point deadline) {
   const int fd = connection.fd();
   epoll_event event{};
   event.events = EPOLLIN;
   event.data.fd = fd;
-  if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event) != 0) return;
-  Waiting& waiting = waiting_
-                         .emplace(fd, Waiting{.connection = std::move(connection),
-                                              .deadline = Clock::now() + kLinger,
-                                              .order = ++held_})
-                         .first->second;
-  start_lingering(waiting);
+  if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event) != 0) return nullptr;
+  return &waiting_
+              .emplace(fd, Waiting{.connection = std::move(connection),
+                                   .deadline = deadline,
+                                   .order = ++held_})
+              .first->second;
+}
+
+void ConnectionGate::hold_to_linger(Connection connection) {
+  if (Waiting* waiting = watch(std::move(connection), Clock::now() + kLinger))
+    start_lingering(*waiting);
 }
 
 void ConnectionGate::read_from(int fd) {

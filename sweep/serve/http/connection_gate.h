@@ -85,6 +85,9 @@ class ConnectionGate {
   void run();
   bool take_arrivals();
   void hold(Connection connection, bool fresh);
+  // Registers the connection with epoll and keeps it until `deadline`; null when epoll refused
+  // it (the connection is then closed, as it goes out of scope).
+  Waiting* watch(Connection connection, Clock::time_point deadline);
   void hold_to_linger(Connection connection);
   void start_lingering(Waiting& waiting);
   void read_from(int fd);
