@@ -7,48 +7,82 @@
 #include "trainer/data/dataset.h"
 
 #include <cmath>
-#include <cstring>
+#include <cstddef>
 
 #include "common/check.h"
 
 namespace sweep::trainer {
 
-Dataset take_rows(const Dataset& from, const std::vector<std::int64_t>& rows) {
+namespace {
+
+// A data set of d's shape, classes and names, with no rows.
+Dataset same_kind(const Dataset& d) {
   Dataset out;
-  out.source = from.source;
-  out.c = from.c;
-  out.h = from.h;
-  out.w = from.w;
-  out.classes = from.classes;
-  const std::int64_t per = from.image_bytes();
-  out.images.resize(rows.size() * static_cast<std::size_t>(per));
-  out.labels.resize(rows.size());
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const std::int64_t r = rows[i];
+  out.source = d.source;
+  out.c = d.c, out.h = d.h, out.w = d.w;
+  out.classes = d.classes;
+  out.class_names = d.class_names;
+  return out;
+}
+
+// Appends row r of `from` to `to` (whichever of images / features and labels / targets it has).
+void append_row(const Dataset& from, std::int64_t r, Dataset& to) {
+  const std::size_t per = static_cast<std::size_t>(from.image_bytes());
+  const std::size_t at = static_cast<std::size_t>(r) * per;
+  if (from.is_float())
+    to.features.insert(to.features.end(), from.features.begin() + std::ptrdiff_t(at),
+                       from.features.begin() + std::ptrdiff_t(at + per));
+  else
+    to.images.insert(to.images.end(), from.images.begin() + std::ptrdiff_t(at),
+                     from.images.begin() + std::ptrdiff_t(at + per));
+  if (from.is_regression())
+    to.targets.push_back(from.targets[static_cast<std::size_t>(r)]);
+  else
+    to.labels.push_back(from.labels[static_cast<std::size_t>(r)]);
+}
+
+}  // namespace
+
+Dataset take_rows(const Dataset& from, const std::vector<std::int64_t>& rows) {
+  Dataset out = same_kind(from);
+  const std::size_t per = static_cast<std::size_t>(from.image_bytes());
+  (from.is_float() ? out.features.reserve(rows.size() * per)
+                   : out.images.reserve(rows.size() * per));
+  for (const std::int64_t r : rows) {
     if (r < 0 || r >= from.size())
       throw Error("take_rows: row " + std::to_string(r) + " outside a data set of " +
                   std::to_string(from.size()));
-    std::memcpy(out.images.data() + i * per, from.images.data() + r * per,
-                static_cast<std::size_t>(per));
-    out.labels[i] = from.labels[static_cast<std::size_t>(r)];
+    append_row(from, r, out);
   }
   return out;
 }
 
 void keep_first(Dataset& d, std::int64_t n) {
   if (n <= 0 || n >= d.size()) return;
-  d.labels.resize(static_cast<std::size_t>(n));
-  d.images.resize(static_cast<std::size_t>(n * d.image_bytes()));
+  const auto rows = static_cast<std::size_t>(n);
+  const auto values = static_cast<std::size_t>(n * d.image_bytes());
+  if (d.is_regression())
+    d.targets.resize(rows);
+  else
+    d.labels.resize(rows);
+  if (d.is_float())
+    d.features.resize(values);
+  else
+    d.images.resize(values);
 }
 
 Dataset first_rows(const Dataset& d, std::int64_t n) {
   if (n <= 0 || n >= d.size()) return d;
-  Dataset out;
-  out.source = d.source;
-  out.c = d.c, out.h = d.h, out.w = d.w;
-  out.classes = d.classes;
-  out.labels.assign(d.labels.begin(), d.labels.begin() + n);
-  out.images.assign(d.images.begin(), d.images.begin() + n * d.image_bytes());
+  Dataset out = same_kind(d);
+  const auto values = std::ptrdiff_t(n * d.image_bytes());
+  if (d.is_regression())
+    out.targets.assign(d.targets.begin(), d.targets.begin() + n);
+  else
+    out.labels.assign(d.labels.begin(), d.labels.begin() + n);
+  if (d.is_float())
+    out.features.assign(d.features.begin(), d.features.begin() + values);
+  else
+    out.images.assign(d.images.begin(), d.images.begin() + values);
   return out;
 }
 

@@ -1,8 +1,13 @@
 /*
- * dataset.h — a labelled image data set held on the host as uint8, exactly as the files store it.
+ * dataset.h — the one data set type every reader yields and the loop, the backends and the fused
+ * arrays read: uint8 images or float features, class labels or float targets.
  *
  * Images stay uint8 (N, C, H, W) until the backend's gather_batch normalises them: a full
  * Fashion-MNIST is 47 MB this way instead of 188 MB as float, and it is uploaded once per run.
+ * Data that is float in its file (a float32 .npy, a CSV's columns) is held as float `features`
+ * of the same (N, C, H, W) layout instead (a CSV row is C = columns, H = W = 1): exactly one of
+ * `images` and `features` is filled. A classification set has `labels` (each < classes); a
+ * regression set (classes == 0) has one float `targets` value per row instead.
  */
 #pragma once
 
@@ -15,14 +20,23 @@ namespace sweep::trainer {
 
 struct Dataset {
   std::string source;       // where it came from, for messages ("train-images-idx3-ubyte.gz")
-  int c = 1, h = 1, w = 1;  // per-image shape
-  int classes = 0;
-  std::vector<std::uint8_t> images;  // (N, C, H, W)
-  std::vector<std::uint8_t> labels;  // (N), each < classes
+  int c = 1, h = 1, w = 1;  // per-sample shape
+  int classes = 0;          // of a classification set; 0 for a regression set
+  std::vector<std::uint8_t> images;  // (N, C, H, W) uint8 pixels, or empty when features are
+  std::vector<float> features;       // (N, C, H, W) float values, or empty when images are
+  std::vector<std::uint8_t> labels;  // (N), each < classes (classification)
+  std::vector<float> targets;        // (N) (regression)
+  // The classes' names in label order (a folder's subfolders sorted, a CSV column's distinct
+  // values); empty where the data has none (idx, CIFAR-10 and synthetic sets use numbers).
+  std::vector<std::string> class_names;
 
-  std::int64_t size() const { return static_cast<std::int64_t>(labels.size()); }
-  std::int64_t image_bytes() const { return std::int64_t(c) * h * w; }
-  bool empty() const { return labels.empty(); }
+  bool is_float() const { return !features.empty(); }
+  bool is_regression() const { return !targets.empty() || (classes == 0 && labels.empty()); }
+  std::int64_t size() const {
+    return static_cast<std::int64_t>(is_regression() ? targets.size() : labels.size());
+  }
+  std::int64_t image_bytes() const { return std::int64_t(c) * h * w; }  // values per sample
+  bool empty() const { return size() == 0; }
 };
 
 // Rows `rows` of `from` (in that order), same shape and classes.
