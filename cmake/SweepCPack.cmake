@@ -21,7 +21,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3")
 # What find_package(sweep) needs to link the static libraries, and mpirun for sweeps over ranks.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS
-    "openmpi-bin, libtbb-dev, libopenblas-dev, zlib1g-dev, libdeflate-dev, libyaml-cpp-dev, libsqlite3-dev, nlohmann-json3-dev, libopenmpi-dev, python3-torch")
+    "openmpi-bin, libtbb-dev, libopenblas-dev, zlib1g-dev, libdeflate-dev, libpng-dev, libturbojpeg0-dev, libyaml-cpp-dev, libsqlite3-dev, nlohmann-json3-dev, libopenmpi-dev, python3-torch")
 set(CPACK_GENERATOR DEB)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/SweepCPackOptions.cmake.in
                ${PROJECT_BINARY_DIR}/SweepCPackOptions.cmake @ONLY)

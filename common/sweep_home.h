@@ -1,6 +1,7 @@
 /*
  * sweep_home.h — where sweep keeps what outlives a run on this machine: the queue (queue.db and
- * beside it workers/ and logs/) and the tuning cache of timed kernel choices (tuning.tsv).
+ * beside it workers/ and logs/), the tuning cache of timed kernel choices (tuning.tsv) and the
+ * decoded image folders of `dataset: folder` (cache/folders/, trainer/data/decode_cache.h).
  */
 #pragma once
 

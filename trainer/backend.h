@@ -110,18 +110,26 @@ struct OptimizerStep {
   std::int64_t t = 1;  // 1-based step count (Adam's bias correction)
 };
 
-// Gather a mini-batch from a data set held by the backend as uint8 (N, C, H, W) images and uint8
-// labels, normalise ((u8 / 255 - mean[c]) / std[c]) and augment, per sample i of the batch drawn
-// from hash(seed, step, i): horizontal flip with probability 1/2 when `flip`, then a shift by
-// (dy, dx) uniform in [-max_shift, max_shift] with zeros coming in (covers random translation and
-// random crop with padding); i counts from first_sample. max_shift = 0 and flip = false: a plain
-// normalised copy.
+// Gather a mini-batch from a data set held by the backend, (N, C, H, W) uint8 images or float
+// features with uint8 labels or float regression targets, normalise each value to
+// (raw - center[c]) * scale[c] + shift[c] (three rounded float operations, no fused multiply-add:
+// every backend's exact arithmetic; BatchSource makes the factors from the training split's
+// statistics, gather_factors in batch_source.h: pixels 0, 1 / (255 std), -mean / std; features
+// mean, 1 / std, 0, so that a feature of large mean and small spread keeps its digits) and augment,
+// per sample i of the batch drawn from hash(seed, step, i): horizontal flip with probability 1/2
+// when `flip`, then a shift by (dy, dx) uniform in [-max_shift, max_shift] with zeros coming in
+// after normalisation (covers random translation and random crop with padding); i counts from
+// first_sample. max_shift = 0 and flip = false: a plain normalised copy.
 struct GatherDesc {
-  int batch, c, h, w;
-  const std::uint8_t* images;   // (N, C, H, W) on the backend
-  const std::uint8_t* labels;   // (N)
-  const std::int32_t* indices;  // (batch): rows of the data set to take, on the backend
-  float mean[4], stdev[4];      // per channel, C <= 4
+  int batch = 0, c = 0, h = 0, w = 0;
+  const std::uint8_t* images = nullptr;   // (N, C, H, W) on the backend, or null when features are
+  const float* features = nullptr;        // (N, C, H, W) on the backend, or null when images are
+  const std::uint8_t* labels = nullptr;   // (N), or null when targets are
+  const float* targets = nullptr;         // (N) regression targets, or null when labels are
+  const std::int32_t* indices = nullptr;  // (batch): rows of the data set to take, on the backend
+  const float* center = nullptr;          // (C) on the backend, or null: 0 for every channel
+  const float* scale = nullptr;           // (C) on the backend
+  const float* shift = nullptr;           // (C) on the backend
   bool flip = false;
   int max_shift = 0;
   std::uint64_t seed = 0, step = 0;
@@ -341,6 +349,11 @@ class Backend {
                              float* dlogits, double* stats) {
     softmax_cross_entropy(logits, labels, n, classes, dlogits, stats, n);
   }
+  // Mean squared error of one output per sample: pred (n), targets (n), the mean over `mean_over`
+  // samples as above. Writes dpred = 2 (pred - target) / mean_over unless null, and ADDS to stats
+  // (on the backend): stats[0] += sum of squared errors, stats[1] += sum of absolute errors.
+  virtual void mean_squared_error(const float* pred, const float* targets, int n, float* dpred,
+                                  double* stats, int mean_over) = 0;
   // pred[i] = argmax over classes of logits (first maximum).
   virtual void argmax(const float* logits, int n, int classes, std::int32_t* pred) = 0;
 
@@ -354,7 +367,8 @@ class Backend {
                               const float* grad_scale) = 0;
 
   // ---- data
-  virtual void gather_batch(const GatherDesc& d, float* x, std::int32_t* y) = 0;
+  // y: (batch) int32 labels, or float targets when d.targets is set.
+  virtual void gather_batch(const GatherDesc& d, float* x, void* y) = 0;
 
   // ---- optional: the batch size that matters. A backend that times algorithms per shape (cuDNN's
   // Find, a few milliseconds per convolution) does so only for batch n; other batch sizes (the
@@ -384,9 +398,9 @@ class Backend {
   // Protocol: run one such batch eagerly, begin_evaluation_capture(key); <that batch's ops for
   // the batch at rows r of the pass>; end_capture(); then replay_evaluation(first, step, count)
   // runs the batches at rows r + first, r + first + step, ... (count of them): each offset is
-  // added to the index pointer and to the label arrays' pointers (gather's labels out, the loss's
-  // labels in, argmax's predictions out) seen at capture. The offsets are made on the device, so
-  // the host queues a whole pass without waiting for any of it.
+  // added to the index pointer and to the label arrays' pointers (gather's labels or targets out,
+  // the loss's labels or targets in, argmax's predictions out) seen at capture. The offsets are
+  // made on the device, so the host queues a whole pass without waiting for any of it.
   // `key` names the recording's owner: has_evaluation_graph(key) is false once another owner has
   // recorded, or after drop_evaluation_graph(). The step's graph stays valid throughout.
   virtual void begin_evaluation_capture(std::uint64_t /*key*/) {}

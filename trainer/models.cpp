@@ -261,8 +261,11 @@ std::string layer_error_prefix(std::size_t index, std::size_t count, std::string
          (type.empty() ? std::string("no type") : std::string(type)) + "): ";
 }
 
-std::vector<LayerSpec> model_layer_specs(const ModelSpec& model, int classes) {
-  if (classes < 1) throw Error("the model needs at least 1 class, got " + std::to_string(classes));
+std::vector<LayerSpec> model_layer_specs(const ModelSpec& model, int data_classes) {
+  if (data_classes < 0)
+    throw Error("the model needs at least 1 class (0: regression), got " +
+                std::to_string(data_classes));
+  const int classes = output_units(data_classes);
   std::vector<LayerSpec> specs = model.layers.empty() ? preset_specs(model, classes) : model.layers;
   const bool ends_in_classes = !specs.empty() && specs.back().type == LayerKind::dense &&
                                specs.back().num.count("units") &&

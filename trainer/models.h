@@ -22,7 +22,8 @@
  *             block that changes the shape is a 1x1 conv + batchnorm (option B; layers/residual.h).
  *
  * A custom `layers` list is used when it is not empty (the preset is then ignored); a final dense
- * to `classes` is appended unless the list already ends in a dense with that many units.
+ * to `classes` (1 for regression, classes == 0) is appended unless the list already ends in a
+ * dense with that many units.
  */
 #pragma once
 

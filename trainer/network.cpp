@@ -52,9 +52,10 @@ Network::Network(Backend& backend, const ModelSpec& model, Shape input, int clas
   if (max_batch < 1) throw Error("batch size must be at least 1, got " + std::to_string(max_batch));
   layers_ = build_layers(model, classes);
   shapes_ = setup_layers(layers_, input);
-  if (shapes_.back().numel() != classes)
+  if (shapes_.back().numel() != output_units(classes))
     throw Error("the model ends in " + std::to_string(shapes_.back().numel()) +
-                " outputs but the data has " + std::to_string(classes) + " classes");
+                " outputs but the data has " +
+                (classes > 0 ? std::to_string(classes) + " classes" : "one regression target"));
 
   const std::size_t count = layers_.size();
   std::vector<std::size_t> param_offset(count), state_offset(count);

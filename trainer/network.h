@@ -29,11 +29,16 @@ std::string shape_text(Shape s);
 
 class Layer;  // trainer/layers/layer.h
 
+// The network's outputs for data of `classes` classes: one logit per class, or one value for a
+// regression set (classes == 0).
+inline int output_units(int classes) { return classes > 0 ? classes : 1; }
+
 class Network {
  public:
   // Builds the layers of `model` (preset or list) for inputs of shape `input`, ending in `classes`
-  // logits; initialises weights as PyTorch does (Kaiming-uniform, bias uniform(+-1/sqrt(fan_in)))
-  // from `seed`. Throws sweep::Error for impossible shapes (e.g. a kernel larger than its input).
+  // logits (one output for regression, classes == 0); initialises weights as PyTorch does
+  // (Kaiming-uniform, bias uniform(+-1/sqrt(fan_in))) from `seed`. Throws sweep::Error for
+  // impossible shapes (e.g. a kernel larger than its input).
   Network(Backend& backend, const ModelSpec& model, Shape input, int classes, int max_batch,
           std::uint64_t seed);
   ~Network();
@@ -54,7 +59,8 @@ class Network {
   void set_dropout_seed(std::uint64_t seed) { dropout_seed_ = seed; }
   void set_step(std::uint64_t step) { step_ = step; }  // counter for dropout masks
 
-  int classes() const { return classes_; }
+  int classes() const { return classes_; }  // 0: regression
+  int outputs() const { return output_units(classes_); }
   // Unique in the process, never reused: names this network's buffers in a recorded evaluation
   // graph (an address could be reused by a later network with other buffers).
   std::uint64_t id() const { return id_; }

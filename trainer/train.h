@@ -38,6 +38,11 @@ struct ValidationInfo {
   bool epoch_end = false;
   double val_loss = 0, val_accuracy = 0;
   double train_loss = 0, train_accuracy = 0;  // means since the last validation
+  // A regression run (classes == 0): the losses are mean squared errors, there is no accuracy
+  // (0), and these are reported instead: the validation set's RMSE, MAE and R^2, and the mean
+  // absolute error since the last validation.
+  bool regression = false;
+  double val_rmse = 0, val_mae = 0, val_r2 = 0, train_mae = 0;
   double learning_rate = 0;
   double images_per_second = 0;
   double elapsed_seconds = 0;
@@ -72,6 +77,10 @@ struct RunControl {
   // Lines for the run's log about its checkpoint: one set aside, one without an identity read.
   // Called on the thread that starts the run; may be empty.
   std::function<void(const std::string& line)> note{};
+  // Where the trained network goes when the run ends with weights to keep (completed, early
+  // stopped, stopped by the callback): the output network (training.output_network) as a model
+  // file (trainer/model_file.h). "" = nowhere.
+  std::string model_path{};
 };
 
 struct TrainResult {
@@ -83,9 +92,14 @@ struct TrainResult {
   int best_epoch = 0;
   double final_val_loss = 0, final_val_accuracy = 0;
   double final_train_loss = 0, final_train_accuracy = 0;
+  // A regression run: the output network's validation RMSE, MAE and R^2 (accuracies are 0).
+  bool regression = false;
+  double final_val_rmse = 0, final_val_mae = 0, final_val_r2 = 0;
   std::vector<std::int64_t>
       confusion;  // classes x classes (true row, predicted column), output net
   int classes = 0;
+  // The classes' names in label order (a folder data set's class folders); empty: numbers.
+  std::vector<std::string> class_names;
   double elapsed_seconds = 0;
   double images_per_second = 0;
   std::string device;  // backend name

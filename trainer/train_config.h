@@ -34,6 +34,16 @@ struct SyntheticSpec {  // data.synthetic: a seeded, learnable data set for test
   bool operator==(const SyntheticSpec&) const = default;
 };
 
+// dataset: folder (trainer/data/folder_reader.h): `path` holds one subfolder per class.
+struct FolderSpec {
+  int channels = 0;           // 1 | 3; 0: 3 when any file is colour, else 1
+  int height = 0, width = 0;  // image_size [H, W]; 0: as the files (all the same size)
+  ResizeMode resize = ResizeMode::stretch;
+  OnBadFile on_bad_file = OnBadFile::error;
+  std::string cache_dir;  // decoded tensors; empty: $SWEEP_HOME/cache/folders
+  bool operator==(const FolderSpec&) const = default;
+};
+
 struct DataSpec {
   DatasetKind dataset = DatasetKind::fashion_mnist;
   std::string path = "/usr/share/datasets/fashion-mnist";
@@ -45,6 +55,15 @@ struct DataSpec {
   bool normalize = true;  // per-channel mean/std from the training set
   AugmentSpec augment;
   SyntheticSpec synthetic;
+  FolderSpec folder;  // dataset: folder
+  // dataset: folder or csv: a second set with the same classes (folders) or the same header
+  // (csv); with it, validation: test reads it. Empty: validation: test has no set to read.
+  std::string validation_path;
+  // dataset: numpy and csv (trainer/data/numpy_data.h, csv_reader.h)
+  Layout layout = Layout::nchw;              // numpy: a 4-D x's axes (N, C, H, W) or (N, H, W, C)
+  Task task = Task::classification;          // y / the label column: class labels or float targets
+  std::string label = "label";               // csv: the label column's name
+  std::vector<std::string> feature_columns;  // csv: the feature columns; empty: all but label
   bool operator==(const DataSpec&) const = default;
 };
 
@@ -118,6 +137,9 @@ struct TrainingSpec {
   // GPU: the same seed gives the same numbers in any process (DeviceSpec::deterministic).
   bool deterministic = false;
   CheckpointSpec checkpoint;
+  // A sweep's trial writes its output network to TRIAL_DIR/model.sweepmodel when it ends
+  // (trainer/model_file.h; `sweep export-model`, `sweep predict` read it). false: none is written.
+  bool save_model = true;
   bool operator==(const TrainingSpec&) const = default;
 };
 

@@ -13,7 +13,10 @@ constexpr Word<DatasetKind> kDatasets[] = {{DatasetKind::fashion_mnist, "fashion
                                            {DatasetKind::mnist, "mnist"},
                                            {DatasetKind::cifar10, "cifar10"},
                                            {DatasetKind::cifar10, "cifar-10"},
-                                           {DatasetKind::synthetic, "synthetic"}};
+                                           {DatasetKind::synthetic, "synthetic"},
+                                           {DatasetKind::folder, "folder"},
+                                           {DatasetKind::numpy, "numpy"},
+                                           {DatasetKind::csv, "csv"}};
 constexpr Word<Validation> kValidations[] = {
     {Validation::test, "test"}, {Validation::holdout, "holdout"}, {Validation::none, "none"}};
 constexpr Word<ShuffleMode> kShuffles[] = {{ShuffleMode::every_epoch, "every-epoch"},
@@ -43,6 +46,12 @@ constexpr Word<Precision> kPrecisions[] = {
     {Precision::fp32, "fp32"}, {Precision::tf32, "tf32"}, {Precision::bf16, "bf16"}};
 constexpr Word<Activation> kActivations[] = {{Activation::relu, "relu"},
                                              {Activation::none, "none"}};
+constexpr Word<ResizeMode> kResizes[] = {
+    {ResizeMode::stretch, "stretch"}, {ResizeMode::crop, "crop"}, {ResizeMode::pad, "pad"}};
+constexpr Word<OnBadFile> kOnBadFiles[] = {{OnBadFile::error, "error"}, {OnBadFile::skip, "skip"}};
+constexpr Word<Layout> kLayouts[] = {{Layout::nchw, "nchw"}, {Layout::nhwc, "nhwc"}};
+constexpr Word<Task> kTasks[] = {{Task::classification, "classification"},
+                                 {Task::regression, "regression"}};
 
 }  // namespace
 
@@ -57,5 +66,9 @@ Words<MonitorMetric> words_of(MonitorMetric) { return {kMonitors, std::size(kMon
 Words<OutputNetwork> words_of(OutputNetwork) { return {kOutputs, std::size(kOutputs)}; }
 Words<Precision> words_of(Precision) { return {kPrecisions, std::size(kPrecisions)}; }
 Words<Activation> words_of(Activation) { return {kActivations, std::size(kActivations)}; }
+Words<ResizeMode> words_of(ResizeMode) { return {kResizes, std::size(kResizes)}; }
+Words<OnBadFile> words_of(OnBadFile) { return {kOnBadFiles, std::size(kOnBadFiles)}; }
+Words<Layout> words_of(Layout) { return {kLayouts, std::size(kLayouts)}; }
+Words<Task> words_of(Task) { return {kTasks, std::size(kTasks)}; }
 
 }  // namespace sweep::trainer

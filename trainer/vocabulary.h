@@ -24,7 +24,7 @@ using sweep::word_list;
 using sweep::Words;
 using sweep::words_text;
 
-enum class DatasetKind { fashion_mnist, mnist, cifar10, synthetic };
+enum class DatasetKind { fashion_mnist, mnist, cifar10, synthetic, folder, numpy, csv };
 enum class Validation { test, holdout, none };
 enum class ShuffleMode { every_epoch, once, never };
 enum class Preset { lenet, convnet, mlp, resnet, none };  // none: the model is model.layers
@@ -34,6 +34,15 @@ enum class MonitorMetric { val_loss, val_accuracy, train_loss };
 enum class OutputNetwork { best, last };
 enum class Precision { fp32, tf32, bf16 };
 enum class Activation { relu, none };  // after a residual block's sum
+// A folder data set's images brought to image_size (trainer/data/image_resize.h): stretch
+// (bilinear to H x W), crop (shorter side fitted, centre cut), pad (longer side fitted, centred
+// on zeros).
+enum class ResizeMode { stretch, crop, pad };
+enum class OnBadFile { error, skip };  // a folder data set's undecodable file: stop, or leave out
+// A numpy data set's 4-D x: (N, C, H, W) or (N, H, W, C).
+enum class Layout { nchw, nhwc };
+// What the labels are: class labels 0..K-1 (cross-entropy) or float targets (mean squared error).
+enum class Task { classification, regression };
 
 // The tables (common/words.h), found by argument type: name_of(Precision::bf16) == "bf16".
 Words<DatasetKind> words_of(DatasetKind);
@@ -46,5 +55,9 @@ Words<MonitorMetric> words_of(MonitorMetric);
 Words<OutputNetwork> words_of(OutputNetwork);
 Words<Precision> words_of(Precision);
 Words<Activation> words_of(Activation);
+Words<ResizeMode> words_of(ResizeMode);
+Words<OnBadFile> words_of(OnBadFile);
+Words<Layout> words_of(Layout);
+Words<Task> words_of(Task);
 
 }  // namespace sweep::trainer

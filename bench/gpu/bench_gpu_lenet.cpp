@@ -94,10 +94,8 @@ double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::
   d.w = in.w;
   d.images = set.images.as<std::uint8_t>();
   d.labels = set.labels.as<std::uint8_t>();
-  for (int k = 0; k < 4; ++k) {
-    d.mean[k] = 0.3f;
-    d.stdev[k] = 0.35f;
-  }
+  d.scale = set.scale();
+  d.shift = set.shift(in.c);
   d.seed = 1;
   auto step = [&](std::int64_t i) {
     d.indices = set.order.as<std::int32_t>() + (i % batches) * c.batch;

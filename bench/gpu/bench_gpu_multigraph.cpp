@@ -98,10 +98,8 @@ struct Member {
     d.images = set.images.as<std::uint8_t>();
     d.labels = set.labels.as<std::uint8_t>();
     d.indices = indices;
-    for (int k = 0; k < 4; ++k) {
-      d.mean[k] = 0.3f;
-      d.stdev[k] = 0.35f;
-    }
+    d.scale = set.scale();
+    d.shift = set.shift(kInput.c);
     d.seed = 1;
     d.step = std::uint64_t(step);
     gpu.gather_batch(d, x.f(), y.as<std::int32_t>());

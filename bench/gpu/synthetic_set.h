@@ -21,6 +21,10 @@ struct SyntheticSet {
   DeviceBuffer images;  // (rows, C, H, W) uint8
   DeviceBuffer labels;  // (rows) uint8
   DeviceBuffer order;   // (rows) int32: a shuffled order of the rows
+  // (2 C) float: GatherDesc's scale then shift of each channel, for mean 0.3 and std 0.35
+  DeviceBuffer norm;
+  const float* scale() const { return norm.f(); }
+  const float* shift(int c) const { return norm.f() + c; }
 };
 
 inline SyntheticSet make_synthetic_set(Backend& backend, Shape sample_shape, int rows,
@@ -33,11 +37,15 @@ inline SyntheticSet make_synthetic_set(Backend& backend, Shape sample_shape, int
   std::vector<std::int32_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), rng);
+  std::vector<float> norm(std::size_t(sample_shape.c), 1.f / (255.f * 0.35f));
+  norm.resize(2 * norm.size(), -0.3f / 0.35f);
   SyntheticSet s{DeviceBuffer(backend, images.size()), DeviceBuffer(backend, labels.size()),
-                 DeviceBuffer(backend, order.size() * sizeof(std::int32_t))};
+                 DeviceBuffer(backend, order.size() * sizeof(std::int32_t)),
+                 DeviceBuffer(backend, norm.size() * sizeof(float))};
   backend.copy_to_device(s.images.as<void>(), images.data(), images.size());
   backend.copy_to_device(s.labels.as<void>(), labels.data(), labels.size());
   backend.copy_to_device(s.order.as<void>(), order.data(), order.size() * sizeof(std::int32_t));
+  backend.copy_to_device(s.norm.as<void>(), norm.data(), norm.size() * sizeof(float));
   return s;
 }
 

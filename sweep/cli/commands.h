@@ -32,6 +32,10 @@ void add_report_command(CLI::App& app, int& exit_code);
 void add_serve_command(CLI::App& app, int& exit_code);
 // submit, worker, status, wait, cancel, logs, fetch (sweep/cli/queue_commands.cpp).
 void add_queue_commands(CLI::App& app, int& exit_code);
+// export-model NAME: a trial's network as ONNX or npz (sweep/cli/export_model_command.cpp).
+void add_export_model_command(CLI::App& app, int& exit_code);
+// predict NAME --input PATH: a trial's network on new inputs (sweep/cli/predict_command.cpp).
+void add_predict_command(CLI::App& app, int& exit_code);
 
 // `--set KEY=VALUE`, repeatable, on a subcommand.
 void add_set_option(CLI::App& command, std::vector<std::string>& overrides);

@@ -76,6 +76,8 @@ int run_command_line(int argc, char** argv) {
   sweep::cli::add_serve_command(app, exit_code);
   sweep::cli::add_version_command(app, exit_code);
   sweep::cli::add_queue_commands(app, exit_code);
+  sweep::cli::add_export_model_command(app, exit_code);
+  sweep::cli::add_predict_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -16,6 +16,8 @@
 #include "sweep/run/run_sweep.h"
 #include "sweep/search/tpe_sampler.h"
 #include "trainer/backend.h"
+#include "trainer/data/data_shape.h"
+#include "trainer/data/folder_reader.h"
 
 namespace sweep::cli {
 
@@ -64,6 +66,24 @@ void print_arrays(const config::SweepConfig& config, std::uint64_t known) {
 
 // One line per trial, at once whatever the sweep's size: the first kShown trials are listed (an
 // external command's line with its placeholders filled), the rest counted.
+// A folder data set's classes in label order (its class folders sorted) and its input shape, so
+// that what label k means is seen before anything trains. Nothing when the folder cannot be
+// listed (the config check said why) or the data set is not a folder.
+void print_folder_classes(const trainer::DataSpec& data) {
+  if (data.dataset != trainer::DatasetKind::folder) return;
+  try {
+    const std::vector<std::string> classes = trainer::list_class_folders(data.path, "data.path");
+    std::cout << "data: folder " << printable(data.path) << ", " << classes.size() << " classes:";
+    for (std::size_t i = 0; i < classes.size(); ++i)
+      std::cout << (i ? ", " : " ") << i << " " << printable(classes[i]);
+    const trainer::Shape image = trainer::data_shape(data).image;
+    if (image.c > 0)
+      std::cout << "; images " << image.c << "x" << image.h << "x" << image.w << " (CxHxW)";
+    std::cout << "\n";
+  } catch (const Error&) {
+  }
+}
+
 void print_plan(const config::SweepConfig& config) {
   constexpr std::uint64_t kShown = 50;
   const auto& metric = config.sweep.metric;
@@ -72,6 +92,7 @@ void print_plan(const config::SweepConfig& config) {
             << " (" << config.shape() << "), metric " << metric.name << " (" << metric.goal << ")";
   if (metric.target) std::cout << ", target " << *metric.target;
   std::cout << "\n";
+  print_folder_classes(config.base.data);
   // tpe's first trials are random search's draws (known now); the rest follow from results.
   const bool learns = config.sweep.method == "tpe";
   const std::uint64_t known =

@@ -149,8 +149,10 @@ void check_placement_overrides(const std::vector<std::string>& overrides) {
 }
 
 const std::vector<std::string>& builtin_metric_names() {
-  static const std::vector<std::string> names = {"val_accuracy", "val_loss", "train_loss",
-                                                 "train_accuracy"};
+  // val_rmse, val_mae, val_r2 and train_mae: a regression set's (which reports no accuracy).
+  static const std::vector<std::string> names = {"val_accuracy",   "val_loss", "train_loss",
+                                                 "train_accuracy", "val_rmse", "val_mae",
+                                                 "val_r2",         "train_mae"};
   return names;
 }
 

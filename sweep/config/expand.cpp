@@ -148,9 +148,10 @@ TrialPlan resolve(const SweepConfig& config, const TrialPoint& point, Diagnostic
   if (sets_config_keys) {
     Diagnostics quick;
     read_trial_config(config, point, config.tree->quick_clone(), quick, plan.config);
-    if (!quick.empty()) {  // again, with marks, for messages that point at the file
-      plan.config = {};
-      read_trial_config(config, point, config.tree->clone(), diagnostics, plan.config);
+    if (!quick.empty()) {           // again, with marks, for messages that point at the file
+      trainer::TrainConfig marked;  // read from defaults, as the quick read was
+      read_trial_config(config, point, config.tree->clone(), diagnostics, marked);
+      plan.config = std::move(marked);
     }
   } else {
     plan.config = config.base;  // nothing swept touches the config: no need to read it again

@@ -255,6 +255,32 @@ bool MapReader::integer_list(const std::string& key, std::vector<int>& out, Rang
   return ok;
 }
 
+bool MapReader::text_list(const std::string& key, std::vector<std::string>& out) {
+  YAML::Node value = node(key);
+  if (!value.IsDefined()) return false;
+  if (!value.IsSequence()) {
+    error(key, "expected a list of names, got " + describe_node(value));
+    return false;
+  }
+  std::vector<std::string> parsed;
+  bool ok = true;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const std::string item_path = path_of(key) + "." + std::to_string(i);
+    const auto problem = [&](const std::string& text) {
+      diagnostics_.error(tree_.where(item_path, value[i]), item_path, text);
+      ok = false;
+    };
+    if (!value[i].IsScalar() || value[i].Scalar().empty())
+      problem("expected a name, got " + describe_node(value[i]));
+    else if (std::find(parsed.begin(), parsed.end(), value[i].Scalar()) != parsed.end())
+      problem("'" + value[i].Scalar() + "' is listed twice");
+    else
+      parsed.push_back(value[i].Scalar());
+  }
+  if (ok) out = std::move(parsed);
+  return ok;
+}
+
 MapReader MapReader::section(const std::string& key) {
   return MapReader(tree_, diagnostics_, node(key), path_of(key));
 }

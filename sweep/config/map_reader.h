@@ -60,6 +60,8 @@ class MapReader {
   bool choice(const std::string& key, std::string& out, const std::vector<std::string>& choices,
               const std::string& what);
   bool integer_list(const std::string& key, std::vector<int>& out, Range range);
+  // A list of non-empty scalars (column names), each at most once.
+  bool text_list(const std::string& key, std::vector<std::string>& out);
   // One word of a trainer vocabulary (trainer/vocabulary.h): the allowed words and the
   // suggestion for a typo come from the trainer's own table.
   template <class E>

@@ -124,6 +124,7 @@ void check_model_shapes(const ConfigTree& tree, const trainer::TrainConfig& conf
                         const ModelPlaces& places, Diagnostics& diagnostics) {
   thread_local std::optional<Fitted> last;
   const trainer::DataShape data = trainer::data_shape(config.data);
+  if (data.image.c == 0) return;  // a folder data set that cannot be read: its check says why
   if (fitted_last_time(config.model, data, last)) return;
   try {
     trainer::check_model(config.model, data.image, data.classes);

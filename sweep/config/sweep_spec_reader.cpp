@@ -406,8 +406,10 @@ void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer) {
   }
   out.metric.name = name;
   std::string goal;
-  const bool looks_like_loss =
-      name.find("loss") != std::string::npos || name.find("error") != std::string::npos;
+  // A loss, an error, or a regression's RMSE / MAE: lower is better (val_r2 is higher).
+  const bool looks_like_loss = name.find("loss") != std::string::npos ||
+                               name.find("error") != std::string::npos || name.ends_with("rmse") ||
+                               name.ends_with("mae");
   if (metric.choice("goal", goal, {"maximize", "minimize"}, "goal")) {
     out.metric.goal = goal;
     // Runs, but picks the worst trial as the best and stops the good ones early.
@@ -579,6 +581,22 @@ void check_sweep_against_training(MapReader& sweep_reader, const SweepSpec& swee
       sweep.metric.name.rfind("val_", 0) == 0)
     metric.error("name", "metric " + sweep.metric.name +
                              " needs a validation set, but data.validation is none");
+  // A regression set reports no accuracy (trainer/loop/batch_loss.h): a sweep on one would find
+  // no trial's metric.
+  const bool accuracy =
+      sweep.metric.name == "val_accuracy" || sweep.metric.name == "train_accuracy";
+  if (!external_trainer && base.data.task == trainer::Task::regression && accuracy) {
+    const std::string text =
+        "the data is a regression set (data.task: regression), which reports "
+        "val_rmse, val_mae, val_r2 and train_mae, not " +
+        sweep.metric.name;
+    if (metric.has("name"))
+      metric.error("name", text);
+    else
+      sweep_reader.error("metric", text +
+                                       " (the default metric): name one, e.g. "
+                                       "metric: {name: val_rmse, goal: minimize}");
+  }
   if (sweep.early_terminate && !external_trainer) {
     const std::int64_t first = first_decision_epoch(sweep.early_terminate->policy);
     const auto [last, which] = last_epoch(sweep, base);

@@ -7,11 +7,16 @@
  */
 #include "sweep/config/train_config_reader.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "sweep/config/layers_reader.h"
 #include "sweep/config/model_shape_check.h"
 #include "sweep/config/suggest.h"
+#include "trainer/data/csv_reader.h"
+#include "trainer/data/folder_reader.h"
+#include "trainer/data/image_decode.h"
+#include "trainer/data/numpy_data.h"
 #include "trainer/models.h"
 
 namespace sweep::config {
@@ -42,6 +47,34 @@ void read_synthetic(MapReader r, trainer::SyntheticSpec& s) {
   r.finish();
 }
 
+// dataset: folder's own keys (trainer::FolderSpec), beside data.path in the data section. Given
+// for another data set they are refused: they would change nothing.
+void read_folder(MapReader& r, trainer::DataSpec& d) {
+  trainer::FolderSpec& f = d.folder;
+  const bool folder = d.dataset == trainer::DatasetKind::folder;
+  for (const char* key : {"channels", "image_size", "resize", "on_bad_file", "cache_dir"})
+    if (!folder && r.has(key)) {
+      r.node(key);
+      r.error(key, std::string("data.") + key + " applies to dataset: folder only");
+    }
+  if (!folder) return;
+  if (r.integer("channels", f.channels, Range::closed(1, 3)) && f.channels == 2)
+    r.error("channels", "must be 1 (grey) or 3 (RGB), not 2");
+  std::vector<int> size;
+  if (r.integer_list("image_size", size, Range::closed(1, trainer::kMaxImageSide))) {
+    if (size.size() != 2)
+      r.error("image_size",
+              "expected [height, width], got " + std::to_string(size.size()) + " numbers");
+    else if (std::int64_t(size[0]) * size[1] > trainer::kMaxImagePixels)
+      r.error("image_size", "at most " + std::to_string(trainer::kMaxImagePixels) + " pixels");
+    else
+      f.height = size[0], f.width = size[1];
+  }
+  r.word("resize", f.resize, "resize mode");
+  r.word("on_bad_file", f.on_bad_file, "on_bad_file");
+  r.text("cache_dir", f.cache_dir);
+}
+
 // Returns whether the fields read without problems (missing data files aside: the images' shape
 // is known without them).
 bool read_data(MapReader r, trainer::DataSpec& d, const TrainReadOptions& options) {
@@ -57,8 +90,26 @@ bool read_data(MapReader r, trainer::DataSpec& d, const TrainReadOptions& option
   r.boolean("normalize", d.normalize);
   read_augment(r.section("augment"), d.augment);
   read_synthetic(r.section("synthetic"), d.synthetic);
+  read_folder(r, d);
+  r.text("validation_path", d.validation_path);
+  r.word("task", d.task, "task");
+  r.word("layout", d.layout, "layout");
+  r.text("label", d.label);
+  r.text_list("feature_columns", d.feature_columns);
   r.finish();
   const bool fields_read = r.diagnostics().error_count() == problems_before;
+  // A folder set's validation folder is data.validation_path (a missing data.path is said first).
+  if (fields_read && d.dataset == trainer::DatasetKind::folder && !d.path.empty() &&
+      d.validation == trainer::Validation::test && d.validation_path.empty())
+    r.error(r.has("validation") ? "validation" : "dataset",
+            "dataset: folder validates on data.validation_path (a second folder with the same "
+            "class folders), and it is not set; set it, or set validation: holdout or none");
+  // A CSV set has no test split of its own: validation: test is its validation_path.
+  if (fields_read && d.dataset == trainer::DatasetKind::csv &&
+      d.validation == trainer::Validation::test && d.validation_path.empty())
+    r.error(r.has("validation") ? "validation" : "dataset",
+            "dataset: csv validates on data.validation_path (another CSV file with the same "
+            "header), and it is not set; set it, or set validation: holdout or none");
 
   if (options.check_data_files) {
     const std::string missing = missing_data_files(d);
@@ -153,10 +204,75 @@ void read_training(MapReader r, trainer::TrainingSpec& t) {
   r.unsigned64("seed", t.seed);
   r.word("precision", t.precision, "precision");
   r.boolean("deterministic", t.deterministic);
+  r.boolean("save_model", t.save_model);
   MapReader checkpoint = r.section("checkpoint");
   checkpoint.integer("every_epochs", t.checkpoint.every_epochs, Range::at_least(0));
   checkpoint.finish();
   r.finish();
+}
+
+// dataset: numpy and csv: the file (or for numpy the directory) named, the arrays the
+// validation needs, and what the readers refuse in them.
+std::string missing_table_files(const trainer::DataSpec& spec) {
+  std::error_code ec;
+  const bool numpy = spec.dataset == trainer::DatasetKind::numpy;
+  if (spec.path.empty())
+    return std::string("dataset: ") + (numpy ? "numpy" : "csv") + " needs data.path (" +
+           (numpy ? "an .npz file or a directory of .npy files)" : "a CSV file)");
+  if (numpy ? !std::filesystem::exists(spec.path, ec)
+            : !std::filesystem::is_regular_file(spec.path, ec))
+    return "data file '" + spec.path + "' does not exist" +
+           (numpy ? " (dataset: numpy reads an .npz file or a directory of .npy files)"
+                  : " (dataset: csv reads one CSV file)");
+  if (!spec.validation_path.empty() && !std::filesystem::is_regular_file(spec.validation_path, ec))
+    return "data.validation_path '" + spec.validation_path + "' does not exist";
+  // The files read as a trial would read them (a CSV whole; an .npz's directory, every header
+  // and the labels), so that a bad value, dtype or shape stops the sweep before anything is
+  // written rather than failing every trial.
+  try {
+    if (!numpy) {
+      const trainer::CsvOptions o{spec.label, spec.feature_columns, spec.task};
+      const trainer::Dataset train = trainer::read_csv(spec.path, o);
+      if (!spec.validation_path.empty())
+        trainer::read_csv_validation(spec.validation_path, o, spec.path, train);
+      return "";
+    }
+    const std::string missing =
+        trainer::numpy_missing_arrays(spec.path, spec.validation == trainer::Validation::test);
+    if (!missing.empty())
+      return "missing numpy arrays in '" + spec.path + "': " + missing +
+             (spec.validation == trainer::Validation::test
+                  ? " (validation: test reads x_test and y_test; or set validation: holdout)"
+                  : "");
+    trainer::numpy_shape(spec.path, {spec.layout, spec.task});
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+// dataset: folder: data.path (and validation_path) must be folders of at least two class
+// folders; the images themselves are checked when they are read.
+std::string missing_folder_files(const trainer::DataSpec& spec) {
+  if (spec.path.empty())
+    return "dataset: folder needs data.path (a folder holding one folder of images per class)";
+  try {
+    const std::vector<std::string> classes = trainer::list_class_folders(spec.path, "data.path");
+    if (spec.validation_path.empty()) return "";
+    const std::vector<std::string> other =
+        trainer::list_class_folders(spec.validation_path, "data.validation_path");
+    for (const std::string& c : classes)
+      if (std::find(other.begin(), other.end(), c) == other.end())
+        return "data.validation_path " + spec.validation_path + ": no class folder " + c +
+               " (expected the same class folders as data.path)";
+    for (const std::string& c : other)
+      if (std::find(classes.begin(), classes.end(), c) == classes.end())
+        return "data.validation_path " + spec.validation_path + ": the class folder " + c +
+               " is not a class of data.path (expected the same class folders)";
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace
@@ -168,6 +284,9 @@ std::string default_data_path(trainer::DatasetKind dataset) {
     case trainer::DatasetKind::cifar10:
       return "/usr/share/datasets/cifar-10";
     case trainer::DatasetKind::synthetic:
+    case trainer::DatasetKind::numpy:  // no default: the user's own file
+    case trainer::DatasetKind::csv:
+    case trainer::DatasetKind::folder:
       return "";
     case trainer::DatasetKind::fashion_mnist:
       break;
@@ -179,6 +298,9 @@ std::string missing_data_files(const trainer::DataSpec& spec) {
   const bool need_test = spec.validation == trainer::Validation::test;
   std::error_code ec;
   if (spec.dataset == trainer::DatasetKind::synthetic) return "";
+  if (spec.dataset == trainer::DatasetKind::numpy || spec.dataset == trainer::DatasetKind::csv)
+    return missing_table_files(spec);
+  if (spec.dataset == trainer::DatasetKind::folder) return missing_folder_files(spec);
   if (!std::filesystem::is_directory(spec.path, ec)) {
     std::string text = "data directory '" + spec.path + "' does not exist";
     if (spec.dataset == trainer::DatasetKind::cifar10)

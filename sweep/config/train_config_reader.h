@@ -26,7 +26,8 @@ struct TrainReadOptions {
 void read_train_config(MapReader& top, trainer::TrainConfig& out, const TrainReadOptions& options);
 
 // The files data set `spec` needs, missing ones named in the returned message ("" when all are
-// there). Shared with `sweep validate`'s tests.
+// there; for numpy and csv data, also what their readers refuse in the files). Shared with
+// `sweep validate`'s tests.
 std::string missing_data_files(const trainer::DataSpec& spec);
 
 // The directory a data set lives in when data.path is not given.

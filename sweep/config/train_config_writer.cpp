@@ -84,6 +84,31 @@ YAML::Node to_yaml(const trainer::TrainConfig& config) {
     synthetic["seed"] = whole_u(d.synthetic.seed);
     data["synthetic"] = synthetic;
   }
+  // Written where they apply or differ from their defaults, so that a built-in data set's written
+  // config stays as it was.
+  if (!d.validation_path.empty()) data["validation_path"] = d.validation_path;
+  if (d.task != trainer::Task::classification) data["task"] = word(d.task);
+  if (d.dataset == trainer::DatasetKind::numpy || d.layout != trainer::Layout::nchw)
+    data["layout"] = word(d.layout);
+  if (d.dataset == trainer::DatasetKind::csv || d.label != "label") data["label"] = d.label;
+  if (d.dataset == trainer::DatasetKind::folder) {
+    const trainer::FolderSpec& f = d.folder;
+    if (f.channels != 0) data["channels"] = whole(f.channels);
+    if (f.height != 0) {
+      YAML::Node size = int_list({f.height, f.width});
+      size.SetStyle(YAML::EmitterStyle::Flow);
+      data["image_size"] = size;
+    }
+    data["resize"] = word(f.resize);
+    data["on_bad_file"] = word(f.on_bad_file);
+    if (!f.cache_dir.empty()) data["cache_dir"] = f.cache_dir;
+  }
+  if (!d.feature_columns.empty()) {
+    YAML::Node columns(YAML::NodeType::Sequence);
+    for (const std::string& c : d.feature_columns) columns.push_back(c);
+    columns.SetStyle(YAML::EmitterStyle::Flow);
+    data["feature_columns"] = columns;
+  }
   root["data"] = data;
 
   const trainer::ModelSpec& m = config.model;
@@ -139,6 +164,8 @@ YAML::Node to_yaml(const trainer::TrainConfig& config) {
   training["seed"] = whole_u(t.seed);
   training["precision"] = word(t.precision);
   training["deterministic"] = flag(t.deterministic);
+  // Only when off: a default config's text, and so its trials' identities, stay what they were.
+  if (!t.save_model) training["save_model"] = flag(false);
   YAML::Node checkpoint(YAML::NodeType::Map);
   checkpoint["every_epochs"] = whole(t.checkpoint.every_epochs);
   training["checkpoint"] = checkpoint;

@@ -6,11 +6,12 @@
  * Every log_every iterations the running training loss is reported as `loss` with epoch 0 ("not
  * at an epoch boundary") and a fractional epoch position for charts; each validation reports
  * train_loss / train_accuracy (means since the previous validation), val_loss, val_accuracy,
- * learning_rate and images_per_sec, and only validations at the end of an epoch carry their
- * epoch: the stopping rules compare trials at equal epochs and must never judge one on a
- * mid-epoch value. Two names, because one (trial, name, step) key holds one value. A stop
- * request other than an interrupt (ASHA, cancel, timeout) makes the callback return false; an
- * interrupt is the trainer's own business (RunControl::interrupt: checkpoint, then end).
+ * learning_rate and images_per_sec (a regression run: train_mae for train_accuracy, and val_rmse,
+ * val_mae, val_r2 for val_accuracy; its losses are mean squared errors), and only validations at
+ * the end of an epoch carry their epoch: the stopping rules compare trials at equal epochs and must
+ * never judge one on a mid-epoch value. Two names, because one (trial, name, step) key holds one
+ * value. A stop request other than an interrupt (ASHA, cancel, timeout) makes the callback return
+ * false; an interrupt is the trainer's own business (RunControl::interrupt: checkpoint, then end).
  */
 #pragma once
 
@@ -67,16 +68,25 @@ class ReportingCallback : public trainer::TrainCallback {
       context_.report(point);
     };
     report("train_loss", v.train_loss);
-    report("train_accuracy", v.train_accuracy);
+    report(v.regression ? "train_mae" : "train_accuracy",
+           v.regression ? v.train_mae : v.train_accuracy);
     report("learning_rate", v.learning_rate);
     report("images_per_sec", v.images_per_second);
     report("val_loss", v.val_loss);
-    report("val_accuracy", v.val_accuracy);
+    if (v.regression) {
+      report("val_rmse", v.val_rmse);
+      report("val_mae", v.val_mae);
+      report("val_r2", v.val_r2);
+    } else {
+      report("val_accuracy", v.val_accuracy);
+    }
+    const std::string quality =
+        v.regression ? " val_rmse " + fixed(v.val_rmse, 4) + " val_r2 " + fixed(v.val_r2, 4)
+                     : " val_accuracy " + fixed(v.val_accuracy, 4);
     context_.log("epoch " + std::to_string(v.epoch) + (v.epoch_end ? "" : " (mid-epoch)") +
                  " iteration " + std::to_string(v.iteration) + ": train_loss " +
-                 fixed(v.train_loss, 4) + " val_loss " + fixed(v.val_loss, 4) + " val_accuracy " +
-                 fixed(v.val_accuracy, 4) + " lr " + fixed(v.learning_rate, 6) + " " +
-                 fixed(v.images_per_second, 0) + " images/s");
+                 fixed(v.train_loss, 4) + " val_loss " + fixed(v.val_loss, 4) + quality + " lr " +
+                 fixed(v.learning_rate, 6) + " " + fixed(v.images_per_second, 0) + " images/s");
     return keep_going();
   }
 

@@ -6,6 +6,8 @@
  *   OUT/NAME/report.html               the report
  *   OUT/NAME/trials/NNN/log.txt        a trial's log (NNN: its number, at least 3 digits)
  *   OUT/NAME/trials/NNN/checkpoint.bin a built-in trial's checkpoint
+ *   OUT/NAME/trials/NNN/model.sweepmodel a built-in trial's trained network, written when it ends
+ *                                      (trainer/model_file.h; found by its place, not stored)
  *
  * Paths stored in the database are relative to OUT/NAME, so a sweep's directory can be copied
  * or moved and continued where it is.
@@ -40,6 +42,9 @@ inline std::filesystem::path log_in(const std::filesystem::path& trial_dir) {
 }
 inline std::filesystem::path checkpoint_in(const std::filesystem::path& trial_dir) {
   return trial_dir / "checkpoint.bin";
+}
+inline std::filesystem::path model_in(const std::filesystem::path& trial_dir) {
+  return trial_dir / "model.sweepmodel";  // trainer::kModelFileName
 }
 
 }  // namespace sweep::run

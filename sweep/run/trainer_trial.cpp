@@ -37,6 +37,11 @@ sweep::Json summary_of(const trainer::TrainResult& r) {
       {"images_per_second", r.images_per_second},
       {"device", r.device},
   };
+  if (r.regression) {
+    summary["final_val_rmse"] = r.final_val_rmse;
+    summary["final_val_mae"] = r.final_val_mae;
+    summary["final_val_r2"] = r.final_val_r2;
+  }
   for (auto& [key, value] : summary.items())
     if (value.is_number_float() && !std::isfinite(value.get<double>())) value = nullptr;
   if (r.classes > 0 && r.confusion.size() == static_cast<std::size_t>(r.classes) * r.classes) {
@@ -49,6 +54,9 @@ sweep::Json summary_of(const trainer::TrainResult& r) {
     }
     summary["confusion"] = std::move(matrix);
     summary["classes"] = r.classes;
+    // A folder data set's class order, stored with the trial: what label k of its confusion
+    // matrix (and of its model) means.
+    if (!r.class_names.empty()) summary["class_names"] = r.class_names;
   }
   if (!r.message.empty()) summary["message"] = r.message;
   return summary;
@@ -114,6 +122,7 @@ trainer::RunControl trial_control(const TrainerTrialInput& in, const trainer::Tr
   std::filesystem::create_directories(in.trial_dir);
   trainer::RunControl control;
   control.checkpoint_path = checkpoint_path(in.trial_dir);
+  if (config.training.save_model) control.model_path = model_in(in.trial_dir).string();
   control.resume = in.resume;
   control.identity = trial_identity(in.sweep_name, in.trial_number, config);
   control.set_aside_unusable_checkpoint = in.retried;

@@ -823,10 +823,12 @@ TEST_F(CudaOps, GatherBatchMatchesCpuBitForBit) {
     d.c = k.c;
     d.h = k.h;
     d.w = k.w;
-    for (int c = 0; c < 4; ++c) {
-      d.mean[c] = 0.2f + 0.1f * c;
-      d.stdev[c] = 0.3f + 0.05f * c;
-    }
+    std::vector<float> factors;  // per channel: scale (u8 / (255 std)), then shift (-mean / std)
+    for (int c = 0; c < k.c; ++c) factors.push_back(1.f / (255.f * (0.3f + 0.05f * c)));
+    for (int c = 0; c < k.c; ++c) factors.push_back(-(0.2f + 0.1f * c) / (0.3f + 0.05f * c));
+    DeviceBuffer fc, fg;
+    put(*cpu, fc, factors.data(), factors.size() * 4);
+    put(*gpu, fg, factors.data(), factors.size() * 4);
     d.flip = k.flip;
     d.max_shift = k.shift;
     d.seed = 42;
@@ -836,10 +838,14 @@ TEST_F(CudaOps, GatherBatchMatchesCpuBitForBit) {
     d.images = ic.as<std::uint8_t>();
     d.labels = lc.as<std::uint8_t>();
     d.indices = xc.as<std::int32_t>();
+    d.scale = fc.f();
+    d.shift = fc.f() + k.c;
     cpu->gather_batch(d, out.cf(), yc.as<std::int32_t>());
     d.images = ig.as<std::uint8_t>();
     d.labels = lg.as<std::uint8_t>();
     d.indices = xg.as<std::int32_t>();
+    d.scale = fg.f();
+    d.shift = fg.f() + k.c;
     gpu->gather_batch(d, out.gf(), yg.as<std::int32_t>());
     const auto oc = host(*cpu, out.c.as<void>(), out.n), og = host(*gpu, out.g.as<void>(), out.n);
     EXPECT_EQ(0, std::memcmp(oc.data(), og.data(), out.n * 4)) << tag << " images";

@@ -127,6 +127,9 @@ TEST(CudaGraph, ReplayedStepsEqualEagerSteps) {
   gpu.copy_to_device(img.as<void>(), images.data(), images.size());
   gpu.copy_to_device(lab.as<void>(), labels.data(), labels.size());
   gpu.copy_to_device(idx.as<void>(), order.data(), order.size() * 4);
+  const float factors[2] = {1.f / (255.f * 0.35f), -0.3f / 0.35f};  // mean 0.3, std 0.35
+  DeviceBuffer norm(gpu, sizeof factors);
+  gpu.copy_to_device(norm.as<void>(), factors, sizeof factors);
 
   ModelSpec model;  // lenet preset
   struct Run {
@@ -159,8 +162,8 @@ TEST(CudaGraph, ReplayedStepsEqualEagerSteps) {
     d.images = img.as<std::uint8_t>();
     d.labels = lab.as<std::uint8_t>();
     d.indices = idx.as<std::int32_t>() + i * kBatch;
-    d.mean[0] = 0.3f;
-    d.stdev[0] = 0.35f;
+    d.scale = norm.f();
+    d.shift = norm.f() + 1;
     d.flip = true;
     d.max_shift = 2;
     d.seed = 3;

@@ -2,8 +2,9 @@
 """make_golden.py -- reference numbers from PyTorch for tests/trainer/golden_test.cpp.
 
 Run with Debian's interpreter (torch 1.13 CPU):  /usr/bin/python3 tests/golden/make_golden.py [NAME...]
-It writes lenet.gold, convnet_bn.gold and resnet_small.gold next to itself (only the NAMEs given,
-if any); the C++ test reads them and never needs torch.
+It writes lenet.gold, convnet_bn.gold, resnet_small.gold and mlp_regression.gold next to itself
+(only the NAMEs given, if any); the C++ test reads them and never needs torch. mlp_regression is a
+regression: one output, float "targets" instead of "labels", nn.MSELoss instead of cross-entropy.
 
 The one non-obvious decision: weights and inputs are stored as float16 and used as the float32
 values they convert to exactly, so both sides start from bit-identical numbers while the files
@@ -86,6 +87,11 @@ def resnet_small():
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, CLASSES))
 
 
+def mlp_regression():
+    # Our `mlp` shape on 12 float features: flatten, dense 16, relu, dense 1 (one output).
+    return nn.Sequential(nn.Flatten(), nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 1))
+
+
 def as_f16_exact(a):
     """float16 values, and the float32 tensor they convert to exactly."""
     h = np.asarray(a, dtype=np.float32).astype(np.float16)
@@ -108,7 +114,7 @@ class Writer:
         self.f.close()
 
 
-def make(name, net, input_shape, seed):
+def make(name, net, input_shape, seed, regression=False):
     rng = np.random.default_rng(seed)
     out = Writer(os.path.join(HERE, name + ".gold"))
     # Weights: uniform in the PyTorch default range of each layer, stored as float16.
@@ -126,9 +132,13 @@ def make(name, net, input_shape, seed):
             out.tensor(f"param{i}", h, "f2")
     # Inputs: STEPS batches; batch 0 is also the one for logits and gradients.
     xs_h, xs = as_f16_exact(rng.standard_normal((STEPS, BATCH) + input_shape))
-    labels = rng.integers(0, CLASSES, (STEPS, BATCH))
     out.tensor("inputs", xs_h, "f2")
-    out.tensor("labels", labels.astype(np.float32))
+    if regression:
+        targets_h, targets = as_f16_exact(rng.standard_normal((STEPS, BATCH)))
+        out.tensor("targets", targets_h, "f2")
+    else:
+        labels = rng.integers(0, CLASSES, (STEPS, BATCH))
+        out.tensor("labels", labels.astype(np.float32))
     initial = [p.detach().clone() for p in params]
     bn_layers = [m for m in net.modules() if isinstance(m, nn.BatchNorm2d)]
     initial_buffers = [(m.running_mean.clone(), m.running_var.clone()) for m in bn_layers]
@@ -142,12 +152,21 @@ def make(name, net, input_shape, seed):
                 m.running_var.copy_(rv)
                 m.num_batches_tracked.zero_()
 
-    loss_fn = nn.CrossEntropyLoss()
+    if regression:
+        mse = nn.MSELoss()
+
+        def loss_fn(outputs, s):
+            return mse(outputs.squeeze(1), targets[s])
+    else:
+        xent = nn.CrossEntropyLoss()
+
+        def loss_fn(outputs, s):
+            return xent(outputs, torch.from_numpy(labels[s]))
     # One training-mode forward/backward on batch 0.
     net.train()
     net.zero_grad()
     logits = net(xs[0])
-    loss = loss_fn(logits, torch.from_numpy(labels[0]))
+    loss = loss_fn(logits, 0)
     loss.backward()
     out.tensor("logits", logits.detach().numpy())
     out.tensor("loss", np.array([loss.item()], dtype=np.float32))
@@ -168,7 +187,7 @@ def make(name, net, input_shape, seed):
         net.train()
         for s in range(STEPS):
             opt.zero_grad()
-            l = loss_fn(net(xs[s]), torch.from_numpy(labels[s]))
+            l = loss_fn(net(xs[s]), s)
             l.backward()
             opt.step()
             losses.append(l.item())
@@ -193,6 +212,7 @@ CASES = {
     "lenet": (lenet, (1, 28, 28), 1234),
     "convnet_bn": (lambda: mark_bn_params(convnet()), (3, 16, 16), 4321),
     "resnet_small": (lambda: mark_bn_params(resnet_small()), (3, 8, 8), 2468),
+    "mlp_regression": (mlp_regression, (12, 1, 1), 1357),
 }
 
 torch.manual_seed(0)
@@ -200,4 +220,4 @@ for case in sys.argv[1:] or CASES:
     if case not in CASES:
         sys.exit(f"make_golden.py: no case {case!r} (cases: {', '.join(CASES)})")
     build, shape, seed = CASES[case]
-    make(case, build(), shape, seed)
+    make(case, build(), shape, seed, regression=case == "mlp_regression")

@@ -21,7 +21,9 @@ static_assert(sizeof(LayerSpec) == 128, "a field was added to LayerSpec: set it 
 static_assert(sizeof(ScheduleSpec) == 88, "a field was added to ScheduleSpec: set it below");
 static_assert(sizeof(EarlyStoppingSpec) == 16, "a field was added: set it below");
 static_assert(sizeof(TrainingSpec) == 232, "a field was added to TrainingSpec: set it below");
-static_assert(sizeof(DataSpec) == 128, "a field was added to DataSpec: set it below");
+// FolderSpec is written only for dataset: folder: folder_data_config_test.cpp sets its fields.
+static_assert(sizeof(FolderSpec) == 56, "a field was added to FolderSpec: set it there");
+static_assert(sizeof(DataSpec) == 280, "a field was added to DataSpec: set it below");
 
 TrainConfig full_config() {
   TrainConfig c;
@@ -35,6 +37,10 @@ TrainConfig full_config() {
   c.data.normalize = false;
   c.data.augment = {true, 2, 3};
   c.data.synthetic = {300, 100, 3, 2, 12, 10, 7};
+  c.data.validation_path = "/srv/data/val.csv";
+  c.data.layout = Layout::nhwc;
+  c.data.label = "target";
+  c.data.feature_columns = {"b", "a"};
   c.model.preset = Preset::convnet;
   c.model.net_width = 8;
   c.model.block_depth = 3;
@@ -72,6 +78,7 @@ TrainConfig full_config() {
   t.precision = Precision::bf16;
   t.deterministic = true;
   t.checkpoint.every_epochs = 2;
+  t.save_model = false;
   return c;
 }
 

@@ -14,7 +14,9 @@
 #include "store/store.h"
 #include "sweep/run/fused_arrays.h"
 #include "sweep/run/run_sweep.h"
+#include "sweep/run/sweep_layout.h"
 #include "sweep_process_util.h"
+#include "trainer/model_file.h"
 
 namespace sweep::config::testing {
 namespace {
@@ -95,6 +97,17 @@ TEST(FusedSweep, StoresEveryMetricTheUnfusedSweepStores) {
         << "trial " << number << ": " << log;
   for (const auto& [number, log] : y.logs)
     EXPECT_EQ(log.find("fused array"), std::string::npos) << log;
+  // Each member wrote its trained network, the same one its lone run wrote.
+  for (const auto& [number, state] : x.states) {
+    const auto model = [&](const fs::path& db) {
+      return trainer::read_model_file(
+          run::model_in(run::trial_dir_in(db.parent_path(), number)).string());
+    };
+    const trainer::ModelFile f = model(a.db_path), g = model(b.db_path);
+    EXPECT_FALSE(f.params.empty());
+    EXPECT_EQ(f.params, g.params) << "trial " << number;
+    EXPECT_EQ(f.trial, number);
+  }
   fs::remove_all(dir);
 }
 

@@ -332,15 +332,22 @@ TEST_P(CpuGather, MatchesReference) {
   for (auto& v : labels) v = static_cast<std::uint8_t>(rng() % 10);
   std::vector<std::int32_t> indices(batch);
   for (auto& v : indices) v = static_cast<std::int32_t>(rng() % rows);
-  GatherDesc d{batch,
-               channels,
-               h,
-               w,
-               images.data(),
-               labels.data(),
-               indices.data(),
-               {0.1f, 0.2f, 0.3f, 0.4f},
-               {0.5f, 0.25f, 1.f, 2.f}};
+  const float mean[4] = {0.1f, 0.2f, 0.3f, 0.4f}, stdev[4] = {0.5f, 0.25f, 1.f, 2.f};
+  std::vector<float> scales, shifts;
+  for (int c = 0; c < channels; ++c) {
+    scales.push_back(1.f / (255.f * stdev[c]));
+    shifts.push_back(-mean[c] / stdev[c]);
+  }
+  GatherDesc d;
+  d.batch = batch;
+  d.c = channels;
+  d.h = h;
+  d.w = w;
+  d.images = images.data();
+  d.labels = labels.data();
+  d.indices = indices.data();
+  d.scale = scales.data();
+  d.shift = shifts.data();
   d.flip = flip;
   d.max_shift = shift;
   d.seed = 99;
@@ -348,7 +355,7 @@ TEST_P(CpuGather, MatchesReference) {
   const std::size_t xs = std::size_t(batch) * channels * h * w;
   std::vector<double> x_ref(xs);
   std::vector<std::int32_t> y_ref(batch), y(batch, -1);
-  ref::gather_batch(d, x_ref.data(), y_ref.data());
+  ref::gather_batch(d, mean, stdev, x_ref.data(), y_ref.data());
   std::vector<float> x(xs, kGarbage);
   CpuBackend cpu(2);
   cpu.gather_batch(d, x.data(), y.data());
@@ -364,7 +371,16 @@ TEST(CpuOps, GatherWithoutAugmentationIsANormalisedCopy) {
   const std::vector<std::uint8_t> images = {0, 255, 51, 102};  // one 1x2x2 image
   const std::vector<std::uint8_t> labels = {4};
   const std::vector<std::int32_t> indices = {0};
-  GatherDesc d{1, 1, 2, 2, images.data(), labels.data(), indices.data(), {0.5f}, {0.5f}};
+  const float scale = 1.f / (255.f * 0.5f), shift = -0.5f / 0.5f;
+  GatherDesc d;
+  d.batch = 1;
+  d.c = 1;
+  d.h = d.w = 2;
+  d.images = images.data();
+  d.labels = labels.data();
+  d.indices = indices.data();
+  d.scale = &scale;
+  d.shift = &shift;
   std::vector<float> x(4);
   std::int32_t y = -1;
   CpuBackend cpu(1);

@@ -97,8 +97,8 @@ TEST_F(BatchSourceTest, AFreshSourceReproducesAnyEpochsOrder) {
 
 TEST_F(BatchSourceTest, NormalisesWithTheGivenStatistics) {
   ChannelStats s;
-  s.mean[0] = 0.5f;
-  s.stdev[0] = 0.25f;
+  s.mean = {0.5f};
+  s.stdev = {0.25f};
   BatchSource src(*backend_, numbered(4), s, 4, ShuffleMode::never, 1, {}, false);
   DeviceBuffer x(*backend_, 4 * 6 * sizeof(float)), y(*backend_, 4 * sizeof(std::int32_t));
   src.gather(0, 0, false, x.f(), y.as<std::int32_t>());

@@ -232,6 +232,29 @@ TEST(DataParallel, TwoReplicasTrainLikeOneDevice) {
   EXPECT_EQ(std::accumulate(two.confusion.begin(), two.confusion.end(), std::int64_t{0}), 100);
 }
 
+// A regression (float features, one output, mean squared error) on 2 replicas: the validation
+// set's targets are shared out, and R^2 is taken over all of them.
+TEST(DataParallel, TwoReplicasTrainARegressionLikeOneDevice) {
+  TrainConfig c = config(false);
+  c.data.task = Task::regression;
+  c.model.layers.pop_back();  // the dense to 10 classes; the loop appends the one output
+  c.training.learning_rate = 0.01;
+  Quiet quiet;
+  const TrainResult one = train(c, quiet);
+  ASSERT_EQ(one.state, RunState::completed) << one.message;
+  c.replicas = cpus(2);
+  const TrainResult two = train(c, quiet);
+  ASSERT_EQ(two.state, RunState::completed) << two.message;
+  EXPECT_TRUE(two.regression);
+  EXPECT_NEAR(two.final_train_loss, one.final_train_loss, 1e-4 * one.final_train_loss);
+  EXPECT_NEAR(two.final_val_loss, one.final_val_loss, 1e-4 * one.final_val_loss);
+  EXPECT_NEAR(two.final_val_rmse, one.final_val_rmse, 1e-4 * one.final_val_rmse);
+  EXPECT_NEAR(two.final_val_mae, one.final_val_mae, 1e-4 * one.final_val_mae);
+  EXPECT_NEAR(two.final_val_r2, one.final_val_r2, 1e-4);
+  EXPECT_GT(one.final_val_r2, 0.0);  // it learned something
+  EXPECT_TRUE(two.confusion.empty());
+}
+
 // A checkpoint does not know how many replicas wrote it: one written on 2 replicas resumes on 1,
 // and the reverse, each ending where the straight run ends (up to the order of sums).
 TEST(DataParallel, CheckpointsMoveBetweenReplicaCounts) {

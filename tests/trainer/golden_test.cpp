@@ -8,13 +8,16 @@
  * same weights (stored exactly, as float16) go into our flat parameter buffer in our documented
  * layout, and every number must match. The optimizer steps go through Backend::optimizer_step
  * directly, so this pins the layer math, the layout, the loss and the optimizer formulas to
- * PyTorch's at once.
+ * PyTorch's at once. mlp_regression does the same for a regression MLP (one output, float
+ * targets, nn.MSELoss against Backend::mean_squared_error); its file is made where torch is
+ * (make_golden.py mlp_regression) and the case is skipped, saying so, until it is committed.
  */
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -89,12 +92,24 @@ std::size_t numel(const GoldTensor& t) {
   return n;
 }
 
+std::string gold_path(const std::string& name) {
+  return std::string(SWEEP_SOURCE_DIR) + "/tests/golden/" + name + ".gold";
+}
+
 struct GoldenCase {
   const char* file;
   ModelSpec model;
   Shape input;
   double logit_tol, grad_tol, loss_tol;
+  bool regression = false;  // one output, "targets", mean squared error
 };
+
+ModelSpec mlp_regression_spec() {
+  ModelSpec m;
+  m.preset = Preset::mlp;
+  m.hidden = {16};
+  return m;
+}
 
 ModelSpec convnet_spec() {
   ModelSpec m;
@@ -139,10 +154,13 @@ class Golden : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(Golden, MatchesPyTorch) {
   const GoldenCase& c = GetParam();
+  if (c.regression && !std::filesystem::exists(gold_path(c.file)))
+    GTEST_SKIP() << gold_path(c.file) << " is not made yet: run tests/golden/make_golden.py "
+                 << c.file << " where torch is";
   auto gold = load_gold(c.file);
-  const int batch = 8, classes = 10, steps = 10;
+  const int batch = 8, classes = c.regression ? 1 : 10, steps = 10;
   CpuBackend cpu(2);
-  Network net(cpu, c.model, c.input, classes, batch, 1);
+  Network net(cpu, c.model, c.input, c.regression ? 0 : classes, batch, 1);
 
   // Parameters in our layout: per layer, weight then bias — PyTorch's parameters() order.
   std::vector<float> initial;
@@ -157,7 +175,17 @@ TEST_P(Golden, MatchesPyTorch) {
 
   const auto& inputs = gold.at("inputs").values;
   std::vector<std::int32_t> labels;
-  for (float v : gold.at("labels").values) labels.push_back(static_cast<std::int32_t>(v));
+  if (!c.regression)
+    for (float v : gold.at("labels").values) labels.push_back(static_cast<std::int32_t>(v));
+  const std::vector<float> targets =
+      c.regression ? gold.at("targets").values : std::vector<float>{};
+  // Batch s's loss: cross-entropy over its labels, or the mean squared error over its targets.
+  const auto loss = [&](const float* out, int s, float* d, double* st) {
+    if (c.regression)
+      cpu.mean_squared_error(out, targets.data() + s * batch, batch, d, st, batch);
+    else
+      cpu.softmax_cross_entropy(out, labels.data() + s * batch, batch, classes, d, st);
+  };
   const std::size_t sample = std::size_t(c.input.numel());
   ASSERT_EQ(inputs.size(), std::size_t(steps) * batch * sample);
 
@@ -168,7 +196,7 @@ TEST_P(Golden, MatchesPyTorch) {
   const float* logits = net.forward(inputs.data(), batch, true);
   EXPECT_TRUE(all_close(logits, gold.at("logits").values.data(), batch * classes, c.logit_tol,
                         c.logit_tol));
-  cpu.softmax_cross_entropy(logits, labels.data(), batch, classes, dlogits.data(), stats);
+  loss(logits, 0, dlogits.data(), stats);
   EXPECT_NEAR(stats[0] / batch, gold.at("loss").values[0], c.loss_tol);
   net.backward(dlogits.data(), batch);
   for (std::size_t i = 0; i < offsets.size(); ++i) {
@@ -208,7 +236,7 @@ TEST_P(Golden, MatchesPyTorch) {
     for (int s = 0; s < steps; ++s) {
       double st[2] = {0, 0};
       const float* out = net.forward(inputs.data() + std::size_t(s) * batch * sample, batch, true);
-      cpu.softmax_cross_entropy(out, labels.data() + s * batch, batch, classes, dlogits.data(), st);
+      loss(out, s, dlogits.data(), st);
       EXPECT_NEAR(st[0] / batch, expect[s], c.loss_tol * (1 + s)) << opt << " step " << s + 1;
       net.backward(dlogits.data(), batch);
       step.t = s + 1;
@@ -227,7 +255,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(GoldenCase{"lenet", ModelSpec{}, Shape{1, 28, 28}, 2e-5, 2e-5, 2e-5},
                       GoldenCase{"convnet_bn", convnet_spec(), Shape{3, 16, 16}, 2e-5, 2e-5, 2e-5},
                       GoldenCase{"resnet_small", resnet_small_spec(), Shape{3, 8, 8}, 2e-5, 2e-5,
-                                 2e-5}),
+                                 2e-5},
+                      GoldenCase{"mlp_regression", mlp_regression_spec(), Shape{12, 1, 1}, 2e-5,
+                                 2e-5, 2e-5, true}),
     [](const ::testing::TestParamInfo<GoldenCase>& p) { return std::string(p.param.file); });
 
 }  // namespace

@@ -266,6 +266,22 @@ double softmax_cross_entropy(const T* logits, const std::int32_t* labels, int n,
   return total / n;
 }
 
+// ---- mean squared error of one output per sample: returns the mean loss over mean_over;
+// dpred = 2 (pred - target) / mean_over; *abs_sum (when given) the sum of absolute errors.
+template <class T>
+double mean_squared_error(const T* pred, const T* targets, int n, T* dpred, int mean_over,
+                          double* abs_sum = nullptr) {
+  double total = 0, absolute = 0;
+  for (int i = 0; i < n; ++i) {
+    const double e = double(pred[i]) - double(targets[i]);
+    total += e * e;
+    absolute += std::fabs(e);
+    if (dpred) dpred[i] = T(2 * e / mean_over);
+  }
+  if (abs_sum) *abs_sum = absolute;
+  return total / mean_over;
+}
+
 // ---- optimizer (double state, the formulas of backend.h)
 inline void optimizer_step(const OptimizerStep& s, double* p, const double* grad, double* s1,
                            double* s2, std::size_t n, double grad_scale = 1.0) {
@@ -293,10 +309,16 @@ inline void optimizer_step(const OptimizerStep& s, double* p, const double* grad
 }
 
 // ---- gather: output pixel (y, x) reads source (y - dy, x - dx), mirrored when flipped.
-inline void gather_batch(const GatherDesc& d, double* x, std::int32_t* labels) {
+// Values are (raw * pixel_scale - mean[c]) / stdev[c]: pixel_scale 1/255 for uint8 images, 1 for
+// float features; y gets int32 labels, or float targets when d.targets is set.
+inline void gather_batch(const GatherDesc& d, const float* mean, const float* stdev, double* x,
+                         void* y) {
   for (int i = 0; i < d.batch; ++i) {
     const std::size_t row = std::size_t(d.indices[i]);
-    labels[i] = d.labels[row];
+    if (d.targets)
+      static_cast<float*>(y)[i] = d.targets[row];
+    else
+      static_cast<std::int32_t*>(y)[i] = d.labels[row];
     const AugmentDraw a = augment_draw(d.seed, d.step, d.first_sample + i, d.flip, d.max_shift);
     for (int c = 0; c < d.c; ++c)
       for (int oy = 0; oy < d.h; ++oy)
@@ -305,8 +327,9 @@ inline void gather_batch(const GatherDesc& d, double* x, std::int32_t* labels) {
           double v = 0;
           if (sy >= 0 && sy < d.h && sx0 >= 0 && sx0 < d.w) {
             const int sx = a.flip ? d.w - 1 - sx0 : sx0;
-            const double u8 = d.images[((row * d.c + c) * d.h + sy) * d.w + sx];
-            v = (u8 / 255.0 - d.mean[c]) / d.stdev[c];
+            const std::size_t at = ((row * d.c + c) * d.h + sy) * d.w + sx;
+            const double raw = d.features ? double(d.features[at]) : d.images[at] / 255.0;
+            v = (raw - mean[c]) / stdev[c];
           }
           x[((std::size_t(i) * d.c + c) * d.h + oy) * d.w + ox] = v;
         }

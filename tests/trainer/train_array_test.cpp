@@ -186,6 +186,27 @@ TEST(TrainArray, EachMemberOfABatchNormNetIsItsLoneRunBitForBit) {
   expect_each_member_as_alone(true, "bn");
 }
 
+// Regression members (float features, one output, mean squared error): each is its lone run.
+TEST(TrainArray, EachMemberOfARegressionNetIsItsLoneRunBitForBit) {
+  std::vector<TrainConfig> configs = four_members(false);
+  for (TrainConfig& c : configs) {
+    c.data.task = Task::regression;
+    c.model.layers.pop_back();  // the dense to 10 classes; the loop appends the one output
+  }
+  const ArrayTraces array = fused(configs, "regression");
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    ASSERT_FALSE(array.errors[i]) << "member " << i;
+    const Trace lone = alone(configs[i], "regression_lone" + std::to_string(i));
+    ASSERT_FALSE(lone.validations.empty());
+    expect_same(array.traces[i], lone, "member " + std::to_string(i));
+    EXPECT_TRUE(array.traces[i].result.regression);
+    EXPECT_EQ(array.traces[i].result.final_val_r2, lone.result.final_val_r2);
+    EXPECT_EQ(array.traces[i].validations.back().val_mae, lone.validations.back().val_mae);
+    EXPECT_GT(lone.validations.back().val_rmse, 0.0);
+  }
+  EXPECT_NE(array.traces[0].checkpoint.params, array.traces[1].checkpoint.params);
+}
+
 TEST(TrainArray, ADivergingMemberEndsAloneAndTheOthersAreUntouched) {
   std::vector<TrainConfig> configs = four_members(false);
   configs[1].training.learning_rate = 1e12;

@@ -27,7 +27,7 @@ void expect_round_trip(std::initializer_list<E> values) {
 
 TEST(Vocabulary, EveryValueHasANameThatReadsBack) {
   expect_round_trip({DatasetKind::fashion_mnist, DatasetKind::mnist, DatasetKind::cifar10,
-                     DatasetKind::synthetic});
+                     DatasetKind::synthetic, DatasetKind::folder});
   expect_round_trip({Validation::test, Validation::holdout, Validation::none});
   expect_round_trip({ShuffleMode::every_epoch, ShuffleMode::once, ShuffleMode::never});
   expect_round_trip({Preset::lenet, Preset::convnet, Preset::mlp, Preset::resnet});
@@ -40,6 +40,8 @@ TEST(Vocabulary, EveryValueHasANameThatReadsBack) {
   expect_round_trip({OutputNetwork::best, OutputNetwork::last});
   expect_round_trip({Precision::fp32, Precision::tf32, Precision::bf16});
   expect_round_trip({Activation::relu, Activation::none});
+  expect_round_trip({ResizeMode::stretch, ResizeMode::crop, ResizeMode::pad});
+  expect_round_trip({OnBadFile::error, OnBadFile::skip});
 }
 
 TEST(Vocabulary, AliasesReadAsTheirValueAndNeverAsAName) {

@@ -7,7 +7,8 @@
  * the device. Everything else may differ per member (learning rate and schedule, momentum,
  * Nesterov, weight decay, Adam's betas and epsilon, RMSprop's decay, gradient clipping, the seed,
  * the dropout rate, early stopping, validation frequency, logging, checkpoints, the output
- * network), because each member runs its own loop on its own weights and optimizer state.
+ * network, whether its model is saved), because each member runs its own loop on its own weights
+ * and optimizer state.
  */
 #pragma once
 

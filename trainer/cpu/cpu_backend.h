@@ -91,6 +91,8 @@ class CpuBackend final : public Backend {
   using Backend::softmax_cross_entropy;
   void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n, int classes,
                              float* dlogits, double* stats, int mean_over) override;
+  void mean_squared_error(const float* pred, const float* targets, int n, float* dpred,
+                          double* stats, int mean_over) override;
   void argmax(const float* logits, int n, int classes, std::int32_t* pred) override;
 
   void sum_squares(const float* x, std::size_t n, double* out) override;
@@ -98,7 +100,7 @@ class CpuBackend final : public Backend {
   void optimizer_step(const OptimizerStep& s, float* params, const float* grads, float* state1,
                       float* state2, std::size_t n, const float* grad_scale) override;
 
-  void gather_batch(const GatherDesc& d, float* x, std::int32_t* y) override;
+  void gather_batch(const GatherDesc& d, float* x, void* y) override;
 
  private:
   Storage nhwc_storage_ = Storage::fp32_nchw;

@@ -1,5 +1,6 @@
 /*
- * cpu_loss.cpp — softmax cross-entropy and argmax over (n, classes) logits.
+ * cpu_loss.cpp — softmax cross-entropy and argmax over (n, classes) logits; mean squared error of
+ * one output per sample.
  *
  * Each sample's loss is log-sum-exp around its maximum (no overflow for large logits); per-sample
  * losses go to a scratch array and are added in sample order afterwards, so the batch total does
@@ -62,6 +63,22 @@ void CpuBackend::softmax_cross_entropy(const float* logits, const std::int32_t* 
   }
   stats[0] += loss;
   stats[1] += correct;
+}
+
+// The error and its gradient in float (pred - target, then 2 * e / mean_over: two roundings, as
+// the CUDA kernel does them); the statistics from it in double, added in sample order.
+void CpuBackend::mean_squared_error(const float* pred, const float* targets, int n, float* dpred,
+                                    double* stats, int mean_over) {
+  const float inv_n = 1.f / static_cast<float>(mean_over);
+  double sse = 0, sae = 0;
+  for (int i = 0; i < n; ++i) {
+    const float e = pred[i] - targets[i];
+    if (dpred) dpred[i] = (2.f * e) * inv_n;
+    sse += double(e) * double(e);
+    sae += std::fabs(double(e));
+  }
+  stats[0] += sse;
+  stats[1] += sae;
 }
 
 void CpuBackend::argmax(const float* logits, int n, int classes, std::int32_t* pred) {

@@ -194,6 +194,8 @@ class CudaBackend final : public Backend {
   using Backend::softmax_cross_entropy;
   void softmax_cross_entropy(const float* logits, const std::int32_t* labels, int n, int classes,
                              float* dlogits, double* stats, int mean_over) override;
+  void mean_squared_error(const float* pred, const float* targets, int n, float* dpred,
+                          double* stats, int mean_over) override;
   void argmax(const float* logits, int n, int classes, std::int32_t* pred) override;
 
   void sum_squares(const float* x, std::size_t n, double* out) override;
@@ -201,7 +203,7 @@ class CudaBackend final : public Backend {
   void optimizer_step(const OptimizerStep& s, float* params, const float* grads, float* state1,
                       float* state2, std::size_t n, const float* grad_scale) override;
 
-  void gather_batch(const GatherDesc& d, float* x, std::int32_t* y) override;
+  void gather_batch(const GatherDesc& d, float* x, void* y) override;
 
   // ---- CUDA-graph capture of one training step (shapes fixed, every shape seen once eagerly).
   // begin_capture(); <the step's ops, as in an eager step>; end_capture(); then per step

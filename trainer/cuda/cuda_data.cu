@@ -1,9 +1,9 @@
 /*
  * cuda_data.cu — gather_batch of the CUDA backend (kernel in gather.cuh).
  *
- * The normalisation factors are computed here on the host with exactly the CPU backend's float
- * expressions (1 / (255 std), -mean / std) and passed to the kernel, which then does the same two
- * rounded operations per value: batches are equal to the CPU's bit for bit.
+ * The normalisation factors come in device memory, made once on the host by BatchSource
+ * (gather_factors); the kernel does the CPU's two rounded operations per value with them, so
+ * batches are equal to the CPU's bit for bit.
  */
 #include <string>
 
@@ -13,26 +13,36 @@
 
 namespace sweep::trainer::cuda {
 
-void CudaBackend::gather_batch(const GatherDesc& d, float* x, std::int32_t* y) {
+void CudaBackend::gather_batch(const GatherDesc& d, float* x, void* y) {
   enter();
-  if (d.c < 1 || d.c > 4)
-    throw Error("gather_batch: images have " + std::to_string(d.c) +
-                " channels; 1 to 4 are supported");
+  if (d.c < 1) throw Error("gather_batch: samples have " + std::to_string(d.c) + " channels");
+  if (!d.images == !d.features || !d.labels == !d.targets || !d.scale || !d.shift)
+    throw Error(
+        "gather_batch: needs one of images / features, one of labels / targets, and the "
+        "normalisation factors");
   GatherArgs a{};
   a.batch = d.batch;
   a.c = d.c;
   a.h = d.h;
   a.w = d.w;
-  for (int c = 0; c < d.c; ++c) {
-    a.scale[c] = 1.f / (255.f * d.stdev[c]);
-    a.shift[c] = -d.mean[c] / d.stdev[c];
-  }
+  a.center = d.center;
+  a.scale = d.scale;
+  a.shift = d.shift;
   a.flip = d.flip;
   a.max_shift = d.max_shift;
   a.seed = d.seed;
   a.step = d.step;
   a.first_sample = d.first_sample;
-  gather(a, d.images, d.labels, d.indices, x, y, dyn(), stream());
+  auto with_data = [&](auto* yy, const auto* labels) {
+    if (d.features)
+      gather(a, d.features, labels, d.indices, x, yy, dyn(), stream());
+    else
+      gather(a, d.images, labels, d.indices, x, yy, dyn(), stream());
+  };
+  if (d.targets)
+    with_data(static_cast<float*>(y), d.targets);
+  else
+    with_data(static_cast<std::int32_t*>(y), d.labels);
 }
 
 }  // namespace sweep::trainer::cuda

@@ -1,5 +1,6 @@
 /*
- * loss.cuh — softmax cross-entropy (loss, dlogits and batch statistics in one launch) and argmax.
+ * loss.cuh — softmax cross-entropy (loss, dlogits and batch statistics in one launch), argmax, and
+ * the mean squared error of regression (likewise one launch).
  *
  * The loss kernel is ONE block: warp w handles samples w, w + warps, ..., each lane a strided
  * part of the row; per-warp totals are added in warp order by thread 0, which then adds them to
@@ -97,6 +98,36 @@ __global__ void softmax_xent_kernel(const float* logits /* (n, classes) */,
   }
 }
 
+// Mean squared error of one output per sample: one block, each thread a strided part of the
+// batch, the per-thread sums added in thread order by thread 0 (reproducible). The error and its
+// gradient in float with the CPU's two roundings (pred - target, then 2 e / mean_over).
+__global__ void mse_kernel(const float* pred /* (n) */, const float* targets /* (n) */, int n,
+                           float* dpred /* (n) or null */, double* stats /* (2): SSE, SAE */,
+                           int mean_over, const StepScalars* dyn /* (1) or null */) {
+  if (dyn) targets += dyn->label_delta;
+  __shared__ double part_sq[256], part_abs[256];  // blockDim.x <= 256
+  const float inv_n = 1.f / static_cast<float>(mean_over);
+  double sq = 0, ab = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const float e = __fsub_rn(pred[i], targets[i]);
+    if (dpred) dpred[i] = __fmul_rn(__fmul_rn(2.f, e), inv_n);
+    sq += double(e) * double(e);
+    ab += fabs(double(e));
+  }
+  part_sq[threadIdx.x] = sq;
+  part_abs[threadIdx.x] = ab;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double total_sq = 0, total_abs = 0;
+    for (int t = 0; t < static_cast<int>(blockDim.x); ++t) {
+      total_sq += part_sq[t];
+      total_abs += part_abs[t];
+    }
+    stats[0] += total_sq;
+    stats[1] += total_abs;
+  }
+}
+
 __global__ void argmax_kernel(const float* logits /* (n, classes) */, int n, int classes,
                               std::int32_t* pred /* (n) */,
                               const StepScalars* dyn /* (1) or null */) {
@@ -119,6 +150,15 @@ inline void softmax_cross_entropy(const float* logits, const std::int32_t* label
   const int threads = n >= 32 ? 1024 : 32 * n;
   softmax_xent_kernel<<<1, threads, 0, s>>>(logits, labels, n, classes, dlogits, stats, mean_over,
                                             dyn);
+  SWEEP_CHECK_LAUNCH();
+}
+
+inline void mean_squared_error(const float* pred, const float* targets, int n, float* dpred,
+                               double* stats, int mean_over, const StepScalars* dyn,
+                               cudaStream_t s) {
+  if (n <= 0) return;
+  const int threads = n >= 256 ? 256 : 32 * ((n + 31) / 32);
+  mse_kernel<<<1, threads, 0, s>>>(pred, targets, n, dpred, stats, mean_over, dyn);
   SWEEP_CHECK_LAUNCH();
 }
 

@@ -1,13 +1,16 @@
 /*
  * dataset.cpp — row selection and channel statistics.
  *
- * Statistics are summed in double over integer pixel values (exact up to 2^53 per channel), so
- * the mean and std of 60,000 images do not depend on summation order.
+ * Statistics of uint8 images are summed in double over integer pixel values (exact up to 2^53 per
+ * channel), so the mean and std of 60,000 images do not depend on summation order; float
+ * features are summed in double.
  */
 #include "trainer/data/dataset.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <utility>
 
 #include "common/check.h"
 
@@ -86,29 +89,65 @@ Dataset first_rows(const Dataset& d, std::int64_t n) {
   return out;
 }
 
-ChannelStats channel_stats(const Dataset& d) {
-  ChannelStats s;
-  if (d.empty()) return s;
-  if (d.c > 4)
-    throw Error(d.source + ": " + std::to_string(d.c) + " channels; at most 4 are supported");
+namespace {
+
+// Channel ch's mean and variance of raw value * scale: uint8 pixels summed as integers (exact), so
+// the result does not depend on summation order.
+std::pair<double, double> pixel_moments(const Dataset& d, int ch) {
   const std::int64_t hw = std::int64_t(d.h) * d.w;
-  for (int ch = 0; ch < d.c; ++ch) {
-    double sum = 0, sum_sq = 0;
-    for (std::int64_t n = 0; n < d.size(); ++n) {
-      const std::uint8_t* p = d.images.data() + (n * d.c + ch) * hw;
-      std::uint64_t s1 = 0, s2 = 0;
-      for (std::int64_t i = 0; i < hw; ++i) {
-        s1 += p[i];
-        s2 += std::uint64_t(p[i]) * p[i];
-      }
-      sum += double(s1);
-      sum_sq += double(s2);
+  double sum = 0, sum_sq = 0;
+  for (std::int64_t n = 0; n < d.size(); ++n) {
+    const std::uint8_t* p = d.images.data() + (n * d.c + ch) * hw;
+    std::uint64_t s1 = 0, s2 = 0;
+    for (std::int64_t i = 0; i < hw; ++i) {
+      s1 += p[i];
+      s2 += std::uint64_t(p[i]) * p[i];
     }
-    const double count = double(d.size()) * double(hw);
-    const double mean = sum / count / 255.0;
-    const double var = std::max(0.0, sum_sq / count / (255.0 * 255.0) - mean * mean);
-    s.mean[ch] = static_cast<float>(mean);
-    s.stdev[ch] = var > 1e-12 ? static_cast<float>(std::sqrt(var)) : 1.0f;
+    sum += double(s1);
+    sum_sq += double(s2);
+  }
+  const double count = double(d.size()) * double(hw);
+  const double mean = sum / count / 255.0;
+  return {mean, sum_sq / count / (255.0 * 255.0) - mean * mean};
+}
+
+// The same of float features, in double and in two passes (mean, then squared deviations from
+// it): features of large mean and small spread keep their variance.
+std::pair<double, double> feature_moments(const Dataset& d, int ch) {
+  const std::int64_t hw = std::int64_t(d.h) * d.w;
+  const double count = double(d.size()) * double(hw);
+  double sum = 0;
+  for (std::int64_t n = 0; n < d.size(); ++n) {
+    const float* p = d.features.data() + (n * d.c + ch) * hw;
+    for (std::int64_t i = 0; i < hw; ++i) sum += double(p[i]);
+  }
+  const double mean = sum / count;
+  double sum_sq = 0;
+  for (std::int64_t n = 0; n < d.size(); ++n) {
+    const float* p = d.features.data() + (n * d.c + ch) * hw;
+    for (std::int64_t i = 0; i < hw; ++i) sum_sq += (double(p[i]) - mean) * (double(p[i]) - mean);
+  }
+  return {mean, sum_sq / count};
+}
+
+}  // namespace
+
+ChannelStats identity_stats(const Dataset& d) {
+  ChannelStats s;
+  s.scale = input_scale(d);
+  s.mean.assign(std::size_t(std::max(d.c, 0)), 0.f);
+  s.stdev.assign(std::size_t(std::max(d.c, 0)), 1.f);
+  return s;
+}
+
+ChannelStats channel_stats(const Dataset& d) {
+  ChannelStats s = identity_stats(d);
+  if (d.empty()) return s;
+  for (int ch = 0; ch < d.c; ++ch) {
+    const auto [mean, raw_var] = d.is_float() ? feature_moments(d, ch) : pixel_moments(d, ch);
+    const double var = std::max(0.0, raw_var);
+    s.mean[std::size_t(ch)] = static_cast<float>(mean);
+    s.stdev[std::size_t(ch)] = var > 1e-12 ? static_cast<float>(std::sqrt(var)) : 1.0f;
   }
   return s;
 }

@@ -11,7 +11,7 @@
  */
 #pragma once
 
-#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,12 +46,26 @@ void keep_first(Dataset& d, std::int64_t n);
 // A copy of the first n rows (all when n <= 0 or n >= size): no more copied than is kept.
 Dataset first_rows(const Dataset& d, std::int64_t n);
 
-// Per-channel mean and standard deviation of pixel / 255 (population std; a constant channel gets
-// std 1 so that normalising never divides by zero).
+// What one raw value is multiplied by before its channel's statistics apply: 1/255 for uint8
+// pixels (the network sees 0..1 before normalising), 1 for float features (taken as written).
+inline float input_scale(const Dataset& d) { return d.is_float() ? 1.f : 1.f / 255.f; }
+
+// Per-channel mean and standard deviation of raw value * scale (population std; a constant
+// channel gets std 1 so that normalising never divides by zero). The network's input is
+// (raw * scale - mean[c]) / stdev[c]. For a CSV's C columns (H = W = 1) this is exactly
+// per-feature standardisation. A channel past the vectors' end (a default ChannelStats: no
+// normalisation) has mean 0 and std 1.
 struct ChannelStats {
-  std::array<float, 4> mean{0, 0, 0, 0};
-  std::array<float, 4> stdev{1, 1, 1, 1};
+  float scale = 1.f / 255.f;
+  std::vector<float> mean, stdev;  // (C) each, or empty
+  float mean_of(int c) const { return std::size_t(c) < mean.size() ? mean[std::size_t(c)] : 0.f; }
+  float stdev_of(int c) const {
+    return std::size_t(c) < stdev.size() ? stdev[std::size_t(c)] : 1.f;
+  }
 };
+// The training split's statistics: integer sums for uint8 images, double sums for features.
 ChannelStats channel_stats(const Dataset& d);
+// No normalisation at d's scale: mean 0, std 1 for each of its channels.
+ChannelStats identity_stats(const Dataset& d);
 
 }  // namespace sweep::trainer

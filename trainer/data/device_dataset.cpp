@@ -7,13 +7,22 @@
 
 namespace sweep::trainer {
 
-DeviceDataset::DeviceDataset(Backend& backend, const Dataset& data)
-    : images_(backend, data.images.size()), labels_(backend, data.labels.size()) {
-  if (!data.images.empty())
-    backend.copy_to_device(images_.as<void>(), data.images.data(), data.images.size());
-  if (!data.labels.empty())
-    backend.copy_to_device(labels_.as<void>(), data.labels.data(), data.labels.size());
+namespace {
+
+template <class T>
+DeviceBuffer upload(Backend& backend, const std::vector<T>& values) {
+  DeviceBuffer b(backend, values.size() * sizeof(T));
+  if (!values.empty()) backend.copy_to_device(b.as<void>(), values.data(), b.bytes());
+  return b;
 }
+
+}  // namespace
+
+DeviceDataset::DeviceDataset(Backend& backend, const Dataset& data)
+    : images_(upload(backend, data.images)),
+      features_(upload(backend, data.features)),
+      labels_(upload(backend, data.labels)),
+      targets_(upload(backend, data.targets)) {}
 
 SharedUpload::SharedUpload(const DeviceSpec& device, const LoadedData& data)
     : device_(device), owner_(make_backend(DeviceSpec{device.kind, device.index, 1})) {

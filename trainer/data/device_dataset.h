@@ -1,6 +1,7 @@
 /*
- * device_dataset.h — a data set's uint8 images and labels in backend memory, and one upload of a
- * run's data shared by every run of the process on the same device.
+ * device_dataset.h — a data set's uint8 images or float features and its labels or float targets
+ * in backend memory, and one upload of a run's data shared by every run of the process on the
+ * same device.
  *
  * Memory a backend allocates is readable by every backend of the same device (one CUDA context
  * per device and process; host memory for the CPU), so a fused array's members gather their own
@@ -23,13 +24,16 @@ struct LoadedData;  // trainer/data/load_data.h
 
 class DeviceDataset {
  public:
-  // Uploads images and labels (asynchronously on `backend`'s stream).
+  // Uploads images or features and labels or targets (asynchronously on `backend`'s stream).
   DeviceDataset(Backend& backend, const Dataset& data);
+  // Each null when the data set has the other kind.
   const std::uint8_t* images() const { return images_.as<std::uint8_t>(); }
+  const float* features() const { return features_.as<float>(); }
   const std::uint8_t* labels() const { return labels_.as<std::uint8_t>(); }
+  const float* targets() const { return targets_.as<float>(); }
 
  private:
-  DeviceBuffer images_, labels_;
+  DeviceBuffer images_, features_, labels_, targets_;
 };
 
 class SharedUpload {

@@ -18,8 +18,11 @@
 
 #include "common/check.h"
 #include "trainer/data/cifar_reader.h"
+#include "trainer/data/csv_reader.h"
 #include "trainer/data/data_shape.h"
+#include "trainer/data/folder_reader.h"
 #include "trainer/data/idx_reader.h"
+#include "trainer/data/numpy_data.h"
 #include "trainer/data/shuffle.h"
 #include "trainer/data/synthetic.h"
 
@@ -40,6 +43,18 @@ std::string directory_stamp(const std::string& dir) {
   return ec ? std::string() : stamp;
 }
 
+// A regular file's name, size and modification time; a directory's files' (directory_stamp);
+// empty when neither can be read (then nothing is cached).
+std::string path_stamp(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return directory_stamp(path);
+  const auto size = std::filesystem::file_size(path, ec);
+  const auto time = std::filesystem::last_write_time(path, ec);
+  return ec ? std::string()
+            : path + ':' + std::to_string(size) + ':' +
+                  std::to_string(time.time_since_epoch().count());
+}
+
 // Decoded files, kept for the life of the process: a sweep trains many trials on the same data
 // set, and decompressing Fashion-MNIST costs about half a second per trial, more than a short GPU
 // trial trains. An entry is used only while every file in its directory still has the size and
@@ -47,10 +62,13 @@ std::string directory_stamp(const std::string& dir) {
 class DecodedFileCache {
  public:
   // The first `limit` rows of the split (all when limit <= 0), read once.
+  // `stamp_of` says what of `dir` to compare: its files (directory_stamp), or every image below
+  // it for a folder data set (folder_stamp).
   template <class Read>
   Dataset get(const std::string& dataset, const std::string& dir, const std::string& split,
-              std::int64_t limit, Read read) {
-    const std::string stamp = directory_stamp(dir);
+              std::int64_t limit, Read read,
+              std::string (*stamp_of)(const std::string&) = directory_stamp) {
+    const std::string stamp = stamp_of(dir);
     const auto key = std::make_tuple(dataset, dir, split);
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
@@ -80,6 +98,88 @@ DecodedFileCache& decoded_files() {
   return cache;
 }
 
+// A folder data set's DecodedFileCache key beside its folder: the settings its decode depends on.
+std::string folder_settings(const FolderSpec& f) {
+  return std::to_string(f.channels) + ' ' + std::to_string(f.height) + 'x' +
+         std::to_string(f.width) + ' ' + std::string(name_of(f.resize)) + ' ' +
+         std::string(name_of(f.on_bad_file)) + ' ' + f.cache_dir;
+}
+
+// dataset: folder. The validation folder is decoded to the training set's channels, and must
+// have its classes and, without data.image_size, its image size.
+void read_folders(const DataSpec& spec, Dataset& train, Dataset& test, bool need_test) {
+  auto& cache = decoded_files();
+  const std::string name(name_of(spec.dataset));
+  const FolderSpec& f = spec.folder;
+  train = cache.get(
+      name, spec.path, "train " + folder_settings(f), spec.train_limit,
+      [&] { return read_image_folder(spec.path, "data.path", f); }, folder_stamp);
+  if (!need_test) return;
+  if (spec.validation_path.empty())
+    throw Error(
+        "data.validation: test reads data.validation_path for dataset: folder, and it is "
+        "not set; set it, or use validation: holdout or none");
+  FolderSpec v = f;
+  v.channels = train.c;
+  test = cache.get(
+      name, spec.validation_path, "validation " + folder_settings(v), spec.test_limit,
+      [&] {
+        return read_image_folder(spec.validation_path, "data.validation_path", v,
+                                 &train.class_names);
+      },
+      folder_stamp);
+  if (test.h != train.h || test.w != train.w)
+    throw Error("data.validation_path " + spec.validation_path + ": images of " +
+                std::to_string(test.h) + "x" + std::to_string(test.w) + ", data.path's are " +
+                std::to_string(train.h) + "x" + std::to_string(train.w) +
+                " (HxW); set data.image_size: [H, W] to bring every image to one size");
+}
+
+// dataset: numpy (an .npz or a directory of .npy files); the cache's key beside the path holds
+// the settings the arrays are read with.
+void read_numpy_files(const DataSpec& spec, Dataset& train, Dataset& test, bool need_test) {
+  auto& cache = decoded_files();
+  const std::string name(name_of(spec.dataset));
+  const NumpyOptions o{spec.layout, spec.task};
+  const std::string settings =
+      std::string(name_of(spec.layout)) + ' ' + std::string(name_of(spec.task));
+  train = cache.get(
+      name, spec.path, "train " + settings, spec.train_limit,
+      [&] { return read_numpy_split(spec.path, "train", o); }, path_stamp);
+  if (!need_test) return;
+  test = cache.get(
+      name, spec.path, "test " + settings, spec.test_limit,
+      [&] { return read_numpy_split(spec.path, "test", o); }, path_stamp);
+  if (test.c != train.c || test.h != train.h || test.w != train.w ||
+      test.is_float() != train.is_float())
+    throw Error(test.source + ": its samples differ from " + train.source +
+                "'s in shape or kind (uint8 images or float features)");
+}
+
+// dataset: csv. The validation file's labels are numbered by the training file's classes, so
+// its cache key holds them too.
+void read_csv_files(const DataSpec& spec, Dataset& train, Dataset& test, bool need_test) {
+  auto& cache = decoded_files();
+  const std::string name(name_of(spec.dataset));
+  const CsvOptions o{spec.label, spec.feature_columns, spec.task};
+  std::string settings = std::string(name_of(spec.task)) + " label=" + spec.label + " columns=";
+  for (const std::string& c : spec.feature_columns) settings += c + '\n';
+  train = cache.get(
+      name, spec.path, "train " + settings, spec.train_limit,
+      [&] { return read_csv(spec.path, o); }, path_stamp);
+  if (!need_test) return;
+  if (spec.validation_path.empty())
+    throw Error(
+        "data.validation: test reads data.validation_path for dataset: csv, and it is "
+        "not set; set it, or use validation: holdout or none");
+  std::string classes;
+  for (const std::string& c : train.class_names) classes += c + '\n';
+  test = cache.get(
+      name, spec.validation_path,
+      "validation " + settings + " of " + spec.path + " classes " + classes, spec.test_limit,
+      [&] { return read_csv_validation(spec.validation_path, o, spec.path, train); }, path_stamp);
+}
+
 // The splits, cut to data.train_limit and data.test_limit as they are copied out of the cache
 // (the synthetic sets are cut by load_data's keep_first).
 void read_both(const DataSpec& spec, Dataset& train, Dataset& test, bool need_test) {
@@ -101,12 +201,42 @@ void read_both(const DataSpec& spec, Dataset& train, Dataset& test, bool need_te
         test = cache.get(name, spec.path, "test", spec.test_limit,
                          [&] { return read_cifar10_split(spec.path, "test"); });
       return;
-    case DatasetKind::synthetic:
-      train = make_synthetic(spec.synthetic, "train");
-      if (need_test) test = make_synthetic(spec.synthetic, "test");
+    case DatasetKind::synthetic: {
+      const auto make = spec.task == Task::regression ? make_synthetic_regression : make_synthetic;
+      train = make(spec.synthetic, "train");
+      if (need_test) test = make(spec.synthetic, "test");
+      return;
+    }
+    case DatasetKind::folder:
+      read_folders(spec, train, test, need_test);
+      return;
+    case DatasetKind::numpy:
+      read_numpy_files(spec, train, test, need_test);
+      return;
+    case DatasetKind::csv:
+      read_csv_files(spec, train, test, need_test);
       return;
   }
   throw Error("data.dataset: not one of " + words_text<DatasetKind>());
+}
+
+// What of the data's files LoadedCache compares: a folder data set's every image (and its
+// validation folder's), a numpy or CSV data set's file or directory (and its validation file's),
+// the files of any other data set's folder.
+std::string data_stamp(const DataSpec& spec) {
+  if (spec.dataset == DatasetKind::synthetic) return "synthetic";
+  if (spec.dataset == DatasetKind::numpy) return path_stamp(spec.path);
+  if (spec.dataset == DatasetKind::csv) {
+    const std::string train = path_stamp(spec.path);
+    if (train.empty() || spec.validation_path.empty()) return train;
+    const std::string validation = path_stamp(spec.validation_path);
+    return validation.empty() ? std::string() : train + '|' + validation;
+  }
+  if (spec.dataset != DatasetKind::folder) return directory_stamp(spec.path);
+  const std::string train = folder_stamp(spec.path);
+  if (train.empty() || spec.validation_path.empty()) return train;
+  const std::string validation = folder_stamp(spec.validation_path);
+  return validation.empty() ? std::string() : train + '|' + validation;
 }
 
 // load_data_shared's entries: the most recent first.
@@ -115,8 +245,7 @@ class LoadedCache {
   // `load`: false answers null rather than loading what is not here.
   std::shared_ptr<const LoadedData> get(const DataSpec& spec, std::uint64_t seed, bool load) {
     const std::uint64_t drawn = load_seed(spec, seed);
-    const std::string stamp = spec.dataset == DatasetKind::synthetic ? std::string("synthetic")
-                                                                     : directory_stamp(spec.path);
+    const std::string stamp = data_stamp(spec);
     std::lock_guard lock(mutex_);
     if (!stamp.empty())
       for (const Entry& e : entries_)
@@ -190,7 +319,7 @@ LoadedData load_data(const DataSpec& spec, std::uint64_t seed) {
     out.train = take_rows(out.train, train_rows);
   }
   if (out.train.empty()) throw Error(out.train.source + ": the training set is empty");
-  if (spec.normalize) out.norm = channel_stats(out.train);
+  out.norm = spec.normalize ? channel_stats(out.train) : identity_stats(out.train);
   return out;
 }
 

@@ -8,8 +8,10 @@
 #include "trainer/loop/evaluator.h"
 
 #include <atomic>
+#include <cmath>
 
 #include "common/check.h"
+#include "trainer/loop/batch_loss.h"
 
 namespace sweep::trainer {
 
@@ -20,7 +22,14 @@ Evaluator::Evaluator(Backend& backend, const Dataset& data, const ChannelStats& 
       classes_(data.classes),
       labels_(backend, std::size_t(data.size()) * sizeof(std::int32_t)),
       preds_(backend, std::size_t(data.size()) * sizeof(std::int32_t)),
-      stats_(backend, 2 * sizeof(double)) {}
+      stats_(backend, 2 * sizeof(double)) {
+  for (const float t : data.targets) target_mean_ += double(t);
+  if (!data.targets.empty()) target_mean_ /= double(data.targets.size());
+  for (const float t : data.targets) {
+    const double deviation = double(t) - target_mean_;
+    target_m2_ += deviation * deviation;
+  }
+}
 
 void Evaluator::launch(Network& net, float* x, bool with_confusion) {
   with_confusion_ = with_confusion;
@@ -35,11 +44,13 @@ void Evaluator::launch(Network& net, float* x, bool with_confusion) {
 }
 
 void Evaluator::run_batch(Network& net, float* x, std::int64_t b, bool argmax) {
+  // Labels or targets, four bytes a sample either way (batch_loss.h).
   std::int32_t* y = labels_.as<std::int32_t>() + b * source_.batch();
   const int n = source_.gather(b, 0, false, x, y);
   const float* logits = net.forward(x, n, false);
-  backend_.softmax_cross_entropy(logits, y, n, classes_, nullptr, stats_.as<double>());
-  if (argmax) backend_.argmax(logits, n, classes_, preds_.as<std::int32_t>() + b * source_.batch());
+  batch_loss(backend_, classes_, logits, y, n, nullptr, stats_.as<double>(), n);
+  if (argmax && classes_ > 0)
+    backend_.argmax(logits, n, classes_, preds_.as<std::int32_t>() + b * source_.batch());
 }
 
 std::int64_t Evaluator::run_recorded(Network& net, float* x, std::int64_t full) {
@@ -74,11 +85,14 @@ EvalResult Evaluator::collect() {
   backend_.copy_to_host(sums, stats_.as<void>(), sizeof sums);
   EvalResult r;
   r.images = source_.size();
+  r.regression = classes_ == 0;
   if (r.images > 0) {
     r.loss = sums[0] / double(r.images);
-    r.accuracy = sums[1] / double(r.images);
+    (r.regression ? r.mae : r.accuracy) = sums[1] / double(r.images);
   }
-  if (with_confusion) {
+  r.target_mean = target_mean_;
+  r.target_m2 = target_m2_;
+  if (with_confusion && !r.regression) {
     std::vector<std::int32_t> truth(std::size_t(r.images)), pred(std::size_t(r.images));
     if (r.images > 0) {
       backend_.copy_to_host(truth.data(), labels_.as<void>(), truth.size() * sizeof(std::int32_t));
@@ -95,19 +109,35 @@ EvalResult Evaluator::collect() {
   return r;
 }
 
+double EvalResult::rmse() const { return std::sqrt(loss); }
+
+double EvalResult::r2() const {
+  if (images == 0) return 0;
+  return target_m2 > 0 ? 1.0 - loss * double(images) / target_m2 : 0.0;
+}
+
 EvalResult combine(const std::vector<EvalResult>& parts) {
   EvalResult all;
-  double loss = 0, correct = 0;
+  double loss = 0, correct = 0, abs_sum = 0;
   for (const EvalResult& p : parts) {
+    if (p.images > 0) {  // the targets' moments, merged (Chan, Golub and LeVeque)
+      const double na = double(all.images), nb = double(p.images), n = na + nb;
+      const double delta = p.target_mean - all.target_mean;
+      all.target_m2 += p.target_m2 + delta * delta * na * nb / n;
+      all.target_mean += delta * nb / n;
+    }
     all.images += p.images;
+    all.regression = all.regression || p.regression;
     loss += p.loss * double(p.images);
     correct += p.accuracy * double(p.images);
+    abs_sum += p.mae * double(p.images);
     if (all.confusion.size() < p.confusion.size()) all.confusion.resize(p.confusion.size(), 0);
     for (std::size_t i = 0; i < p.confusion.size(); ++i) all.confusion[i] += p.confusion[i];
   }
   if (all.images > 0) {
     all.loss = loss / double(all.images);
     all.accuracy = correct / double(all.images);
+    all.mae = abs_sum / double(all.images);
   }
   return all;
 }

@@ -1,5 +1,6 @@
 /*
- * evaluator.h — loss, accuracy and (optionally) a confusion matrix of a network over a data set.
+ * evaluator.h — loss, accuracy and (optionally) a confusion matrix of a network over a data set;
+ * for a regression set the mean squared error, RMSE, MAE and R^2.
  *
  * The data set is uploaded once. Each batch is gathered straight into a labels buffer that covers
  * the whole set, and predictions go into a second one, so one evaluation reads back two doubles
@@ -22,9 +23,18 @@
 namespace sweep::trainer {
 
 struct EvalResult {
-  double loss = 0, accuracy = 0;
+  double loss = 0, accuracy = 0;  // accuracy: classification only
   std::int64_t images = 0;
   std::vector<std::int64_t> confusion;  // classes x classes (true row, predicted column), if asked
+  // Regression (loss: the mean squared error): mean absolute error, and the targets' mean and sum
+  // of squared deviations from it (combine() merges parts' by Chan's formula: no cancellation for
+  // targets of large mean), from which r2() takes their variance.
+  bool regression = false;
+  double mae = 0;
+  double target_mean = 0, target_m2 = 0;
+  double rmse() const;
+  // 1 - SSE / SST (scikit-learn's r2_score); 0 when the targets are all equal.
+  double r2() const;
 };
 
 class Evaluator {
@@ -52,7 +62,8 @@ class Evaluator {
 
   Backend& backend_;
   BatchSource source_;
-  int classes_;
+  int classes_;                             // 0: regression
+  double target_mean_ = 0, target_m2_ = 0;  // of a regression set's targets
   DeviceBuffer labels_, preds_, stats_;
   bool with_confusion_ = false;
   // The evaluation graph: its key on the backend, and the network and input it was recorded for.

@@ -31,6 +31,7 @@
 #include "trainer/loop/loop_state.h"
 #include "trainer/loop/monitor.h"
 #include "trainer/loop/step_graph.h"
+#include "trainer/model_rebuild.h"
 #include "trainer/network.h"
 #include "trainer/optim/optimizer.h"
 #include "trainer/optim/schedule.h"
@@ -101,7 +102,13 @@ class TrialRun::Impl {
         net_(reps_.net()),
         opt_(reps_.optimizer()),
         ipe_(reps_.batches_per_epoch()),
-        total_iters_(ipe_ * t_.epochs) {
+        total_iters_(ipe_ * t_.epochs),
+        regression_(net_.classes() == 0) {
+    if (regression_ && t_.early_stopping.monitor == MonitorMetric::val_accuracy)
+      throw Error(
+          "training.early_stopping.monitor is val_accuracy but the data is a regression "
+          "set, which has no accuracy: monitor val_loss (its mean squared error) or "
+          "train_loss");
     if (monitor_.needs_validation() && data_->validation.empty() && monitor_.patience() > 0)
       throw Error("training.early_stopping.monitor is " + monitor_.name() +
                   " but data.validation is none: monitor train_loss or add a validation set");
@@ -213,7 +220,7 @@ class TrialRun::Impl {
       const double dt = std::chrono::duration<double>(now - last_report_time_).count();
       info.has_loss = true;
       info.train_loss = st_.since_log.mean_loss();
-      info.train_accuracy = st_.since_log.accuracy();
+      info.train_accuracy = regression_ ? 0 : st_.since_log.accuracy();
       info.images_per_second = dt > 0 ? double(st_.images_trained - last_report_images_) / dt : 0;
       last_report_time_ = now;
       last_report_images_ = st_.images_trained;
@@ -280,7 +287,8 @@ class TrialRun::Impl {
     v.iteration = st_.iteration;
     v.epoch_end = epoch_end;
     v.train_loss = st_.since_validation.mean_loss();
-    v.train_accuracy = st_.since_validation.accuracy();
+    v.regression = regression_;
+    (regression_ ? v.train_mae : v.train_accuracy) = st_.since_validation.accuracy();
     v.learning_rate = lr;
     st_.since_validation.clear();
     // After the run's last step these weights are the final ones: the pass that validates them
@@ -298,6 +306,11 @@ class TrialRun::Impl {
       if (p.after_last_step) final_eval_ = r;
       v.val_loss = r.loss;
       v.val_accuracy = r.accuracy;
+      if (regression_) {
+        v.val_rmse = r.rmse();
+        v.val_mae = r.mae;
+        v.val_r2 = r.r2();
+      }
       if (!std::isfinite(r.loss)) return diverge("validation loss");
       st_.has_last_validation = true;
       st_.last_val_loss = r.loss;
@@ -480,6 +493,7 @@ class TrialRun::Impl {
     r.state = state;
     r.device = reps_.device_name();
     r.classes = net_.classes();
+    r.class_names = data_->train.class_names;
     r.iterations = st_.iteration;
     r.epochs_completed = st_.epochs_completed;
     r.elapsed_seconds = elapsed();
@@ -488,7 +502,8 @@ class TrialRun::Impl {
     if (state != RunState::diverged && state != RunState::interrupted) drain_stats();
     const LossAccumulator& train_part = st_.last_epoch.count > 0 ? st_.last_epoch : st_.this_epoch;
     r.final_train_loss = train_part.mean_loss();
-    r.final_train_accuracy = train_part.accuracy();
+    r.final_train_accuracy = regression_ ? 0 : train_part.accuracy();
+    r.regression = regression_;
     const bool use_best = keep_best_ && st_.has_best;
     r.best_val_loss = use_best ? st_.best_val_loss : st_.last_val_loss;
     r.best_val_accuracy = use_best ? st_.best_val_accuracy : st_.last_val_accuracy;
@@ -511,6 +526,17 @@ class TrialRun::Impl {
       r.final_val_loss = e.loss;
       r.final_val_accuracy = e.accuracy;
       r.confusion = e.confusion;
+      if (regression_) {
+        r.final_val_rmse = e.rmse();
+        r.final_val_mae = e.mae;
+        r.final_val_r2 = e.r2();
+      }
+    }
+    if (!control_.model_path.empty()) {
+      ModelFile model = model_file_of(cfg_, *data_, net_);
+      model.sweep = control_.identity.sweep;
+      model.trial = control_.identity.trial;
+      write_model_file(control_.model_path, model);
     }
     return r;
   }
@@ -527,6 +553,7 @@ class TrialRun::Impl {
   Network& net_;
   Optimizer& opt_;
   std::int64_t ipe_, total_iters_;
+  bool regression_;  // the data's targets are float values: mean squared error, no accuracy
   DeviceBuffer best_params_, best_state_;
   bool keep_best_ = false;
 

@@ -9,6 +9,7 @@
 
 #include "common/check.h"
 #include "trainer/data/device_dataset.h"
+#include "trainer/loop/batch_loss.h"
 #include "trainer/parallel/batch_share.h"
 
 namespace sweep::trainer {
@@ -59,8 +60,10 @@ Replica::Replica(const DeviceSpec& device, const TrainConfig& cfg, const LoadedD
                  upload && validation_part == &data.validation ? upload->validation() : nullptr);
   const std::size_t in = std::size_t(max_batch) * std::size_t(data.train.image_bytes());
   x = DeviceBuffer(*backend, in * sizeof(float));
+  // int32 labels or float targets (batch_loss.h): four bytes a sample either way.
+  static_assert(sizeof(float) == sizeof(std::int32_t));
   y = DeviceBuffer(*backend, std::size_t(max_batch) * sizeof(std::int32_t));
-  dlogits = DeviceBuffer(*backend, std::size_t(max_batch) * data.train.classes * sizeof(float));
+  dlogits = DeviceBuffer(*backend, std::size_t(max_batch) * net.outputs() * sizeof(float));
   stats = DeviceBuffer(*backend, 3 * sizeof(double));
   const double zeros[3] = {0, 0, 0};
   backend->copy_to_device(stats.as<void>(), zeros, sizeof zeros);
@@ -123,11 +126,11 @@ void ReplicaSet::step(std::int64_t batch_index, std::uint64_t iteration, const O
       continue;
     }
     r.train.gather_part(batch_index, share.begin, share.count, iteration, true, r.x.f(),
-                        r.y.as<std::int32_t>());
+                        r.y.as<void>());
     r.net.set_step(iteration);
-    const float* logits = r.net.forward(r.x.f(), share.count, true);
-    r.backend->softmax_cross_entropy(logits, r.y.as<std::int32_t>(), share.count, r.net.classes(),
-                                     r.dlogits.f(), r.stats.as<double>(), b);
+    const float* out = r.net.forward(r.x.f(), share.count, true);
+    batch_loss(*r.backend, r.net.classes(), out, r.y.as<void>(), share.count, r.dlogits.f(),
+               r.stats.as<double>(), b);
     r.net.backward(r.dlogits.f(), share.count);
   }
   if (comm_) comm_->all_reduce_sum(grads_of(), first().net.param_count());
