@@ -22,6 +22,7 @@
  */
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -52,7 +53,7 @@ using trainer::ModelFile;
 struct PredictArgs {
   std::string name, out_dir = "runs", db_path, input, output = "-", format = "csv";
   std::int64_t trial = -1;
-  bool force = false;
+  bool force = false, time = false;
 };
 
 std::string lower(std::string s) {
@@ -200,6 +201,8 @@ void add_predict_command(CLI::App& app, int& exit_code) {
       ->type_name("FILE")
       ->check(CLI::Validator(output_path_problem, "FILE"));
   cmd->add_flag("--force", args->force, "Write -o FILE even when it is an SQLite database");
+  cmd->add_flag("--time", args->time,
+                "Say on standard error how long reading the inputs and running the network took");
   cmd->footer(
       "Examples:\n  sweep predict quickstart --input shoe.png\n"
       "  sweep predict pets --input photos/ --format json -o predictions.json");
@@ -209,13 +212,28 @@ void add_predict_command(CLI::App& app, int& exit_code) {
     const TrialModel found = find_trial_model(args->name, args->out_dir, args->db_path, trial);
     refuse_database_output(args->output, found.db_path, args->force);
     const ModelFile model = trainer::read_model_file(found.path);
+    using Clock = std::chrono::steady_clock;
+    const auto seconds_since = [](Clock::time_point t) {
+      return std::chrono::duration<double>(Clock::now() - t).count();
+    };
+    const Clock::time_point reading = Clock::now();
     std::vector<std::string> names;
     const Dataset inputs = read_inputs(model, args->input, names);
+    const double read_seconds = seconds_since(reading);
     trainer::DeviceSpec device;
     if (trainer::cuda_device_count() > 0) device.kind = trainer::DeviceKind::cuda;
     auto backend = trainer::make_backend(device);
     trainer::Predictor predictor(*backend, model, found.path);
+    const Clock::time_point running = Clock::now();
     const std::vector<float> out = predictor.outputs(inputs);
+    const double run_seconds = seconds_since(running);
+    if (args->time)
+      std::cerr << "predict: " << names.size() << " inputs read in " << number_text(read_seconds)
+                << " s; the network on "
+                << (device.kind == trainer::DeviceKind::cuda ? "GPU 0" : "the CPU") << " in "
+                << number_text(run_seconds) << " s ("
+                << number_text(double(names.size()) / std::max(run_seconds, 1e-9))
+                << " inputs/s)\n";
     const int k = model.outputs;
     std::string text;
     Json rows = Json::array();
