@@ -210,7 +210,8 @@ class Backend {
   // pooled values and their argmax as conv2d_forward then maxpool2x2_forward_argmax give them, bit
   // for bit. y (the convolution's output) is scratch the backend may or may not write: on a GPU
   // our tiled kernel pools its outputs in shared memory and never writes them, which saves a
-  // pass and the write and two reads of the largest activation of a LeNet.
+  // pass and the write and two reads of the largest activation of a LeNet. argmax null (an
+  // inference forward, which no backward follows): the pooled values only.
   virtual void conv2d_forward_maxpool2x2(const ConvGeom& g, const float* x, const float* w,
                                          const float* b, float* y, float* pooled,
                                          std::uint8_t* argmax) = 0;

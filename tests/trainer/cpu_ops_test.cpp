@@ -118,6 +118,23 @@ TEST(CpuOps, MaxPool2x2ArgmaxGivesThePoolingsBits) {
   }
 }
 
+// An inference forward asks for the pooled values only (argmax null): the same values, and of a
+// convolution's fused pooling too.
+TEST(CpuOps, MaxPool2x2WithoutArgmaxGivesTheSameValues) {
+  CpuBackend cpu(2);
+  const PoolGeom g = pool_geom(3, 2, 7, 5, 2, 2, 0);
+  std::mt19937_64 rng(5);
+  const std::size_t xs = std::size_t(g.n) * g.c * g.h * g.w;
+  const std::size_t ys = std::size_t(g.n) * g.c * g.out_h * g.out_w;
+  auto x = to_float(float_rounded(random_vector(xs, rng)));
+  x[3] = std::nanf("");
+  std::vector<float> y(ys, kGarbage), y2(ys, kGarbage);
+  std::vector<std::uint8_t> argmax(ys, 77);
+  cpu.maxpool2x2_forward_argmax(g, x.data(), y.data(), argmax.data());
+  cpu.maxpool2x2_forward_argmax(g, x.data(), y2.data(), nullptr);
+  EXPECT_EQ(std::memcmp(y.data(), y2.data(), ys * sizeof(float)), 0);
+}
+
 TEST(CpuOps, ReluForwardBackward) {
   std::mt19937_64 rng(1);
   const std::size_t n = 100003;  // above the parallel grain, odd

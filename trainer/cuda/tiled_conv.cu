@@ -140,7 +140,7 @@ __device__ void pool_outputs(const Tiled& t, const float (&acc)[kPx][kKt], bool 
     const std::size_t o =
         ((std::size_t(n) * t.k + k0 + kk) * (t.oh / 2) + row0 / 2 + wy) * std::size_t(pw) + wx;
     pooled[o] = m;
-    argmax[o] = static_cast<std::uint8_t>(first_max(v, m));
+    if (argmax) argmax[o] = static_cast<std::uint8_t>(first_max(v, m));
   }
   __syncthreads();  // the tile is read before the next image's outputs go in
 }

@@ -106,8 +106,10 @@ bool Conv2d::fuse_maxpool_after(Pool2d& pool, float* pooled) {
 void Conv2d::forward(const float* x, float* y, int batch, bool training) {
   const std::size_t wsize = param_count_ - (opt_.bias ? opt_.filters : 0);
   const float* b = opt_.bias ? params_ + wsize : nullptr;
+  // Only a backward reads the pooling's argmax: an inference forward computes none.
   if (pooled_)
-    return backend_->conv2d_forward_maxpool2x2(geometry(batch), x, params_, b, y, pooled_, argmax_);
+    return backend_->conv2d_forward_maxpool2x2(geometry(batch), x, params_, b, y, pooled_,
+                                               training ? argmax_ : nullptr);
   backend_->conv2d_forward_stored(geometry(batch), in_storage_, x, params_, b, out_storage_, y,
                                   training && kept_.bytes() ? kept_.as<void>() : nullptr);
 }
