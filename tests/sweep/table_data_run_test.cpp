@@ -28,8 +28,8 @@ Bytes npy(const std::string& descr, const std::string& shape, const Bytes& data)
   h += '\n';
   // Built as text first: GCC 12 warns (-Warray-bounds, a false positive) on inserting the header
   // into a vector that holds only the preamble.
-  const std::string head = std::string("\x93NUMPY\x01\x00", 8) + char(h.size() & 0xff) +
-                           char(h.size() >> 8) + h;
+  const std::string head =
+      std::string("\x93NUMPY\x01\x00", 8) + char(h.size() & 0xff) + char(h.size() >> 8) + h;
   Bytes out(head.begin(), head.end());
   out.insert(out.end(), data.begin(), data.end());
   return out;
