@@ -159,13 +159,19 @@ FolderListing list_image_folder(const std::string& dir, const std::string& key) 
   FolderListing out;
   out.root = dir;
   out.class_names = list_class_folders(dir, key);
-  for (int label = 0; label < int(out.class_names.size()); ++label) {
-    const std::string& name = out.class_names[label];
-    std::vector<FolderFile> files = list_class(dir, key, name, label, out.ignored);
-    if (files.empty())
-      throw Error(key + " " + dir + ": the class folder " + name +
+  // The class folders are listed (a stat per file) on every core, then joined in label order.
+  const std::size_t classes = out.class_names.size();
+  std::vector<std::vector<FolderFile>> per_class(classes);
+  std::vector<std::int64_t> ignored(classes, 0);
+  tbb::parallel_for(std::size_t(0), classes, [&](std::size_t label) {
+    per_class[label] = list_class(dir, key, out.class_names[label], int(label), ignored[label]);
+  });
+  for (std::size_t label = 0; label < classes; ++label) {
+    if (per_class[label].empty())
+      throw Error(key + " " + dir + ": the class folder " + out.class_names[label] +
                   " holds no images (.png .jpg .jpeg .pgm .ppm)");
-    out.files.insert(out.files.end(), files.begin(), files.end());
+    out.files.insert(out.files.end(), per_class[label].begin(), per_class[label].end());
+    out.ignored += ignored[label];
   }
   return out;
 }
