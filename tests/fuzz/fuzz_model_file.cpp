@@ -51,9 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::size_t floats = 0;
   try {
-    for (const auto* t :
-         sweep::trainer::all_tensors(sweep::trainer::exported_layers(m, file.path())))
-      floats += t->values.size();
+    const auto layers = sweep::trainer::exported_layers(m, file.path());
+    for (const auto* t : sweep::trainer::all_tensors(layers)) floats += t->values.size();
   } catch (const sweep::Error&) {
     fuzz_require(false, "a model whose layers pass the check is walked by the exporters");
   }

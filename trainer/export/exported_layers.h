@@ -45,5 +45,7 @@ std::vector<ExportLayer> exported_layers(const ModelFile& m, const std::string& 
 
 // Every tensor of the list, depth first, in the order above.
 std::vector<const ExportTensor*> all_tensors(const std::vector<ExportLayer>& layers);
+// The pointers point into `layers`, which must outlive them: a temporary list is refused.
+std::vector<const ExportTensor*> all_tensors(std::vector<ExportLayer>&& layers) = delete;
 
 }  // namespace sweep::trainer
