@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "common/check.h"
 
@@ -78,6 +80,45 @@ inline int open_own_file(const std::filesystem::path& path, int flags, mode_t mo
     }
   }
   return fd;
+}
+
+// Writes `bytes` to `path`, a file of sweep's own, whole or not at all and durably: a temporary
+// PATH.tmp (opened by open_own_file, so never through a link), every byte written and fsynced,
+// renamed over `path` (which replaces a link there, never its target), then the directory
+// fsynced so that the rename itself survives a crash. `what` names the file in messages
+// ("checkpoint", "model file"). Throws sweep::Error naming the path and the system's reason.
+inline void write_own_file_durably(const std::filesystem::path& path, std::string_view bytes,
+                                   const std::string& what) {
+  const std::string tmp = path.string() + ".tmp";
+  const int fd = open_own_file(tmp, O_WRONLY | O_CREAT | O_TRUNC);
+  if (fd < 0) throw Error(tmp + ": cannot create the " + what + ": " + std::strerror(errno));
+  try {
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n == -1 && errno == EINTR) continue;
+      SWEEP_CHECK_SYS(n);
+      done += static_cast<std::size_t>(n);
+    }
+    SWEEP_CHECK_SYS(::fsync(fd));
+  } catch (const std::exception& e) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw Error(tmp + ": writing the " + what + " failed: " + e.what());
+  }
+  SWEEP_CHECK_SYS(::close(fd));
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw Error(path.string() + ": cannot move the new " + what + " into place: " + why);
+  }
+  std::string dir = path.parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    SWEEP_LOG_ON_ERROR(::fsync(dfd) == 0, ("fsync of the " + what + "'s directory").c_str());
+    ::close(dfd);
+  }
 }
 
 }  // namespace sweep

@@ -198,19 +198,6 @@ std::string loop_state_problem(const LoopState& s) {
   return "";
 }
 
-// Writes all of `bytes` to `fd`, retrying short writes.
-ssize_t unless_interrupted(ssize_t result) { return result == -1 && errno == EINTR ? -2 : result; }
-
-void write_all(int fd, const std::vector<std::uint8_t>& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n;
-    SWEEP_CHECK_SYS(n = unless_interrupted(::write(fd, bytes.data() + done, bytes.size() - done)));
-    if (n == -2) continue;  // EINTR: again
-    done += static_cast<std::size_t>(n);
-  }
-}
-
 }  // namespace
 
 void write_checkpoint(const std::string& path, const CheckpointData& data) {
@@ -235,33 +222,11 @@ void write_checkpoint(const std::string& path, const CheckpointData& data) {
   for_each_array(data, [&](const std::vector<float>& v) { w.put_floats(v); });
   w.put(crc_of(w.bytes.data(), w.bytes.size()));
 
-  // The temporary is a file of sweep's own (common/own_file.h): a symbolic link planted at its name
-  // is refused, never written through; the rename below replaces a link at `path` itself.
-  const std::string tmp = path + ".tmp";
-  const int fd = open_own_file(tmp, O_WRONLY | O_CREAT | O_TRUNC);
-  if (fd < 0) throw Error(tmp + ": cannot create checkpoint file: " + std::strerror(errno));
-  try {
-    write_all(fd, w.bytes);
-    SWEEP_CHECK_SYS(::fsync(fd));
-  } catch (const std::exception& e) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw Error(tmp + ": writing the checkpoint failed: " + e.what());
-  }
-  SWEEP_CHECK_SYS(::close(fd));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw Error(path + ": cannot move the new checkpoint into place: " + why);
-  }
-  // The rename is durable only once the directory entry is on disk.
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    SWEEP_LOG_ON_ERROR(::fsync(dfd) == 0, "fsync of the checkpoint directory");
-    ::close(dfd);
-  }
+  // Written as a file of sweep's own (common/own_file.h): never through a link, whole or not at
+  // all.
+  write_own_file_durably(
+      path, std::string_view(reinterpret_cast<const char*>(w.bytes.data()), w.bytes.size()),
+      "checkpoint");
 }
 
 CheckpointData read_checkpoint(const std::string& path) {

@@ -187,16 +187,6 @@ void read_description(const Json& j, ModelFile& m, const std::string& name) {
   m.output_network = d.text(j, "output_network", "");
 }
 
-void write_all(int fd, const std::vector<std::uint8_t>& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n == -1 && errno == EINTR) continue;
-    SWEEP_CHECK_SYS(n);
-    done += static_cast<std::size_t>(n);
-  }
-}
-
 }  // namespace
 
 std::vector<std::uint8_t> model_file_bytes(const ModelFile& m) {
@@ -219,32 +209,9 @@ std::vector<std::uint8_t> model_file_bytes(const ModelFile& m) {
 
 void write_model_file(const std::string& path, const ModelFile& model) {
   const std::vector<std::uint8_t> bytes = model_file_bytes(model);
-  // The temporary is a file of sweep's own: a symbolic link at its name is refused, never written
-  // through; the rename replaces a link at `path` itself, never its target.
-  const std::string tmp = path + ".tmp";
-  const int fd = open_own_file(tmp, O_WRONLY | O_CREAT | O_TRUNC);
-  if (fd < 0) throw Error(tmp + ": cannot create the model file: " + std::strerror(errno));
-  try {
-    write_all(fd, bytes);
-    SWEEP_CHECK_SYS(::fsync(fd));
-  } catch (const std::exception& e) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw Error(tmp + ": writing the model file failed: " + e.what());
-  }
-  SWEEP_CHECK_SYS(::close(fd));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw Error(path + ": cannot move the new model file into place: " + why);
-  }
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    SWEEP_LOG_ON_ERROR(::fsync(dfd) == 0, "fsync of the model file's directory");
-    ::close(dfd);
-  }
+  write_own_file_durably(
+      path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+      "model file");
 }
 
 namespace {
