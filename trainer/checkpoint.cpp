@@ -26,6 +26,7 @@
 
 #include "common/check.h"
 #include "common/own_file.h"
+#include "trainer/crc32.h"
 
 namespace sweep::trainer {
 
@@ -155,17 +156,6 @@ class ByteReader {
   std::size_t pos_ = 0;
 };
 
-std::uint32_t crc_of(const std::uint8_t* p, std::size_t n) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  while (n > 0) {
-    const auto chunk = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
-    crc = crc32(crc, p, chunk);
-    p += chunk;
-    n -= chunk;
-  }
-  return static_cast<std::uint32_t>(crc);
-}
-
 std::size_t loop_state_bytes(std::uint32_t version) {
   std::size_t n = 0;
   LoopState s;
@@ -220,7 +210,7 @@ void write_checkpoint(const std::string& path, const CheckpointData& data) {
   w.put(data.train_size);
   for_each_field(data.loop, [&](const auto& v) { w.put(v); });
   for_each_array(data, [&](const std::vector<float>& v) { w.put_floats(v); });
-  w.put(crc_of(w.bytes.data(), w.bytes.size()));
+  w.put(crc32_of(w.bytes.data(), w.bytes.size()));
 
   // Written as a file of sweep's own (common/own_file.h): never through a link, whole or not at
   // all.
@@ -286,7 +276,7 @@ CheckpointData read_checkpoint(const std::string& path) {
                                std::to_string(have + static_cast<std::size_t>(in.gcount())) + ")");
   std::uint32_t stored_crc = 0;
   std::memcpy(&stored_crc, bytes.data() + bytes.size() - 4, 4);
-  if (stored_crc != crc_of(bytes.data(), bytes.size() - 4))
+  if (stored_crc != crc32_of(bytes.data(), bytes.size() - 4))
     throw CheckpointUnreadable(path + ": checkpoint is corrupt (checksum mismatch)");
 
   r.get(d.seed);

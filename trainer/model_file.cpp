@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "common/own_file.h"
+#include "trainer/crc32.h"
 
 namespace sweep::trainer {
 
@@ -26,17 +27,6 @@ constexpr std::uint32_t kVersion = 1;
 constexpr std::size_t kHeaderBytes = sizeof kMagic + 4 + 3 * 8;
 constexpr int kMaxSide = 1 << 20;     // a shape's dimension
 constexpr int kMaxOutputs = 1 << 24;  // the network's outputs
-
-std::uint32_t crc_of(const std::uint8_t* p, std::size_t n) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  while (n > 0) {
-    const auto chunk = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
-    crc = crc32(crc, p, chunk);
-    p += chunk;
-    n -= chunk;
-  }
-  return static_cast<std::uint32_t>(crc);
-}
 
 template <class T>
 void put(std::vector<std::uint8_t>& out, const T& v) {
@@ -203,7 +193,7 @@ std::vector<std::uint8_t> model_file_bytes(const ModelFile& m) {
     const auto* p = reinterpret_cast<const std::uint8_t*>(v->data());
     out.insert(out.end(), p, p + v->size() * sizeof(float));
   }
-  put(out, crc_of(out.data(), out.size()));
+  put(out, crc32_of(out.data(), out.size()));
   return out;
 }
 
@@ -253,7 +243,7 @@ ModelFile parse_whole(const std::vector<std::uint8_t>& b, const Header& h,
                 " (its header says " + std::to_string(h.total()) + " bytes, got " +
                 std::to_string(b.size()) + ")");
   const std::size_t body = b.size() - 4;
-  if (crc_of(b.data(), body) != get<std::uint32_t>(b, body))
+  if (crc32_of(b.data(), body) != get<std::uint32_t>(b, body))
     throw Error(name + ": model file is corrupt (CRC-32 mismatch)");
   const char* text = reinterpret_cast<const char*>(b.data() + kHeaderBytes);
   const Json j = Json::parse(text, text + h.text, nullptr, false);

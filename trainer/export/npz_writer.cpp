@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/check.h"
+#include "trainer/crc32.h"
 
 namespace sweep::trainer {
 
@@ -44,17 +45,6 @@ std::string npy(const ExportTensor& t) {
   return out;
 }
 
-std::uint32_t crc_of(const std::string& s) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  std::size_t at = 0;
-  while (at < s.size()) {
-    const auto n = static_cast<uInt>(std::min<std::size_t>(s.size() - at, 1u << 30));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(s.data() + at), n);
-    at += n;
-  }
-  return static_cast<std::uint32_t>(crc);
-}
-
 constexpr std::uint32_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980-01-01, zip's first day
 
 }  // namespace
@@ -72,7 +62,7 @@ std::string npz_bytes(const std::vector<const ExportTensor*>& arrays) {
     const std::string data = npy(*t);
     if (zip.size() + data.size() + 2 * file.size() + 128 > 0xffffffffu)
       throw Error("npz: the arrays exceed 4 GiB, which a zip without zip64 cannot hold");
-    const std::uint32_t crc = crc_of(data), size = std::uint32_t(data.size());
+    const std::uint32_t crc = crc32_of(data.data(), data.size()), size = std::uint32_t(data.size());
     const std::uint32_t offset = std::uint32_t(zip.size());
     put32(zip, 0x04034b50);
     put16(zip, 20);  // version needed: 2.0
