@@ -10,7 +10,7 @@
  *   constexpr Words<Color> words_of(Color) { return {kColors, std::size(kColors)}; }
  *   name_of(Color::red) == "red";  parse_word<Color>("blue") == Color::blue;
  *
- * C++17 on purpose: nvcc reads it through trainer/backend.h.
+ * C++17 on purpose: nvcc reads it through trainer/backend/backend.h.
  */
 #pragma once
 

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "common/check.h"
+#include "common/metric_names.h"
 #include "reports/report.h"
 #include "store/store.h"
 
@@ -69,7 +70,7 @@ ReportData load_report_data(const Store& store, std::string_view sweep) {
   data.config_yaml = row.config_yaml;
   data.config_path = row.config_path;
   data.metric_name = row.metric_name;
-  data.goal = row.metric_goal == MetricGoal::maximize ? Goal::maximize : Goal::minimize;
+  data.goal = row.metric_goal;
   data.sweep_state = std::string(to_string(row.state));
   data.devices = row.devices;
   data.dataset = dataset_of(row.config_yaml);
@@ -111,7 +112,8 @@ ReportData load_report_data(const Store& store, std::string_view sweep) {
       }
       current_trial = p.trial_id;
       current_name = p.name;
-      current = &data.trials[it->second].series[p.name];
+      // An older store's name of a series read as today's (metric_names::series_name).
+      current = &data.trials[it->second].series[std::string(metric_names::series_name(p.name))];
     }
     current->push_back({p.step, p.epoch.value_or(static_cast<double>(p.step)), p.value});
   });

@@ -19,11 +19,13 @@
 #include <vector>
 
 #include "common/json.h"
+#include "common/trial_score.h"
 #include "common/trial_state.h"
 
 namespace sweep::reports {
 
-enum class Goal { maximize, minimize };
+// The metric's goal, as the store keeps it (common/trial_score.h).
+using Goal = MetricGoal;
 
 // One point of one metric series of one trial.
 struct SeriesPoint {
@@ -37,7 +39,8 @@ struct TrialData {
   std::int64_t number = 0;  // 0-based, what people call "trial 7"
   TrialState state = TrialState::queued;
   sweep::Json params = sweep::Json::object();  // {"training.learning_rate": 0.01, ...}
-  // What the trial recorded when it ended. Keys the report reads when present:
+  // What the trial recorded when it ended. Keys the report reads when present
+  // (common/metric_names.h, metric_names::summary):
   //   images_per_second, elapsed_seconds, epochs_completed, best_epoch,
   //   confusion (classes x classes, true row / predicted column: nested arrays, or flat with
   //   "classes"), class_names (array of strings).

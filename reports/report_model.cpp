@@ -15,6 +15,7 @@
 #include <set>
 
 #include "common/json.h"
+#include "common/metric_names.h"
 
 namespace sweep::reports {
 namespace {
@@ -44,47 +45,20 @@ std::optional<double> summary_number(const sweep::Json& summary, const std::stri
   return std::nullopt;
 }
 
-// Is trial a (score sa at step_a, number na) ahead of trial b? Store::best_trial's rule.
-bool ranks_before(const TrialScore& sa, std::int64_t na, const TrialScore& sb, std::int64_t nb,
-                  Goal goal) {
-  if (!sa.best) return false;
-  if (!sb.best) return true;
-  if (is_better(*sa.best, *sb.best, goal)) return true;
-  if (is_better(*sb.best, *sa.best, goal)) return false;
-  if (sa.best_step != sb.best_step) return sa.best_step < sb.best_step;
-  return na < nb;
+// Does trial i rank ahead of trial j? common/trial_score.h's rule, as Store::best_trial ranks.
+bool ranks_before(const ReportData& data, const std::vector<TrialScore>& scores, std::size_t i,
+                  std::size_t j) {
+  return sweep::ranks_before(ranked(scores[i], data.trials[i].number, data.trials[i].state),
+                             ranked(scores[j], data.trials[j].number, data.trials[j].state),
+                             data.goal);
 }
 
 }  // namespace
 
-bool is_better(double a, double b, Goal goal) { return goal == Goal::maximize ? a > b : a < b; }
-
 TrialScore score_trial(const TrialData& trial, const std::string& metric, Goal goal) {
   TrialScore score;
-  const auto it = trial.series.find(metric);
-  if (it != trial.series.end() && !it->second.empty()) {
-    for (const SeriesPoint& p : it->second) {
-      if (!std::isfinite(p.value)) continue;
-      if (!score.best || is_better(p.value, *score.best, goal)) {
-        score.best = p.value;
-        score.best_step = p.step;
-        score.best_epoch = p.epoch;
-      }
-    }
-    score.final_value = it->second.back().value;
-    return score;
-  }
-  // No series (an external command that only wrote a summary): take what the summary says.
-  if (auto best = trial.summary.is_object() && trial.summary.contains("best")
-                      ? summary_number(trial.summary["best"], metric)
-                      : std::nullopt) {
-    score.best = best;
-  } else {
-    score.best = summary_number(trial.summary, metric);
-  }
-  if (trial.summary.is_object() && trial.summary.contains("final"))
-    score.final_value = summary_number(trial.summary["final"], metric);
-  if (!score.final_value) score.final_value = score.best;
+  if (const auto it = trial.series.find(metric); it != trial.series.end())
+    for (const SeriesPoint& p : it->second) score.add(p.step, p.value, goal, p.epoch);
   return score;
 }
 
@@ -98,17 +72,9 @@ std::vector<TrialScore> score_trials(const ReportData& data) {
 
 std::optional<std::size_t> best_trial_index(const ReportData& data,
                                             const std::vector<TrialScore>& scores) {
-  // A broken trial (is_broken: failed, diverged) ranks below every other, as in
-  // Store::best_trial.
-  const auto broken = [&](std::size_t i) { return is_broken(data.trials[i].state); };
   std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < data.trials.size() && i < scores.size(); ++i) {
-    if (!scores[i].best) continue;
-    if (!best || (broken(*best) && !broken(i)) ||
-        (broken(*best) == broken(i) && ranks_before(scores[i], data.trials[i].number, scores[*best],
-                                                    data.trials[*best].number, data.goal)))
-      best = i;
-  }
+  for (std::size_t i = 0; i < data.trials.size() && i < scores.size(); ++i)
+    if (scores[i].best && (!best || ranks_before(data, scores, i, *best))) best = i;
   return best;
 }
 
@@ -226,8 +192,7 @@ std::vector<HeatmapCell> heatmap_cells(const ReportData& data,
     auto [it, inserted] = by_cell.try_emplace({xi, yi}, HeatmapCell{xi, yi, i, *scores[i].best, 0});
     HeatmapCell& cell = it->second;
     ++cell.trials_in_cell;
-    if (!inserted && ranks_before(scores[i], t.number, scores[cell.trial],
-                                  data.trials[cell.trial].number, data.goal)) {
+    if (!inserted && ranks_before(data, scores, i, cell.trial)) {
       cell.trial = i;
       cell.value = *scores[i].best;
     }
@@ -292,7 +257,7 @@ std::vector<std::string> class_labels(const std::string& dataset, std::size_t cl
 std::optional<double> trial_seconds(const TrialData& trial) {
   if (trial.started_at && trial.finished_at && *trial.finished_at >= *trial.started_at)
     return *trial.finished_at - *trial.started_at;
-  return summary_number(trial.summary, "elapsed_seconds");
+  return summary_number(trial.summary, metric_names::summary::kElapsedSeconds);
 }
 
 ChartChoice choose_charts(const ReportData& data, const std::vector<SweptParam>& params,
@@ -335,16 +300,12 @@ ReportModel analyze(const ReportData& data) {
     if (model.best_cell && c == *model.best_cell) continue;
     const std::size_t t = model.cells[c].trial;
     if (!model.runner_up_cell ||
-        ranks_before(model.scores[t], data.trials[t].number,
-                     model.scores[model.cells[*model.runner_up_cell].trial],
-                     data.trials[model.cells[*model.runner_up_cell].trial].number, data.goal))
+        ranks_before(data, model.scores, t, model.cells[*model.runner_up_cell].trial))
       model.runner_up_cell = c;
   }
   for (std::size_t i = 0; i < data.trials.size(); ++i) {
     if (!model.scores[i].best || (model.best && i == *model.best)) continue;
-    if (!model.runner_up ||
-        ranks_before(model.scores[i], data.trials[i].number, model.scores[*model.runner_up],
-                     data.trials[*model.runner_up].number, data.goal))
+    if (!model.runner_up || ranks_before(data, model.scores, i, *model.runner_up))
       model.runner_up = i;
   }
   model.history = trial_history(data, model.scores);

@@ -2,10 +2,11 @@
  * report_model.h — the numbers the report shows, computed from ReportData (no HTML here).
  *
  * The non-obvious decisions:
- *  - A trial's score is the best finite value of the target metric over all its steps (the same
- *    rule as Store::best_trial), so a trial that peaked at epoch 6 and then overfit still shows
- *    its peak; ties go to the earlier step, then the lower trial number. Trials with no metric
- *    series fall back to summary[metric] / summary.best[metric].
+ *  - A trial's score and the ranking of trials are common/trial_score.h's (the rule
+ *    Store::best_trial picks by): the best finite value of the target metric over all its steps,
+ *    so a trial that peaked at epoch 6 and then overfit still shows its peak; failed and diverged
+ *    trials rank last; ties go to the earlier step, then the lower trial number. A trial with no
+ *    series of the metric has no score, as in the store.
  *  - "Swept" parameters are those that take more than one distinct value across the trials, read
  *    from the trials themselves: the report needs no config parser, and a random search over a
  *    continuous range still counts as swept.
@@ -22,20 +23,12 @@
 #include <vector>
 
 #include "common/json.h"
+#include "common/trial_score.h"
 #include "reports/report_data.h"
 
 namespace sweep::reports {
 
-struct TrialScore {
-  std::optional<double> best;  // best finite value of the target metric
-  std::int64_t best_step = 0;
-  std::optional<double> best_epoch;
-  std::optional<double> final_value;  // value at the highest step (may be non-finite)
-};
-
-// True when `a` is strictly better than `b` under `goal`.
-bool is_better(double a, double b, Goal goal);
-
+// TrialScore (best, last, their steps and epochs): common/trial_score.h.
 TrialScore score_trial(const TrialData& trial, const std::string& metric, Goal goal);
 std::vector<TrialScore> score_trials(const ReportData& data);
 

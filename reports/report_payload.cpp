@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/json.h"
+#include "common/metric_names.h"
 
 namespace sweep::reports {
 namespace {
@@ -108,7 +109,7 @@ std::optional<double> last_finite(const std::vector<SeriesPoint>* points) {
 
 std::optional<double> epochs_of(const TrialData& t, const std::vector<SeriesPoint>* metric,
                                 const std::vector<SeriesPoint>* loss) {
-  if (auto e = summary_number(t.summary, "epochs_completed")) return e;
+  if (auto e = summary_number(t.summary, metric_names::summary::kEpochsCompleted)) return e;
   std::optional<double> most;
   for (const auto* points : {metric, loss})
     if (points) most = std::max(most.value_or(0), points->back().epoch);
@@ -126,7 +127,7 @@ Json param_value_or_null(const TrialData& t, const std::string& name) {
 std::string loss_series_name(const ReportData& data) {
   // "loss" first: the built-in trainer reports it every log_every iterations (dense curves);
   // "train_loss" is its per-validation mean (and what most external programs print).
-  for (const char* name : {"loss", "train_loss"})
+  for (const char* name : {metric_names::kLoss, metric_names::kTrainLoss})
     for (const TrialData& t : data.trials)
       if (t.series.count(name)) return name;
   return "";
@@ -135,7 +136,7 @@ std::string loss_series_name(const ReportData& data) {
 std::vector<std::vector<double>> confusion_matrix(const Json& summary) {
   std::vector<std::vector<double>> matrix;
   if (!summary.is_object()) return matrix;
-  const auto it = summary.find("confusion");
+  const auto it = summary.find(metric_names::summary::kConfusion);
   if (it == summary.end() || !it->is_array() || it->empty()) return matrix;
   const Json& c = *it;
   if (c[0].is_array()) {
@@ -151,7 +152,7 @@ std::vector<std::vector<double>> confusion_matrix(const Json& summary) {
     }
     return matrix;
   }
-  const auto classes = summary_number(summary, "classes");
+  const auto classes = summary_number(summary, metric_names::summary::kClasses);
   const std::size_t n = classes && *classes > 0
                             ? static_cast<std::size_t>(*classes)
                             : static_cast<std::size_t>(std::lround(std::sqrt(c.size())));
@@ -199,16 +200,17 @@ Json build_payload(const ReportData& data, const ReportModel& model) {
 
     Json p = Json::array();
     for (const SweptParam& sp : model.swept) p.push_back(param_value_or_null(t, sp.name));
-    std::optional<double> ips = summary_number(t.summary, "images_per_second");
-    if (!ips) ips = last_finite(find_series(t, "images_per_second"));
+    // A finished trial's rate over its run; a running one's latest.
+    std::optional<double> ips = summary_number(t.summary, metric_names::summary::kImagesPerSecond);
+    if (!ips) ips = last_finite(find_series(t, metric_names::kImagesPerSecond));
     trials.push_back({{"id", t.id},
                       {"n", t.number},
                       {"state", std::string(to_string(t.state))},
                       {"p", std::move(p)},
                       {"best", number_or_null(s.best)},
                       {"bestEpoch", number_or_null(s.best_epoch, 4)},
-                      {"final", number_or_null(s.final_value)},
-                      {"finalKind", kind_of(s.final_value)},
+                      {"final", number_or_null(s.last)},
+                      {"finalKind", kind_of(s.last)},
                       {"loss", number_or_null(last_value(loss))},
                       {"lossKind", kind_of(last_value(loss))},
                       {"epochs", number_or_null(epochs_of(t, metric, loss), 4)},
@@ -242,10 +244,11 @@ Json build_payload(const ReportData& data, const ReportModel& model) {
     const auto matrix = confusion_matrix(best.summary);
     if (!matrix.empty()) {
       std::vector<std::string> labels = class_labels(data.dataset, matrix.size());
-      if (best.summary.contains("class_names") && best.summary["class_names"].is_array() &&
-          best.summary["class_names"].size() == matrix.size()) {
+      const char* names = metric_names::summary::kClassNames;
+      if (best.summary.contains(names) && best.summary[names].is_array() &&
+          best.summary[names].size() == matrix.size()) {
         labels.clear();
-        for (const Json& name : best.summary["class_names"])
+        for (const Json& name : best.summary[names])
           labels.push_back(name.is_string() ? name.get<std::string>() : name.dump());
       }
       Json rows = Json::array();

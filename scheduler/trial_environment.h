@@ -1,7 +1,8 @@
 /*
  * trial_environment.h — the environment variables an external-command trial's program is given,
- * named in this one place. The Python helper (python/sweep_trial.py) and the README's table read
- * these names; a test checks that every one of them reaches the program.
+ * named in this one place. The Python helper (python/sweep_trial.py) and the table of
+ * docs/running-trials.md read these names; a test checks that every one of them reaches the
+ * program.
  *
  * The command trial itself (command_trial.cpp) sets what the scheduler knows of the trial: its
  * id, number, name, directory and device (and CUDA_VISIBLE_DEVICES, SWEEP_TRIAL_TOKEN). The run

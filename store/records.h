@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/json.h"
+#include "common/trial_score.h"
 #include "common/trial_state.h"
 #include "common/words.h"
 
@@ -29,7 +30,7 @@ Words<SweepState> words_of(SweepState);
 std::string_view to_string(SweepState s);
 std::optional<SweepState> parse_sweep_state(std::string_view s);
 
-enum class MetricGoal { maximize, minimize };
+// MetricGoal: common/trial_score.h (the one rule of a trial's best value).
 Words<MetricGoal> words_of(MetricGoal);
 std::string_view to_string(MetricGoal g);
 std::optional<MetricGoal> parse_metric_goal(std::string_view s);

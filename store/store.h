@@ -129,11 +129,12 @@ class Store {
   // The latest point (highest step) of every series of every trial in the sweep (live status),
   // ordered by trial number and name; one query.
   std::vector<MetricPoint> latest_metrics(std::int64_t sweep_id) const;
-  // The trial whose best finite value of the sweep's metric (max or min by metric_goal, over all
-  // its steps, from the metrics table, so it works while the sweep runs) is best; ties go to the
-  // earlier step, then the lower trial number. A broken trial (is_broken: failed, diverged)
-  // ranks below every other: when the result is one, the sweep has no successful trial, and
-  // callers say so (is_broken(best->trial.state)). nullopt when no trial reported a finite value.
+  // The trial that ranks first by common/trial_score.h's rule (its best finite value of the
+  // sweep's metric, max or min by metric_goal, from the metrics table, so it works while the sweep
+  // runs; ties go to the earlier step, then the lower trial number). A broken trial (is_broken:
+  // failed, diverged) ranks below every other: when the result is one, the sweep has no successful
+  // trial, and callers say so (is_broken(best->trial.state)). nullopt when no trial reported a
+  // finite value.
   std::optional<BestTrial> best_trial(std::int64_t sweep_id) const;
 
   // ---- events ----

@@ -14,6 +14,7 @@
 
 #include "common/format.h"
 #include "common/json.h"
+#include "common/trial_score.h"
 #include "store/store_impl.h"
 
 namespace sweep {
@@ -60,13 +61,15 @@ ExportData gather(Connection& conn, std::int64_t sweep_id) {
       }
     }
     {
-      const bool maximize = d.sweep.metric_goal == MetricGoal::maximize;
-      auto s = conn.statement(std::string("SELECT m.trial_id, ") + (maximize ? "max" : "min") +
-                              "(m.value) FROM trials t JOIN metrics m ON m.trial_id = t.id "
-                              "WHERE t.sweep_id = ? AND m.name = ? AND m.value_kind = 'finite' "
-                              "GROUP BY m.trial_id");
+      // Each trial's best by common/trial_score.h's rule, from its finite points.
+      auto s = conn.statement(
+          "SELECT m.trial_id, m.step, m.value FROM trials t JOIN metrics m ON m.trial_id = t.id "
+          "WHERE t.sweep_id = ? AND m.name = ? AND m.value_kind = 'finite'");
       s->bind_all(sweep_id, d.sweep.metric_name);
-      while (s->step()) d.best_values[s->int64(0)] = s->real(1);
+      std::unordered_map<std::int64_t, TrialScore> scores;
+      while (s->step()) scores[s->int64(0)].add(s->int64(1), s->real(2), d.sweep.metric_goal);
+      for (const auto& [trial_id, score] : scores)
+        if (score.best) d.best_values[trial_id] = *score.best;
     }
     return d;
   });

@@ -3,11 +3,13 @@
  *
  * The decision: every read here is a single SQL statement whose order comes from an index
  * (trials by (sweep_id, number), metrics clustered by (trial_id, name, step)), so the report over
- * 1,000 trials x 100 epochs is one sequential pass with no sort and no query per trial.
+ * 1,000 trials x 100 epochs is one sequential pass with no sort and no query per trial. The best
+ * trial is picked from such a pass in C++ by common/trial_score.h's rule (no second rule in SQL).
  */
 #include <cmath>
 #include <limits>
 
+#include "common/trial_score.h"
 #include "store/store_impl.h"
 
 namespace sweep {
@@ -64,32 +66,14 @@ void Store::log_metrics(std::span<const MetricPoint> points) {
 }
 
 namespace {
-// 'failed', 'diverged': the states is_broken names, as SQL text, so the store ranks by the rule
-// the report uses.
-std::string broken_states_sql() {
-  std::string list;
-  for (const auto& word : kTrialStateWords)
-    if (is_broken(word.value)) list += (list.empty() ? "'" : ", '") + std::string(word.name) + "'";
-  return list;
-}
-
-// The best finite value of a sweep's metric (?1 the sweep, ?2 the metric, ?3 1 to maximize) and
-// its trial. A broken trial (is_broken: failed, diverged) ranks below every other (its values
-// before it broke are kept, but it is no result to pick), as in the report's best_trial_index;
-// ties go to the earlier step, then the lower trial number.
-const std::string& best_trial_sql() {
-  static const std::string sql =
-      "SELECT t.id, t.sweep_id, t.number, t.state, t.device, t.params_json, t.config_yaml, "
-      "t.seed, t.repeat, t.queued_at, t.started_at, t.finished_at, t.wait_reason, "
-      "t.stop_reason, t.error, t.attempts, t.checkpoint_path, t.log_path, t.summary_json, "
-      "t.updated_at, m.value, m.step "
-      "FROM trials t JOIN metrics m ON m.trial_id = t.id "
-      "WHERE t.sweep_id = ?1 AND m.name = ?2 AND m.value_kind = 'finite' "
-      "ORDER BY t.state IN (" +
-      broken_states_sql() +
-      "), CASE WHEN ?3 THEN -m.value ELSE m.value END, m.step, t.number LIMIT 1";
-  return sql;
-}
+// Every finite point of a sweep's metric (?1 the sweep, ?2 the metric) with its trial's number and
+// state, trial by trial in step order (the indexes give that order: no sort). The winner is picked
+// in C++ by common/trial_score.h's rule, the one the report, the search feed and the console use.
+constexpr const char* kMetricPointsByTrialSql =
+    "SELECT t.id, t.number, t.state, m.step, m.value, m.epoch "
+    "FROM trials t JOIN metrics m ON m.trial_id = t.id "
+    "WHERE t.sweep_id = ?1 AND m.name = ?2 AND m.value_kind = 'finite' "
+    "ORDER BY t.number, m.step";
 
 constexpr const char* kSweepMetricsSql =
     "SELECT m.trial_id, m.name, m.step, m.epoch, m.value, m.value_kind, m.wall_time "
@@ -168,18 +152,46 @@ std::optional<BestTrial> Store::best_trial(std::int64_t sweep_id) const {
   auto& conn = impl_->conn;
   return conn.read([&]() -> std::optional<BestTrial> {
     std::string metric_name;
-    bool maximize = true;
+    MetricGoal goal = MetricGoal::maximize;
     {
       auto s = conn.statement("SELECT metric_name, metric_goal FROM sweeps WHERE id = ?");
       s->bind_all(sweep_id);
       if (!s->step()) throw Error("no sweep with id " + std::to_string(sweep_id));
       metric_name = s->text(0);
-      maximize = s->text(1) == "maximize";
+      goal = s->text(1) == "maximize" ? MetricGoal::maximize : MetricGoal::minimize;
     }
-    auto s = conn.statement(best_trial_sql());
-    s->bind_all(sweep_id, metric_name, maximize ? 1 : 0);
-    if (!s->step()) return std::nullopt;
-    return BestTrial{store_detail::read_trial(*s), s->real(20), s->int64(21)};
+    // Each trial is ranked once all its points are in, against the winner so far.
+    std::optional<std::int64_t> winner_id;
+    RankedTrial winner;
+    std::int64_t id = 0;  // the trial being read (SQLite's ids start at 1)
+    std::int64_t number = 0;
+    TrialState state = TrialState::queued;
+    TrialScore score;
+    const auto rank_current = [&] {
+      const RankedTrial entry = ranked(score, number, state);
+      if (entry.best && (!winner_id || ranks_before(entry, winner, goal))) {
+        winner_id = id;
+        winner = entry;
+      }
+    };
+    auto s = conn.statement(kMetricPointsByTrialSql);
+    s->bind_all(sweep_id, metric_name);
+    while (s->step()) {
+      if (s->int64(0) != id) {
+        if (id != 0) rank_current();
+        id = s->int64(0);
+        number = s->int64(1);
+        state = parse_trial_state(s->text(2)).value_or(TrialState::queued);
+        score = TrialScore{};
+      }
+      score.add(s->int64(3), s->real(4), goal, s->optional_real(5));
+    }
+    if (id != 0) rank_current();
+    if (!winner_id) return std::nullopt;
+    auto t = conn.statement("SELECT " SWEEP_TRIAL_COLUMNS " FROM trials WHERE id = ?");
+    t->bind_all(*winner_id);
+    if (!t->step()) throw Error("trial " + std::to_string(*winner_id) + " vanished mid-read");
+    return BestTrial{store_detail::read_trial(*t), *winner.best, winner.best_step};
   });
 }
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/check.h"
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/cuda_entry.h"
 

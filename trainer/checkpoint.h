@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "common/check.h"
-#include "trainer/loop/loop_state.h"
+#include "trainer/loop_state.h"
 
 namespace sweep::trainer {
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer {
 

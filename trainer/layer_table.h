@@ -61,7 +61,7 @@ struct LayerDef {
   std::string_view what;       // one line for docs and messages
 };
 
-// Every layer type, in the order the README lists them.
+// Every layer type, in the order docs/models.md lists them.
 const std::vector<LayerDef>& layer_table();
 const LayerDef& layer_def(LayerKind kind);
 // The row of a YAML word, or nullptr.

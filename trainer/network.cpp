@@ -189,11 +189,6 @@ void Network::backward(const float* dlogits, int batch) {
   }
 }
 
-std::string shape_text(Shape s) {
-  if (s.h == 1 && s.w == 1) return std::to_string(s.c);
-  return std::to_string(s.c) + "x" + std::to_string(s.h) + "x" + std::to_string(s.w);
-}
-
 std::string Network::summary() const {
   std::string s;
   char line[200];

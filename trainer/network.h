@@ -13,19 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
+#include "trainer/shape.h"
 #include "trainer/train_config.h"
 
 namespace sweep::trainer {
-
-struct Shape {
-  int c = 1, h = 1, w = 1;  // per sample; the batch dimension is passed separately
-  std::int64_t numel() const { return std::int64_t(c) * h * w; }
-  bool operator==(const Shape&) const = default;
-};
-
-// "20x24x24", or "500" for a feature vector: a shape in summaries and messages.
-std::string shape_text(Shape s);
 
 class Layer;  // trainer/layers/layer.h
 

@@ -5,7 +5,9 @@
  * (and validates them with file:line:col messages); C++ users fill them directly. Defaults follow
  * PyTorch / MATLAB trainingOptions / Caffe's solver where those agree. Key names in comments are
  * the YAML keys; a value that is one of a list is an enum of trainer/vocabulary.h, whose tables
- * hold its YAML words.
+ * hold its YAML words. A member's initializer is its key's one default, and its row in
+ * trainer/config_keys.cpp its range, aliases and description: adding a key is the member and
+ * the row (config_keys.h says what follows from them).
  */
 #pragma once
 
@@ -14,8 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/layer_table.h"
+#include "trainer/optimizer_defaults.h"
 #include "trainer/vocabulary.h"
 
 namespace sweep::trainer {
@@ -117,13 +120,13 @@ struct CheckpointSpec {
 
 struct TrainingSpec {
   OptimizerKind optimizer = OptimizerKind::sgdm;
-  double learning_rate = 0.01;
-  double momentum = 0.9;
+  double learning_rate = optimizer_defaults::learning_rate;
+  double momentum = optimizer_defaults::momentum;
   bool nesterov = false;
-  double beta1 = 0.9, beta2 = 0.999;
-  double epsilon = 1e-8;
-  double rms_decay = 0.99;  // rmsprop alpha
-  double weight_decay = 0.0;
+  double beta1 = optimizer_defaults::beta1, beta2 = optimizer_defaults::beta2;
+  double epsilon = optimizer_defaults::epsilon;
+  double rms_decay = optimizer_defaults::rms_decay;  // rmsprop alpha
+  double weight_decay = optimizer_defaults::weight_decay;
   double gradient_clip = 0.0;  // global L2 norm; 0 = off
   int batch_size = 64;
   int epochs = 10;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "tests/trainer/lenet_config.h"
 #include "trainer/train.h"
 
 namespace {
@@ -24,16 +25,8 @@ namespace {
 using namespace sweep::trainer;
 using Clock = std::chrono::steady_clock;
 
-TrainConfig lenet_config(const std::string& data, int batch, int threads) {
-  TrainConfig c;
-  c.data.dataset = sweep::trainer::DatasetKind::fashion_mnist;
-  c.data.path = data;
-  c.model.preset = sweep::trainer::Preset::lenet;
-  c.training.optimizer = sweep::trainer::OptimizerKind::sgdm;
-  c.training.learning_rate = 0.01;
-  c.training.momentum = 0.9;
-  c.training.weight_decay = 5e-4;
-  c.training.batch_size = batch;
+TrainConfig lenet_config(const std::string& data, int batch, int epochs, int threads) {
+  TrainConfig c = test::fashion_mnist_lenet(data, batch, epochs);
   c.training.seed = 1;
   c.device = DeviceSpec{DeviceKind::cpu, 0, threads};
   return c;
@@ -56,9 +49,9 @@ int throughput(const std::string& data, const std::vector<int>& batches, int war
                int threads) {
   std::printf("%-8s %-8s %-10s %-12s %s\n", "batch", "iters", "seconds", "images/s", "device");
   for (int batch : batches) {
-    TrainConfig c = lenet_config(data, batch, threads);
+    // 1000 epochs: more than enough; the timer stops the run.
+    TrainConfig c = lenet_config(data, batch, 1000, threads);
     c.data.validation = sweep::trainer::Validation::none;
-    c.training.epochs = 1000;  // more than enough; the timer stops the run
     c.training.log_every = 1000000;
     Timer timer;
     timer.start_at = warmup;
@@ -79,8 +72,7 @@ int throughput(const std::string& data, const std::vector<int>& batches, int war
 }
 
 int quality(const std::string& data, int epochs, int batch, int threads) {
-  TrainConfig c = lenet_config(data, batch, threads);
-  c.training.epochs = epochs;
+  TrainConfig c = lenet_config(data, batch, epochs, threads);
   c.training.log_every = 100;
   c.training.output_network = sweep::trainer::OutputNetwork::last;  // what the peer reports: the
                                                                     // network after the last epoch

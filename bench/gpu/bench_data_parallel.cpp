@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "tests/trainer/lenet_config.h"
 #include "trainer/train.h"
 
 namespace {
@@ -30,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 TrainConfig config(const std::string& model, int batch, int gpus, Precision precision, int epochs,
                    int rows) {
-  TrainConfig c;
+  TrainConfig c = test::lenet_config(batch, epochs);  // the convnet is trained by LeNet's recipe
   c.data.dataset = DatasetKind::synthetic;
   c.data.synthetic.train_size = rows;
   c.data.synthetic.test_size = 256;
@@ -41,15 +42,7 @@ TrainConfig config(const std::string& model, int batch, int gpus, Precision prec
     c.model.preset = Preset::convnet;
     c.model.net_width = 32;
     c.model.block_depth = 4;
-  } else {
-    c.model.preset = Preset::lenet;
   }
-  c.training.optimizer = OptimizerKind::sgdm;
-  c.training.learning_rate = 0.01;
-  c.training.momentum = 0.9;
-  c.training.weight_decay = 5e-4;
-  c.training.batch_size = batch;
-  c.training.epochs = epochs;
   c.training.log_every = 50;
   c.training.precision = precision;
   c.training.output_network = OutputNetwork::last;

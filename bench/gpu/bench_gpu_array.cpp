@@ -35,6 +35,7 @@
 
 #include "common/check.h"
 #include "common/words.h"
+#include "tests/trainer/lenet_config.h"
 #include "trainer/array/train_array.h"
 
 namespace {
@@ -47,17 +48,10 @@ bool g_profile = false;  // --profile-epoch
 
 TrainConfig member_config(const std::string& data, int batch, int epochs, Precision precision,
                           Validation validation, int i) {
-  TrainConfig c;
-  c.data.dataset = DatasetKind::fashion_mnist;
-  c.data.path = data;
+  TrainConfig c = test::fashion_mnist_lenet(data, batch, epochs);
   c.data.validation = validation;
-  c.model.preset = Preset::lenet;
-  c.training.optimizer = OptimizerKind::sgdm;
-  c.training.learning_rate = 0.001 * (1 + i % 8);
+  c.training.learning_rate = 0.001 * (1 + i % 8);  // members differ in rate and momentum
   c.training.momentum = i % 2 ? 0.9 : 0.8;
-  c.training.weight_decay = 5e-4;
-  c.training.batch_size = batch;
-  c.training.epochs = epochs;
   c.training.seed = 1 + i;
   c.training.output_network = OutputNetwork::last;
   c.training.precision = precision;

@@ -35,6 +35,7 @@
 
 #include "bench/gpu/synthetic_set.h"
 #include "common/check.h"
+#include "tests/trainer/lenet_config.h"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/network.h"
 #include "trainer/optim/optimizer.h"
@@ -63,8 +64,8 @@ double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::
   gpu.set_overlap_weight_gradients(overlap);
   const bool lenet = c.model == "lenet";
   const Shape in = lenet ? Shape{1, 28, 28} : Shape{3, 32, 32};
-  ModelSpec model;
-  model.preset = lenet ? sweep::trainer::Preset::lenet : sweep::trainer::Preset::convnet;
+  ModelSpec model = test::lenet_model();
+  if (!lenet) model.preset = sweep::trainer::Preset::convnet;
   if (c.model == "convnet") {
     model.net_width = 32;
     model.block_depth = 4;
@@ -74,11 +75,7 @@ double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::
     model.width = 1;
   }
   Network net(gpu, model, in, 10, c.batch, 1);
-  TrainingSpec spec;
-  spec.optimizer = sweep::trainer::OptimizerKind::sgdm;
-  spec.learning_rate = 0.01;
-  spec.momentum = 0.9;
-  spec.weight_decay = 5e-4;
+  const TrainingSpec spec = test::lenet_training();  // every model here trains by LeNet's recipe
   Optimizer opt(gpu, spec, net.param_count());
 
   const bench::SyntheticSet set = bench::make_synthetic_set(gpu, in, kRows, 3);
@@ -97,15 +94,19 @@ double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::
   d.scale = set.scale();
   d.shift = set.shift(in.c);
   d.seed = 1;
-  auto step = [&](std::int64_t i) {
-    d.indices = set.order.as<std::int32_t>() + (i % batches) * c.batch;
-    d.step = std::uint64_t(i);
+  // One training step on the batch `d` names: gather, forward, loss, backward, update.
+  auto train_step = [&] {
     gpu.gather_batch(d, x.f(), y.as<std::int32_t>());
     const float* logits = net.forward(x.f(), c.batch, true);
     gpu.softmax_cross_entropy(logits, y.as<std::int32_t>(), c.batch, 10, dl.f(),
                               stats.as<double>());
     net.backward(dl.f(), c.batch);
     opt.step(net.params(), net.grads(), 0.01);
+  };
+  auto step = [&](std::int64_t i) {
+    d.indices = set.order.as<std::int32_t>() + (i % batches) * c.batch;
+    d.step = std::uint64_t(i);
+    train_step();
   };
   OptimizerStep replay_args;  // sgdm: only lr matters in the replayed update
   replay_args.lr = 0.01f;
@@ -119,12 +120,7 @@ double run_case(const Case& c, int warmup, int iters, int repeats, CudaBackend::
     d.indices = set.order.as<std::int32_t>();  // captured pointer: offsets are relative to row 0
     gpu.begin_capture();
     d.step = 0;
-    gpu.gather_batch(d, x.f(), y.as<std::int32_t>());
-    const float* logits = net.forward(x.f(), c.batch, true);
-    gpu.softmax_cross_entropy(logits, y.as<std::int32_t>(), c.batch, 10, dl.f(),
-                              stats.as<double>());
-    net.backward(dl.f(), c.batch);
-    opt.step(net.params(), net.grads(), 0.01);
+    train_step();
     gpu.end_capture();
     for (int w = 0; w < warmup; ++w) replayed(it++);
   }

@@ -29,6 +29,7 @@
 
 #include "bench/gpu/synthetic_set.h"
 #include "common/check.h"
+#include "tests/trainer/lenet_config.h"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/network.h"
 #include "trainer/optim/optimizer.h"
@@ -55,22 +56,14 @@ struct Member {
   OptimizerStep args;
 
   static TrainingSpec spec(int i) {
-    TrainingSpec t;
-    t.optimizer = OptimizerKind::sgdm;
-    t.learning_rate = 0.001 * (1 + i % 8);
-    t.momentum = 0.9;
-    t.weight_decay = 5e-4;
+    TrainingSpec t = test::lenet_training();
+    t.learning_rate = 0.001 * (1 + i % 8);  // members differ in their rate
     return t;
-  }
-  static ModelSpec lenet() {
-    ModelSpec m;
-    m.preset = Preset::lenet;
-    return m;
   }
 
   Member(int i, int batch_size, MathMode math, bool deterministic, CudaBackend::DirectConv direct)
       : gpu(0, math, deterministic),
-        net(gpu, lenet(), kInput, 10, batch_size, 1 + i),
+        net(gpu, test::lenet_model(), kInput, 10, batch_size, 1 + i),
         opt(gpu, spec(i), net.param_count()),
         batch(batch_size),
         batches(kRows / batch_size) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "tests/trainer/lenet_config.h"
 #include "trainer/train.h"
 
 namespace {
@@ -36,16 +37,8 @@ double seconds_since(Clock::time_point t) {
 }
 
 TrainConfig lenet_config(const std::string& data, int batch, double lr, int epochs) {
-  TrainConfig c;
-  c.data.dataset = sweep::trainer::DatasetKind::fashion_mnist;
-  c.data.path = data;
-  c.model.preset = sweep::trainer::Preset::lenet;
-  c.training.optimizer = sweep::trainer::OptimizerKind::sgdm;
+  TrainConfig c = test::fashion_mnist_lenet(data, batch, epochs);
   c.training.learning_rate = lr;
-  c.training.momentum = 0.9;
-  c.training.weight_decay = 5e-4;
-  c.training.batch_size = batch;
-  c.training.epochs = epochs;
   c.training.seed = 1;
   c.training.output_network = sweep::trainer::OutputNetwork::last;
   c.device = DeviceSpec{DeviceKind::cuda, 0, 0};

@@ -6,7 +6,7 @@
 # Expects the bundle (.gpu/bin: sweep_cuda_tests bench_gpu_lenet bench_gpu_train [sweep]) and the
 # Fashion-MNIST .gz files in .gpu/data. A bundled libopenblas.so.0.xz is unpacked first: the
 # library is 36 MB and the tree that travels is limited to 64 MiB. Preparing it, here:
-#   /work/shared/gpu/bundle.sh .gpu build-gpu2/tests/cuda/sweep_cuda_tests \
+#   /work/shared/gpu/bundle.sh .gpu build-gpu2/tests/trainer/cuda/sweep_cuda_tests \
 #     build-gpu2/bench/gpu/bench_gpu_lenet build-gpu2/bench/gpu/bench_gpu_train build-gpu2/sweep
 #   mkdir -p .gpu/data && cp /usr/share/datasets/fashion-mnist/*.gz .gpu/data/
 #   xz -6 .gpu/lib/libopenblas.so.0      (or python3's lzma module; leaves libopenblas.so.0.xz)

@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/network.h"
 
 namespace sweep::trainer::bench {

@@ -9,11 +9,14 @@ host-side overhead a careful user avoids. Model: Caffe's LeNet as trainer/models
 import gzip
 import os
 import struct
+import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
+from torch_lenet import MOMENTUM, WEIGHT_DECAY, lenet  # noqa: E402  (the line above finds it)
 
 
 def read_idx(path):
@@ -37,12 +40,6 @@ def load(data_dir, dev):
     return tx, ty, vx, vy, f.mean().item(), f.std(unbiased=False).item()
 
 
-def lenet():
-    return nn.Sequential(
-        nn.Conv2d(1, 20, 5), nn.MaxPool2d(2, 2), nn.Conv2d(20, 50, 5), nn.MaxPool2d(2, 2),
-        nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
-
-
 def evaluate(model, x, y, mean, std, batch=1000):
     model.eval()
     loss, correct = 0.0, 0
@@ -56,7 +53,8 @@ def evaluate(model, x, y, mean, std, batch=1000):
     return loss / x.shape[0], correct / x.shape[0]
 
 
-def train(data, lr, batch, epochs, seed=1, on_epoch=None, momentum=0.9, weight_decay=5e-4):
+def train(data, lr, batch, epochs, seed=1, on_epoch=None, momentum=MOMENTUM,
+          weight_decay=WEIGHT_DECAY):
     """Trains a fresh LeNet; returns (test accuracy, test loss, seconds of training + evaluation)."""
     tx, ty, vx, vy, mean, std = data
     torch.manual_seed(seed)

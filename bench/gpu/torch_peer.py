@@ -17,19 +17,19 @@ precision, TF32 off.
 Prints `RESULT peer=torch model=.. batch=.. mode=.. precision=.. images_per_second=..` lines.
 """
 import argparse
+import os
 import statistics
+import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
+# torch_vmap and torch_ddp import lenet from here.
+from torch_lenet import LEARNING_RATE, MOMENTUM, WEIGHT_DECAY, lenet  # noqa: E402
+
 ROWS = 16384
-
-
-def lenet():
-    return nn.Sequential(
-        nn.Conv2d(1, 20, 5), nn.MaxPool2d(2, 2), nn.Conv2d(20, 50, 5), nn.MaxPool2d(2, 2),
-        nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
 
 
 def convnet(width=32, depth=4):
@@ -88,7 +88,8 @@ def run_case(model_name, batch, graph, precision, warmup, iters, repeats):
     channels_last = precision == "bf16" and model_name != "lenet"
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+    opt = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE, momentum=MOMENTUM,
+                          weight_decay=WEIGHT_DECAY)
     images = torch.randint(0, 256, (ROWS,) + shape, dtype=torch.uint8, device=dev)
     labels = torch.randint(0, 10, (ROWS,), device=dev)
     perm = torch.randperm(ROWS, device=dev)

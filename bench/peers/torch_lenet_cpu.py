@@ -20,6 +20,7 @@ import time
 import numpy as np
 import torch
 import torch.nn as nn
+from torch_lenet import LEARNING_RATE, MOMENTUM, WEIGHT_DECAY, lenet
 
 
 def read_idx(path):
@@ -52,17 +53,11 @@ def load(dirname):
     return (xtr - mean) / std, ytr, (xte - mean) / std, yte
 
 
-def lenet(classes=10):
-    return nn.Sequential(
-        nn.Conv2d(1, 20, 5), nn.MaxPool2d(2, 2),
-        nn.Conv2d(20, 50, 5), nn.MaxPool2d(2, 2),
-        nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, classes))
-
-
 def make(seed):
     torch.manual_seed(seed)
     model = lenet()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+    opt = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE, momentum=MOMENTUM,
+                          weight_decay=WEIGHT_DECAY)
     return model, opt, nn.CrossEntropyLoss()
 
 

@@ -10,9 +10,8 @@
 
 namespace sweep::scheduler::detail {
 
-inline bool is_better(double a, double b, MetricGoal goal) {
-  return goal == MetricGoal::maximize ? a > b : a < b;
-}
+// common/trial_score.h's strict comparison, the one every reader of a metric's goal uses.
+using sweep::is_better;
 
 inline const char* goal_short(MetricGoal goal) {
   return goal == MetricGoal::maximize ? "max" : "min";

@@ -17,11 +17,13 @@
 #include <string>
 
 #include "common/json.h"
+#include "common/trial_score.h"
 #include "scheduler/metric_point.h"
 
 namespace sweep::scheduler {
 
-enum class MetricGoal { maximize, minimize };
+// Which way the metric improves: the one goal of common/trial_score.h.
+using MetricGoal = sweep::MetricGoal;
 // "maximize" / "minimize"; throws sweep::Error otherwise.
 MetricGoal parse_metric_goal(const std::string& text);
 

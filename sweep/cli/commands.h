@@ -30,8 +30,15 @@ void add_inspect_commands(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 // serve [NAME|JOB]: the reports over HTTP on localhost, live (sweep/cli/serve_command.cpp).
 void add_serve_command(CLI::App& app, int& exit_code);
-// submit, worker, status, wait, cancel, logs, fetch (sweep/cli/queue_commands.cpp).
-void add_queue_commands(CLI::App& app, int& exit_code);
+// The background queue (queue_arguments.h): submit FILE, worker, status [JOB], wait JOB,
+// cancel JOB, logs JOB, fetch JOB (sweep/cli/submit_command.cpp, worker_command.cpp, ...).
+void add_submit_command(CLI::App& app, int& exit_code);
+void add_worker_command(CLI::App& app, int& exit_code);
+void add_status_command(CLI::App& app, int& exit_code);
+void add_wait_command(CLI::App& app, int& exit_code);
+void add_cancel_command(CLI::App& app, int& exit_code);
+void add_logs_command(CLI::App& app, int& exit_code);
+void add_fetch_command(CLI::App& app, int& exit_code);
 // export-model NAME: a trial's network as ONNX or npz (sweep/cli/export_model_command.cpp).
 void add_export_model_command(CLI::App& app, int& exit_code);
 // predict NAME --input PATH: a trial's network on new inputs (sweep/cli/predict_command.cpp).

@@ -16,6 +16,7 @@
 
 #include "common/format.h"
 #include "common/json.h"
+#include "common/trial_score.h"
 #include "store/store.h"
 #include "sweep/cli/commands.h"
 #include "sweep/cli/csv_table.h"
@@ -92,16 +93,14 @@ void add_sweep_rows(const Store& store, std::vector<std::vector<std::string>>& r
   }
 }
 
-// The best finite value of the sweep's metric per trial id.
+// The best finite value of the sweep's metric per trial id (common/trial_score.h).
 std::map<std::int64_t, double> best_by_trial(const Store& store, const SweepRow& sweep) {
+  std::map<std::int64_t, TrialScore> scores;
+  for (const MetricPoint& p : store.metrics(sweep.id))
+    if (p.name == sweep.metric_name) scores[p.trial_id].add(p.step, p.value, sweep.metric_goal);
   std::map<std::int64_t, double> best;
-  for (const MetricPoint& p : store.metrics(sweep.id)) {
-    if (p.name != sweep.metric_name || !std::isfinite(p.value)) continue;
-    auto [it, added] = best.emplace(p.trial_id, p.value);
-    const bool better =
-        sweep.metric_goal == MetricGoal::maximize ? p.value > it->second : p.value < it->second;
-    if (!added && better) it->second = p.value;
-  }
+  for (const auto& [trial_id, score] : scores)
+    if (score.best) best[trial_id] = *score.best;
   return best;
 }
 

@@ -75,7 +75,13 @@ int run_command_line(int argc, char** argv) {
   sweep::cli::add_report_command(app, exit_code);
   sweep::cli::add_serve_command(app, exit_code);
   sweep::cli::add_version_command(app, exit_code);
-  sweep::cli::add_queue_commands(app, exit_code);
+  sweep::cli::add_submit_command(app, exit_code);
+  sweep::cli::add_worker_command(app, exit_code);
+  sweep::cli::add_status_command(app, exit_code);
+  sweep::cli::add_wait_command(app, exit_code);
+  sweep::cli::add_cancel_command(app, exit_code);
+  sweep::cli::add_logs_command(app, exit_code);
+  sweep::cli::add_fetch_command(app, exit_code);
   sweep::cli::add_export_model_command(app, exit_code);
   sweep::cli::add_predict_command(app, exit_code);
 

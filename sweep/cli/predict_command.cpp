@@ -35,7 +35,7 @@
 #include "sweep/cli/csv_table.h"
 #include "sweep/cli/output_file.h"
 #include "sweep/cli/trial_model.h"
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/data/csv_reader.h"
 #include "trainer/data/image_decode.h"
 #include "trainer/data/npy_reader.h"

@@ -15,7 +15,6 @@
 #include "sweep/run/fused_arrays.h"
 #include "sweep/run/run_sweep.h"
 #include "sweep/search/tpe_sampler.h"
-#include "trainer/backend.h"
 #include "trainer/data/data_shape.h"
 #include "trainer/data/folder_reader.h"
 
@@ -33,14 +32,13 @@ struct RunOptions {
 };
 
 // The fused arrays the run would make on this machine's devices (resources.fuse), one line each.
-// Grouping resolves each trial's config (about 0.4 ms each): the dry run groups the first
-// kGrouped trials only, so that it stays quick for any sweep size.
+// Grouping resolves each trial's config, which costs time per trial: the dry run groups the
+// first kGrouped trials only, so that it stays quick for any sweep size.
 void print_arrays(const config::SweepConfig& config, std::uint64_t known) {
   constexpr std::uint64_t kGrouped = 4096;
   run::DevicePlan devices;
   try {
-    devices = run::plan_devices(config.resources, trainer::cuda_device_count(),
-                                trainer::cuda_backend_built());
+    devices = run::plan_local_devices(config.resources);
   } catch (const std::exception&) {
     return;  // `run` says what is wrong with the devices
   }

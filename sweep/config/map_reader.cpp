@@ -15,21 +15,6 @@
 
 namespace sweep::config {
 
-bool Range::contains(double v) const {
-  if (min && (min_inclusive ? v < *min : v <= *min)) return false;
-  if (max && (max_inclusive ? v > *max : v >= *max)) return false;
-  return true;
-}
-
-std::string Range::describe() const {
-  if (min && max)
-    return "in " + std::string(min_inclusive ? "[" : "(") + format_number(*min) + ", " +
-           format_number(*max) + (max_inclusive ? "]" : ")");
-  if (min) return std::string(min_inclusive ? ">= " : "> ") + format_number(*min);
-  if (max) return std::string(max_inclusive ? "<= " : "< ") + format_number(*max);
-  return "any number";
-}
-
 std::string describe_node(const YAML::Node& node) {
   if (node.IsMap()) return node.size() == 0 ? "an empty map" : "a map";
   if (node.IsSequence()) return node.size() == 0 ? "an empty list" : "a list";

@@ -18,24 +18,13 @@
 
 #include "sweep/config/config_error.h"
 #include "sweep/config/yaml_tree.h"
+#include "trainer/config_keys.h"
 #include "trainer/vocabulary.h"
 
 namespace sweep::config {
 
-// An allowed numeric interval, for messages like "must be > 0" or "must be in [0, 1)".
-struct Range {
-  std::optional<double> min, max;
-  bool min_inclusive = true, max_inclusive = true;
-
-  static Range any() { return {}; }
-  static Range positive() { return {0.0, std::nullopt, false, true}; }
-  static Range at_least(double lo) { return {lo, std::nullopt, true, true}; }
-  static Range closed(double lo, double hi) { return {lo, hi, true, true}; }
-  static Range half_open(double lo, double hi) { return {lo, hi, true, false}; }  // [lo, hi)
-  static Range open(double lo, double hi) { return {lo, hi, false, false}; }
-  bool contains(double v) const;
-  std::string describe() const;  // "> 0", ">= 1", "in [0, 1)"
-};
+// An allowed numeric interval (the key table's, trainer/config_keys.h): "must be in [0, 1)".
+using trainer::Range;
 
 class MapReader {
  public:

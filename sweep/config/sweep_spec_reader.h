@@ -1,5 +1,6 @@
 /*
- * sweep_spec_reader.h — the sweep, resources, trainer and output sections of a config.
+ * sweep_spec_reader.h — the sweep section of a config, and through the headers it includes the
+ * resources and trainer sections' readers and the cross-section checks: what load_config() calls.
  *
  * Internal to sweep/: load_config() calls these after --set overrides are applied. Parameter keys
  * are checked later, when expand writes each trial's values into the tree and re-reads it, so an
@@ -8,27 +9,15 @@
 #pragma once
 
 #include "sweep/config/config.h"
+#include "sweep/config/external_trainer_reader.h"
 #include "sweep/config/map_reader.h"
+#include "sweep/config/resources_reader.h"
+#include "sweep/config/sweep_cross_checks.h"
 
 namespace sweep::config {
 
+// The sweep section: method, metric, max_trials / run_cap, seed, repeats, with its parameters
+// (distributions_reader.h) and early_terminate (early_terminate_reader.h).
 void read_sweep_spec(MapReader r, SweepSpec& out, bool external_trainer);
-
-// W&B's flat parameter names for the built-in trainer: `learning_rate` becomes the one config key
-// of that name (training.learning_rate), found among `asked_keys` (every key the data, model and
-// training readers asked for: ConfigTree::asked_keys) and the readers' aliases; of several, the
-// shallowest if it is alone. `parameters_path` names the block in messages.
-void map_flat_parameter_names(SweepSpec& sweep, const std::vector<std::string>& asked_keys,
-                              const std::string& parameters_path, Diagnostics& diagnostics);
-// Two swept parameters that set the same config key (learning_rate and training.learning_rate,
-// an alias and its key, a section and a key inside it) would each overwrite the other in every
-// trial: one is refused, naming the other's line.
-void check_parameters_set_distinct_keys(const SweepSpec& sweep, Diagnostics& diagnostics);
-void read_resources(MapReader r, ResourcesSpec& out);
-void read_external_trainer(MapReader r, std::optional<ExternalTrainerSpec>& out);
-
-// Metric, method and early-termination rules that need the training section too.
-void check_sweep_against_training(MapReader& sweep_reader, const SweepSpec& sweep,
-                                  const trainer::TrainConfig& base, bool external_trainer);
 
 }  // namespace sweep::config

@@ -1,7 +1,8 @@
 /*
- * train_config_reader.cpp — data / model / training sections, field by field.
+ * train_config_reader.cpp — data / model / training sections, key by key of the key table.
  *
- * The order of reads mirrors trainer/train_config.h so the two are easy to compare. Cross-field
+ * Every key, its type and its range come from trainer/config_keys.h; the keys it marks by_hand
+ * (data.path, data.image_size, model.preset, model.layers) are read here by name. Cross-field
  * rules (early stopping on a validation metric needs a validation set; multistep needs milestones;
  * a preset and a layer list exclude each other) run after the fields, on the values read.
  */
@@ -9,10 +10,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <set>
+#include <variant>
 
 #include "sweep/config/layers_reader.h"
 #include "sweep/config/model_shape_check.h"
 #include "sweep/config/suggest.h"
+#include "trainer/config_keys.h"
 #include "trainer/data/csv_reader.h"
 #include "trainer/data/folder_reader.h"
 #include "trainer/data/image_decode.h"
@@ -29,74 +34,86 @@ bool exists_raw_or_gz(const std::string& base) {
          std::filesystem::is_regular_file(base + ".gz", ec);
 }
 
-void read_augment(MapReader r, trainer::AugmentSpec& a) {
-  r.boolean("flip", a.flip);
-  r.integer("translate", a.translate, Range::closed(0, 64));
-  r.integer("crop_padding", a.crop_padding, Range::closed(0, 64));
-  r.finish();
+// Reads one key of the table (trainer/config_keys.h) into its field, by the field's type.
+// Returns whether the key was present and valid.
+bool read_key(MapReader& r, const trainer::ConfigKey& key, trainer::TrainConfig& config) {
+  const std::string name(key.name);
+  return std::visit(
+      trainer::Overloaded{[](std::monostate) { return false; },
+                          [&](double* v) { return r.number(name, *v, key.range); },
+                          [&](int* v) { return r.integer(name, *v, key.range); },
+                          [&](std::int64_t* v) { return r.integer64(name, *v, key.range); },
+                          [&](std::uint64_t* v) { return r.unsigned64(name, *v); },
+                          [&](bool* v) { return r.boolean(name, *v); },
+                          [&](std::string* v) { return r.text(name, *v); },
+                          [&](std::vector<int>* v) { return r.integer_list(name, *v, key.range); },
+                          [&](std::vector<std::string>* v) { return r.text_list(name, *v); },
+                          [&](const trainer::WordField& w) {
+                            std::string given;
+                            if (!r.choice(name, given, w.words(), std::string(key.noun)))
+                              return false;
+                            return w.set(w.value, given);
+                          }},
+      key.field(config));
 }
 
-void read_synthetic(MapReader r, trainer::SyntheticSpec& s) {
-  r.integer("train_size", s.train_size, Range::at_least(1));
-  r.integer("test_size", s.test_size, Range::at_least(1));
-  r.integer("classes", s.classes, Range::at_least(2));
-  r.integer("channels", s.channels, Range::closed(1, 4));
-  r.integer("height", s.height, Range::at_least(1));
-  r.integer("width", s.width, Range::at_least(1));
-  r.unsigned64("seed", s.seed);
-  r.finish();
-}
+// The paths of the keys that were present and valid ("model.depth").
+using ReadKeys = std::set<std::string>;
+// Reads a key the table marks by_hand; returns whether it was present and valid.
+using HandRead = std::function<bool(MapReader&, const trainer::ConfigKey&)>;
 
-// dataset: folder's own keys (trainer::FolderSpec), beside data.path in the data section. Given
-// for another data set they are refused: they would change nothing.
-void read_folder(MapReader& r, trainer::DataSpec& d) {
-  trainer::FolderSpec& f = d.folder;
-  const bool folder = d.dataset == trainer::DatasetKind::folder;
-  for (const char* key : {"channels", "image_size", "resize", "on_bad_file", "cache_dir"})
-    if (!folder && r.has(key)) {
-      r.node(key);
-      r.error(key, std::string("data.") + key + " applies to dataset: folder only");
+// Reads the keys of `section` in the table's order, each subsection where its first key stands,
+// then reports the keys the file has that the table does not.
+void read_section(MapReader& r, const std::string& section, trainer::TrainConfig& config,
+                  const HandRead& by_hand, ReadKeys& read) {
+  std::vector<std::string> subsections;
+  for (const trainer::ConfigKey& key : trainer::config_keys()) {
+    if (key.section == section) {
+      const std::string name(key.name);
+      // dataset: folder's own keys (trainer::FolderSpec), beside data.path. Given for another
+      // data set they are refused: they would change nothing.
+      if (key.folder_only && config.data.dataset != trainer::DatasetKind::folder) {
+        if (r.has(name)) r.error(name, key.path() + " applies to dataset: folder only");
+        continue;
+      }
+      if (key.by_hand ? by_hand(r, key) : read_key(r, key, config)) read.insert(key.path());
+    } else if (key.section.starts_with(section + ".")) {
+      const std::string rest(key.section.substr(section.size() + 1));
+      const std::string child = rest.substr(0, rest.find('.'));
+      if (std::find(subsections.begin(), subsections.end(), child) != subsections.end()) continue;
+      subsections.push_back(child);
+      MapReader sub = r.section(child);
+      read_section(sub, section + "." + child, config, by_hand, read);
     }
-  if (!folder) return;
-  if (r.integer("channels", f.channels, Range::closed(1, 3)) && f.channels == 2)
-    r.error("channels", "must be 1 (grey) or 3 (RGB), not 2");
-  std::vector<int> size;
-  if (r.integer_list("image_size", size, Range::closed(1, trainer::kMaxImageSide))) {
-    if (size.size() != 2)
-      r.error("image_size",
-              "expected [height, width], got " + std::to_string(size.size()) + " numbers");
-    else if (std::int64_t(size[0]) * size[1] > trainer::kMaxImagePixels)
-      r.error("image_size", "at most " + std::to_string(trainer::kMaxImagePixels) + " pixels");
-    else
-      f.height = size[0], f.width = size[1];
   }
-  r.word("resize", f.resize, "resize mode");
-  r.word("on_bad_file", f.on_bad_file, "on_bad_file");
-  r.text("cache_dir", f.cache_dir);
+  r.finish();
 }
 
 // Returns whether the fields read without problems (missing data files aside: the images' shape
 // is known without them).
-bool read_data(MapReader r, trainer::DataSpec& d, const TrainReadOptions& options) {
+bool read_data(MapReader r, trainer::TrainConfig& config, const TrainReadOptions& options) {
+  trainer::DataSpec& d = config.data;
   const std::size_t problems_before = r.diagnostics().error_count();
-  r.word("dataset", d.dataset, "data set");
-  d.path = default_data_path(d.dataset);
-  r.text("path", d.path);
-  r.word("validation", d.validation, "validation source");
-  r.number("holdout_fraction", d.holdout_fraction, Range::open(0, 1));
-  r.integer64("train_limit", d.train_limit, Range::at_least(0));
-  r.integer64("test_limit", d.test_limit, Range::at_least(0));
-  r.word("shuffle", d.shuffle, "shuffle mode");
-  r.boolean("normalize", d.normalize);
-  read_augment(r.section("augment"), d.augment);
-  read_synthetic(r.section("synthetic"), d.synthetic);
-  read_folder(r, d);
-  r.text("validation_path", d.validation_path);
-  r.word("task", d.task, "task");
-  r.word("layout", d.layout, "layout");
-  r.text("label", d.label);
-  r.text_list("feature_columns", d.feature_columns);
-  r.finish();
+  const HandRead by_hand = [&](MapReader& in, const trainer::ConfigKey& key) {
+    if (key.name == "path") {
+      d.path = default_data_path(d.dataset);
+      return in.text("path", d.path);
+    }
+    std::vector<int> size;  // image_size
+    if (!in.integer_list("image_size", size, key.range)) return false;
+    if (size.size() != 2)
+      in.error("image_size",
+               "expected [height, width], got " + std::to_string(size.size()) + " numbers");
+    else if (std::int64_t(size[0]) * size[1] > trainer::kMaxImagePixels)
+      in.error("image_size", "at most " + std::to_string(trainer::kMaxImagePixels) + " pixels");
+    else
+      d.folder.height = size[0], d.folder.width = size[1];
+    return true;
+  };
+  ReadKeys read;
+  read_section(r, "data", config, by_hand, read);
+  if (read.count("data.channels") && d.folder.channels == 2)
+    r.error("channels", "must be 1 (grey) or 3 (RGB), not 2");
   const bool fields_read = r.diagnostics().error_count() == problems_before;
   // A folder set's validation folder is data.validation_path (a missing data.path is said first).
   if (fields_read && d.dataset == trainer::DatasetKind::folder && !d.path.empty() &&
@@ -119,96 +136,62 @@ bool read_data(MapReader r, trainer::DataSpec& d, const TrainReadOptions& option
 }
 
 // Returns whether the model read without problems; `places` says where its keys stand.
-bool read_model(MapReader r, trainer::ModelSpec& m, const ConfigTree& tree, ModelPlaces& places) {
+bool read_model(MapReader r, trainer::TrainConfig& config, const ConfigTree& tree,
+                ModelPlaces& places) {
+  trainer::ModelSpec& m = config.model;
   const std::size_t problems_before = r.diagnostics().error_count();
-  // An empty preset is "no preset" (then model.layers is the model).
   bool preset_given = false;
-  if (const YAML::Node p = r.node("preset"); p.IsScalar() && p.Scalar().empty())
-    m.preset = trainer::Preset::none;
-  else
-    preset_given = r.word("preset", m.preset, "preset");
-  r.integer("net_width", m.net_width, Range::at_least(1));
-  r.integer("block_depth", m.block_depth, Range::at_least(1));
-  if (r.integer("depth", m.depth, Range::at_least(1)) && m.preset == trainer::Preset::resnet &&
+  const HandRead by_hand = [&](MapReader& in, const trainer::ConfigKey& key) {
+    if (key.name == "preset") {
+      // An empty preset is "no preset" (then model.layers is the model).
+      if (const YAML::Node p = in.node("preset"); p.IsScalar() && p.Scalar().empty()) {
+        m.preset = trainer::Preset::none;
+        return true;
+      }
+      preset_given = read_key(in, key, config);
+      return preset_given;
+    }
+    const YAML::Node layers = in.node("layers");
+    if (layers.IsDefined() && !layers.IsNull()) {
+      if (preset_given && m.preset != trainer::Preset::none) {
+        in.error("preset", "give either model.preset or model.layers, not both");
+      } else {
+        m.preset = trainer::Preset::none;
+        read_layers(tree, in.diagnostics(), layers, in.path_of("layers"), m.layers, places.entries);
+        return true;
+      }
+    } else if (m.preset == trainer::Preset::none) {
+      in.error("preset", "model.preset is empty and there is no model.layers list");
+    }
+    return false;
+  };
+  ReadKeys read;
+  read_section(r, "model", config, by_hand, read);
+  if (read.count("model.depth") && m.preset == trainer::Preset::resnet &&
       !trainer::is_resnet_depth(m.depth))
     r.error("depth", "preset resnet has no depth " + std::to_string(m.depth) + "; it builds " +
                          trainer::resnet_depths_text());
-  r.integer("width", m.width, Range::closed(1, trainer::kMaxResNetWidth));
-  r.integer_list("hidden", m.hidden, Range::at_least(1));
-  r.number("dropout", m.dropout, Range::half_open(0, 1));
-  const YAML::Node layers = r.node("layers");
-  if (layers.IsDefined() && !layers.IsNull()) {
-    if (preset_given && m.preset != trainer::Preset::none) {
-      r.error("preset", "give either model.preset or model.layers, not both");
-    } else {
-      m.preset = trainer::Preset::none;
-      read_layers(tree, r.diagnostics(), layers, r.path_of("layers"), m.layers, places.entries);
-    }
-  } else if (m.preset == trainer::Preset::none) {
-    r.error("preset", "model.preset is empty and there is no model.layers list");
-  }
   places.preset = r.where("preset");
   places.layers = r.where("layers");
-  r.finish();
   return r.diagnostics().error_count() == problems_before;
 }
 
-void read_schedule(MapReader r, trainer::ScheduleSpec& s) {
-  r.word("type", s.type, "schedule");
-  r.number("drop_factor", s.drop_factor, Range::positive());
-  r.integer("drop_period", s.drop_period, Range::at_least(1));
-  if (r.integer_list("milestones", s.milestones, Range::at_least(1))) {
+void read_training(MapReader r, trainer::TrainConfig& config) {
+  ReadKeys read;
+  read_section(r, "training", config, nullptr, read);
+  const trainer::ScheduleSpec& s = config.training.schedule;
+  if (read.count("training.schedule.milestones")) {
     for (std::size_t i = 1; i < s.milestones.size(); ++i)
       if (s.milestones[i] <= s.milestones[i - 1]) {
-        r.error("milestones", "must be increasing epochs, got " +
-                                  std::to_string(s.milestones[i - 1]) + " then " +
-                                  std::to_string(s.milestones[i]));
+        r.section("schedule")
+            .error("milestones", "must be increasing epochs, got " +
+                                     std::to_string(s.milestones[i - 1]) + " then " +
+                                     std::to_string(s.milestones[i]));
         break;
       }
   }
-  r.number("gamma", s.gamma, Range::positive());
-  r.number("power", s.power, Range::at_least(0));
-  r.number("min_lr", s.min_lr, Range::at_least(0));
-  r.number("warmup_epochs", s.warmup_epochs, Range::at_least(0));
-  r.number("warmup_start_factor", s.warmup_start_factor, Range::closed(0, 1));
-  r.finish();
   if (s.type == trainer::ScheduleType::multistep && s.milestones.empty())
-    r.error("type", "schedule multistep needs milestones: [epoch, ...]");
-}
-
-void read_early_stopping(MapReader r, trainer::EarlyStoppingSpec& e) {
-  r.integer("patience", e.patience, Range::at_least(0));
-  r.word("monitor", e.monitor, "metric to monitor");
-  r.number("min_delta", e.min_delta, Range::at_least(0));
-  r.finish();
-}
-
-void read_training(MapReader r, trainer::TrainingSpec& t) {
-  r.word("optimizer", t.optimizer, "optimizer");
-  r.number("learning_rate", t.learning_rate, Range::positive());
-  r.number("momentum", t.momentum, Range::half_open(0, 1));
-  r.boolean("nesterov", t.nesterov);
-  r.number("beta1", t.beta1, Range::half_open(0, 1));
-  r.number("beta2", t.beta2, Range::half_open(0, 1));
-  r.number("epsilon", t.epsilon, Range::positive());
-  r.number("rms_decay", t.rms_decay, Range::half_open(0, 1));
-  r.number("weight_decay", t.weight_decay, Range::at_least(0));
-  r.number("gradient_clip", t.gradient_clip, Range::at_least(0));
-  r.integer("batch_size", t.batch_size, Range::at_least(1));
-  r.integer("epochs", t.epochs, Range::at_least(1));
-  read_schedule(r.section("schedule"), t.schedule);
-  r.integer("validation_frequency", t.validation_frequency, Range::at_least(0));
-  r.integer("log_every", t.log_every, Range::at_least(1));
-  read_early_stopping(r.section("early_stopping"), t.early_stopping);
-  r.word("output_network", t.output_network, "output network");
-  r.unsigned64("seed", t.seed);
-  r.word("precision", t.precision, "precision");
-  r.boolean("deterministic", t.deterministic);
-  r.boolean("save_model", t.save_model);
-  MapReader checkpoint = r.section("checkpoint");
-  checkpoint.integer("every_epochs", t.checkpoint.every_epochs, Range::at_least(0));
-  checkpoint.finish();
-  r.finish();
+    r.section("schedule").error("type", "schedule multistep needs milestones: [epoch, ...]");
 }
 
 // dataset: numpy and csv: the file (or for numpy the directory) named, the arrays the
@@ -335,10 +318,10 @@ std::string missing_data_files(const trainer::DataSpec& spec) {
 }
 
 void read_train_config(MapReader& top, trainer::TrainConfig& out, const TrainReadOptions& options) {
-  const bool data_read = read_data(top.section("data"), out.data, options);
+  const bool data_read = read_data(top.section("data"), out, options);
   ModelPlaces model_places;
-  const bool model_read = read_model(top.section("model"), out.model, top.tree(), model_places);
-  read_training(top.section("training"), out.training);
+  const bool model_read = read_model(top.section("model"), out, top.tree(), model_places);
+  read_training(top.section("training"), out);
   if (options.check_model_shapes && data_read && model_read)
     check_model_shapes(top.tree(), out, model_places, top.diagnostics());
 

@@ -16,6 +16,7 @@
 #include "common/format.h"
 #include "common/json.h"
 #include "sweep/config/yaml_guard.h"
+#include "trainer/config_keys.h"
 
 namespace sweep::config {
 
@@ -127,16 +128,15 @@ YAML::Node parse_yaml(const std::string& file, const std::string& text, Diagnost
 }
 
 const std::map<std::pair<std::string, std::string>, std::string>& key_aliases() {
-  // Caffe solver and MATLAB trainingOptions names, lower-cased as YAML keys.
-  static const std::map<std::pair<std::string, std::string>, std::string> aliases = {
-      {{"training", "base_lr"}, "learning_rate"},
-      {{"training", "initial_learn_rate"}, "learning_rate"},
-      {{"training", "max_epochs"}, "epochs"},
-      {{"training", "mini_batch_size"}, "batch_size"},
-      {{"training", "l2_regularization"}, "weight_decay"},
-      {{"training", "gradient_threshold"}, "gradient_clip"},
-      {{"training", "random_seed"}, "seed"},
-  };
+  // The key table's other names (trainer/config_keys.h): Caffe solver and MATLAB
+  // trainingOptions names, lower-cased as YAML keys.
+  static const std::map<std::pair<std::string, std::string>, std::string> aliases = [] {
+    std::map<std::pair<std::string, std::string>, std::string> out;
+    for (const trainer::ConfigKey& key : trainer::config_keys())
+      for (std::string_view alias : key.aliases)
+        out[{std::string(key.section), std::string(alias)}] = std::string(key.name);
+    return out;
+  }();
   return aliases;
 }
 
@@ -157,7 +157,7 @@ std::vector<std::string> split_dotted(const std::string& dotted) {
 
 namespace {
 
-// The keys of a parameter's spec (sweep_spec_reader.cpp reads them).
+// The keys of a parameter's spec (distributions_reader.cpp reads them).
 bool is_parameter_spec_key(const std::string& key) {
   for (const char* k : {"values", "value", "min", "max", "distribution", "mu", "sigma", "q",
                         "probabilities", "parameters"})

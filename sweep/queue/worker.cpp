@@ -22,7 +22,6 @@
 #include "sweep/queue/job_runner.h"
 #include "sweep/queue/worker_registry.h"
 #include "sweep/run/devices.h"
-#include "trainer/backend.h"
 
 namespace sweep::queue {
 
@@ -197,8 +196,7 @@ int run_worker(const WorkerOptions& options) {
     // another, until the queue was empty.
     if (probe.execution == "gpu")
       if (const std::string why =
-              run::missing_gpus(probe.all_gpus ? std::vector<int>{} : probe.gpus,
-                                trainer::cuda_device_count(), trainer::cuda_backend_built());
+              run::missing_local_gpus(probe.all_gpus ? std::vector<int>{} : probe.gpus);
           !why.empty())
         throw Error("--devices " + options.devices + ": " + why +
                     " (give --devices cpu, or all: every GPU where there are some, else the CPU "

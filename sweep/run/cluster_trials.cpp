@@ -15,7 +15,7 @@
 #include "sweep/run/search_feed.h"
 #include "sweep/run/sweep_layout.h"
 #include "sweep/run/trainer_trial.h"
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::run {
 

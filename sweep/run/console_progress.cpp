@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/format.h"
+#include "common/metric_names.h"
 #include "sweep/run/terminal_text.h"
 
 namespace sweep::run {
@@ -35,10 +36,35 @@ double seconds_between(std::chrono::steady_clock::time_point from,
 }  // namespace
 
 ConsoleProgress::ConsoleProgress(std::ostream& out, ConsoleSetup setup)
-    : out_(out), setup_(std::move(setup)), best_(setup_.best) {}
+    : out_(out), setup_(std::move(setup)), best_(setup_.best) {
+  if (best_) contenders_[best_->number] = {rank_of(*best_), best_->params};
+}
 
-bool ConsoleProgress::better(double value, double than) const {
-  return std::isnan(than) || (setup_.maximize ? value > than : value < than);
+MetricGoal ConsoleProgress::goal() const {
+  return setup_.maximize ? MetricGoal::maximize : MetricGoal::minimize;
+}
+
+RankedTrial ConsoleProgress::rank_of(const BestSoFar& best) {
+  return {best.value, best.step, best.number, best.broken};
+}
+
+void ConsoleProgress::offer(const RankedTrial& rank, const Json& params) {
+  Contender& mine = contenders_[rank.number];
+  if (mine.rank.best && !ranks_before(rank, mine.rank, goal())) return;
+  mine = {rank, params};
+  // A trial's best only gets better, so only it can overtake the best so far.
+  if (!best_ || ranks_before(rank, rank_of(*best_), goal()))
+    best_ = BestSoFar{rank.number, *rank.best, params, rank.best_step, rank.broken};
+}
+
+void ConsoleProgress::pick_best() {
+  const Contender* first = nullptr;
+  for (const auto& [number, c] : contenders_)
+    if (c.rank.best && (!first || ranks_before(c.rank, first->rank, goal()))) first = &c;
+  best_.reset();
+  if (first)
+    best_ = BestSoFar{first->rank.number, *first->rank.best, first->params, first->rank.best_step,
+                      first->rank.broken};
 }
 
 const Json& ConsoleProgress::params_of(const scheduler::TrialSpec& spec) const {
@@ -145,15 +171,14 @@ void ConsoleProgress::on_metric(const scheduler::TrialSpec& spec,
   auto it = running_.find(spec.id);
   if (it == running_.end()) return;
   Row& row = it->second;
-  if (point.name == "train_loss" || point.name == "loss") row.loss = point.value;
+  if (point.name == metric_names::kTrainLoss || point.name == metric_names::kLoss)
+    row.loss = point.value;
   if (point.epoch > 0) row.epoch = point.epoch;
   if (point.name != setup_.metric_name) return;
   row.metric = point.value;
-  if (std::isfinite(point.value)) {
-    if (better(point.value, row.best_metric)) row.best_metric = point.value;
-    if (!best_ || better(point.value, best_->value))
-      best_ = BestSoFar{row.number, point.value, row.params};
-  }
+  row.score.add(point.step, point.value, goal());
+  if (std::isfinite(point.value))
+    offer(ranked(row.score, row.number, TrialState::running), row.params);
   if (!setup_.live && point.epoch > 0)
     print_above_table({"trial " + std::to_string(row.number) + " epoch " +
                        std::to_string(point.epoch) + ": " + setup_.metric_name + " " +
@@ -182,6 +207,13 @@ void ConsoleProgress::on_finished(const scheduler::TrialSpec& spec,
   }
   ++finished_;
   ++finished_states_[outcome.state];
+  // A trial that broke keeps its values but falls behind every trial that did not: when it was
+  // the best so far, the best is looked for again.
+  if (const auto it = contenders_.find(spec.number);
+      it != contenders_.end() && is_broken(outcome.state)) {
+    it->second.rank.broken = true;
+    if (best_ && best_->number == spec.number) pick_best();
+  }
   FinishedTrial done;
   done.number = spec.number;
   done.state = outcome.state;
@@ -189,7 +221,7 @@ void ConsoleProgress::on_finished(const scheduler::TrialSpec& spec,
   double last_metric = kNotReported;
   if (auto it = running_.find(spec.id); it != running_.end()) {
     done.seconds = seconds_between(it->second.started, std::chrono::steady_clock::now());
-    done.metric = it->second.best_metric;
+    done.metric = it->second.score.best.value_or(kNotReported);
     last_metric = it->second.metric;
     running_.erase(it);
   }

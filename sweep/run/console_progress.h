@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/json.h"
+#include "common/trial_score.h"
 #include "common/trial_state.h"
 #include "scheduler/event_sink.h"
 #include "sweep/run/progress_table.h"
@@ -39,7 +40,7 @@ struct ConsoleSetup {
   bool maximize = false;                // the metric's goal, for the best trial so far
   std::size_t to_run = 0;               // trials this run runs
   std::map<TrialState, int> earlier;    // the sweep's other trials by state (a resumed sweep)
-  std::optional<BestSoFar> best;        // the best of those
+  std::optional<BestSoFar> best;        // the best of those (Store::best_trial)
   std::vector<std::string> param_keys;  // the swept parameters, in the config's order
   // Trial id → its swept values as numbers (an external command trial's spec carries them as
   // placeholder text). A trial not in it shows its spec's params.
@@ -74,10 +75,20 @@ class ConsoleProgress : public scheduler::EventSink {
     Json params;
     double fraction = 0;
     std::int64_t epoch = 0;
-    double loss = kNotReported, metric = kNotReported, best_metric = kNotReported;
+    double loss = kNotReported, metric = kNotReported;  // the latest values
+    TrialScore score;                                   // of the sweep's metric
     std::chrono::steady_clock::time_point started;
   };
-  bool better(double value, double than) const;
+  // The best so far is the first of every trial's best by common/trial_score.h's rule (failed and
+  // diverged last, ties to the earlier step, then the lower number), as `sweep best` ranks.
+  struct Contender {
+    RankedTrial rank;
+    Json params;
+  };
+  MetricGoal goal() const;
+  static RankedTrial rank_of(const BestSoFar& best);
+  void offer(const RankedTrial& rank, const Json& params);  // lock held: a trial's best improved
+  void pick_best();                                         // lock held: over every contender
   const Json& params_of(const scheduler::TrialSpec& spec) const;
   ProgressView view(std::chrono::steady_clock::time_point now) const;  // lock held
   // Erases the table, prints `lines` (live: each broken to the width), draws the table again.
@@ -92,7 +103,8 @@ class ConsoleProgress : public scheduler::EventSink {
   std::map<std::int64_t, Row> running_;        // by trial id
   std::map<TrialState, int> finished_states_;  // of this run
   std::size_t finished_ = 0;
-  std::deque<FinishedTrial> recent_;  // the last few finished, oldest first
+  std::deque<FinishedTrial> recent_;              // the last few finished, oldest first
+  std::map<std::int64_t, Contender> contenders_;  // by trial number, each trial's best
   std::optional<BestSoFar> best_;
   std::vector<std::size_t> table_widths_;  // of the lines of the table now on screen
   bool closed_ = false;                    // clear() was called: no table any more

@@ -8,6 +8,7 @@
 
 #include "common/check.h"
 #include "sweep/config/config_error.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::run {
 
@@ -94,6 +95,14 @@ int gpus_for_trial(const DevicePlan& plan, const sweep::Json& params) {
     refuse(std::string(config::kGpusPerTrialKey) + ": a trial asks for " + std::to_string(gpus) +
            " GPUs, but only " + std::to_string(plan.selected_gpus) + " are selected");
   return gpus;
+}
+
+DevicePlan plan_local_devices(const config::ResourcesSpec& resources) {
+  return plan_devices(resources, trainer::cuda_device_count(), trainer::cuda_backend_built());
+}
+
+std::string missing_local_gpus(const std::vector<int>& indices) {
+  return missing_gpus(indices, trainer::cuda_device_count(), trainer::cuda_backend_built());
 }
 
 }  // namespace sweep::run

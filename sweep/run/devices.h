@@ -31,6 +31,13 @@ std::string missing_gpus(const std::vector<int>& indices, int gpu_count, bool cu
 // trainer::cuda_backend_built() in production). Throws sweep::Error.
 DevicePlan plan_devices(const config::ResourcesSpec& resources, int gpu_count, bool cuda_built);
 
+// plan_devices on this machine: the trainer's visible GPU count and whether it has the CUDA
+// backend, asked here so that the CLI and the queue need not reach into the trainer for them.
+DevicePlan plan_local_devices(const config::ResourcesSpec& resources);
+
+// missing_gpus on this machine, asked of the trainer as plan_local_devices does.
+std::string missing_local_gpus(const std::vector<int>& indices);
+
 // The GPUs of a trial whose parameters may set resources.gpus_per_trial (a count or "all"); the
 // plan's count when they do not. Throws config::ConfigError when the plan cannot give them.
 int gpus_for_trial(const DevicePlan& plan, const sweep::Json& params);

@@ -59,6 +59,8 @@ struct BestSoFar {
   std::int64_t number = 0;
   double value = 0;
   Json params = Json::object();
+  std::int64_t step = 0;  // where it reached value (ties go to the earlier step)
+  bool broken = false;    // the trial failed or diverged (common/trial_score.h ranks it last)
 };
 
 struct ProgressView {

@@ -6,12 +6,13 @@
  * Every log_every iterations the running training loss is reported as `loss` with epoch 0 ("not
  * at an epoch boundary") and a fractional epoch position for charts; each validation reports
  * train_loss / train_accuracy (means since the previous validation), val_loss, val_accuracy,
- * learning_rate and images_per_sec (a regression run: train_mae for train_accuracy, and val_rmse,
- * val_mae, val_r2 for val_accuracy; its losses are mean squared errors), and only validations at
- * the end of an epoch carry their epoch: the stopping rules compare trials at equal epochs and must
- * never judge one on a mid-epoch value. Two names, because one (trial, name, step) key holds one
- * value. A stop request other than an interrupt (ASHA, cancel, timeout) makes the callback return
- * false; an interrupt is the trainer's own business (RunControl::interrupt: checkpoint, then end).
+ * learning_rate and images_per_second (a regression run: train_mae for train_accuracy, and
+ * val_rmse, val_mae, val_r2 for val_accuracy; its losses are mean squared errors; every name from
+ * common/metric_names.h, which the report reads too), and only validations at the end of an epoch
+ * carry their epoch: the stopping rules compare trials at equal epochs and must never judge one on
+ * a mid-epoch value. Two names, because one (trial, name, step) key holds one value. A stop request
+ * other than an interrupt (ASHA, cancel, timeout) makes the callback return false; an interrupt is
+ * the trainer's own business (RunControl::interrupt: checkpoint, then end).
  */
 #pragma once
 
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "common/format.h"
+#include "common/metric_names.h"
 #include "scheduler/trial.h"
 #include "trainer/train.h"
 
@@ -33,7 +35,8 @@ class ReportingCallback : public trainer::TrainCallback {
     iterations_per_epoch_ = info.iterations_per_epoch;
     if (info.has_loss) {
       scheduler::MetricPoint point;
-      point.name = "loss";  // running mean since the last log point; train_loss is per validation
+      // The running mean since the last log point; train_loss is per validation.
+      point.name = metric_names::kLoss;
       point.value = info.train_loss;
       point.step = info.iteration;
       point.epoch_position =
@@ -67,18 +70,18 @@ class ReportingCallback : public trainer::TrainCallback {
       point.epoch_position = position;
       context_.report(point);
     };
-    report("train_loss", v.train_loss);
-    report(v.regression ? "train_mae" : "train_accuracy",
+    report(metric_names::kTrainLoss, v.train_loss);
+    report(v.regression ? metric_names::kTrainMae : metric_names::kTrainAccuracy,
            v.regression ? v.train_mae : v.train_accuracy);
-    report("learning_rate", v.learning_rate);
-    report("images_per_sec", v.images_per_second);
-    report("val_loss", v.val_loss);
+    report(metric_names::kLearningRate, v.learning_rate);
+    report(metric_names::kImagesPerSecond, v.images_per_second);
+    report(metric_names::kValLoss, v.val_loss);
     if (v.regression) {
-      report("val_rmse", v.val_rmse);
-      report("val_mae", v.val_mae);
-      report("val_r2", v.val_r2);
+      report(metric_names::kValRmse, v.val_rmse);
+      report(metric_names::kValMae, v.val_mae);
+      report(metric_names::kValR2, v.val_r2);
     } else {
-      report("val_accuracy", v.val_accuracy);
+      report(metric_names::kValAccuracy, v.val_accuracy);
     }
     const std::string quality =
         v.regression ? " val_rmse " + fixed(v.val_rmse, 4) + " val_r2 " + fixed(v.val_r2, 4)

@@ -43,7 +43,6 @@
 #include "sweep/run/sweep_layout.h"
 #include "sweep/run/sweep_lock.h"
 #include "sweep/run/trainer_array.h"
-#include "trainer/backend.h"
 
 namespace sweep::run {
 
@@ -296,7 +295,8 @@ ConsoleSetup console_setup(const Execution& x, const PlannedTrials& planned,
   for (const TrialRow& row : x.store.trials(x.sweep.id))
     if (!planned.paths.count(row.id)) ++setup.earlier[row.state];
   if (const auto best = x.store.best_trial(x.sweep.id))
-    setup.best = BestSoFar{best->trial.number, best->value, best->trial.params};
+    setup.best = BestSoFar{best->trial.number, best->value, best->trial.params, best->step,
+                           is_broken(best->trial.state)};
   setup.terminal_size = [] { return terminal_size(STDOUT_FILENO); };
   return setup;
 }
@@ -337,8 +337,7 @@ RunResult execute(const Execution& x, const std::vector<TrialRow>& to_run, bool 
   cluster::Coordinator* cluster = x.options.cluster;
   DevicePlan devices = cluster ? plan_cluster_devices(config.resources, cluster->ranks(),
                                                       cluster->options().coordinator_runs_trials)
-                               : plan_devices(config.resources, trainer::cuda_device_count(),
-                                              trainer::cuda_backend_built());
+                               : plan_local_devices(config.resources);
   PlannedTrials planned;
   plan_trials(x, to_run, resume, devices, planned);
   const FuseContext fuse_context = fusion_context(devices, cluster != nullptr);
@@ -453,8 +452,7 @@ RunResult run_sweep(const config::SweepConfig& config, const RunOptions& options
   const DevicePlan devices =
       options.cluster ? plan_cluster_devices(config.resources, options.cluster->ranks(),
                                              options.cluster->options().coordinator_runs_trials)
-                      : plan_devices(config.resources, trainer::cuda_device_count(),
-                                     trainer::cuda_backend_built());
+                      : plan_local_devices(config.resources);
   if (!options.cluster) ahead.device(devices);
   for (const config::ParamSpec& p : config.sweep.space.params)
     if (p.name == config::kGpusPerTrialKey)

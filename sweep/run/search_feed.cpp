@@ -38,43 +38,46 @@ config::TrialPoint point_of_row(const config::SweepConfig& config, const TrialRo
 
 namespace {
 
-bool better(double a, double b, bool maximize) { return maximize ? a > b : a < b; }
+// The epoch a point is stored at (StoreSink's rule), so a live trace and one restored from the
+// store see the same depths.
+std::optional<double> stored_epoch(const scheduler::MetricPoint& point) {
+  if (point.epoch > 0) return static_cast<double>(point.epoch);
+  if (point.epoch_position > 0) return point.epoch_position;
+  return std::nullopt;
+}
 
 }  // namespace
 
 SearchFeed::SearchFeed(Store& store, std::int64_t sweep_id, const config::SweepConfig& config)
     : store_(store), sweep_id_(sweep_id), config_(config), sampler_(search::make_sampler(config)) {
-  const bool maximize = config.sweep.metric.maximize();
   for (const TrialRow& row : store.trials(sweep_id)) {
     ++stored_;
-    Trace trace;
-    for (const MetricPoint& m : store.trial_metrics(row.id)) {
-      if (m.name != config.sweep.metric.name || !std::isfinite(m.value)) continue;
-      const auto depth = m.epoch ? static_cast<std::int64_t>(std::floor(*m.epoch)) : m.step;
-      if (!trace.any || better(m.value, trace.best, maximize)) trace.best = m.value;
-      if (!trace.any || depth >= trace.depth) {  // points come ordered by step
-        trace.last = m.value;
-        trace.depth = depth;
-      }
-      trace.any = true;
-    }
-    sampler_->restore(point_of_row(config, row), result_of(trace, row.state));
+    TrialScore score;
+    for (const MetricPoint& m : store.trial_metrics(row.id))
+      if (m.name == config.sweep.metric.name) score.add(m.step, m.value, goal(), m.epoch);
+    sampler_->restore(point_of_row(config, row), search_result(score, row.state));
   }
 }
 
-std::optional<search::TrialResult> SearchFeed::result_of(const Trace& trace,
-                                                         TrialState state) const {
+MetricGoal SearchFeed::goal() const {
+  return config_.sweep.metric.maximize() ? MetricGoal::maximize : MetricGoal::minimize;
+}
+
+std::optional<search::TrialResult> search_result(const TrialScore& score, TrialState state) {
   search::TrialResult result;
-  result.depth = static_cast<int>(trace.depth);
+  // The depth it reached: the epoch of its last point, else that point's step.
+  result.depth =
+      static_cast<int>(score.last_epoch ? static_cast<std::int64_t>(std::floor(*score.last_epoch))
+                                        : score.last_step);
   switch (state) {
     case TrialState::completed:
       result.outcome = search::TrialOutcome::complete;
-      if (trace.any) result.value = trace.best;
+      if (score.best) result.value = *score.best;
       return result;
     case TrialState::stopped_early:
     case TrialState::cancelled:
       result.outcome = search::TrialOutcome::pruned;
-      if (trace.any) result.value = trace.last;
+      if (score.last) result.value = *score.last;
       return result;
     case TrialState::failed:
     case TrialState::diverged:
@@ -110,24 +113,16 @@ std::uint64_t SearchFeed::remaining() const {
 }
 
 void SearchFeed::on_metric(std::int64_t trial_number, const scheduler::MetricPoint& point) {
-  if (point.name != config_.sweep.metric.name || !std::isfinite(point.value)) return;
+  if (point.name != config_.sweep.metric.name) return;
   std::lock_guard lock(mutex_);
-  Trace& trace = traces_[trial_number];
-  const std::int64_t depth = point.epoch > 0 ? point.epoch : point.step;
-  if (!trace.any || better(point.value, trace.best, config_.sweep.metric.maximize()))
-    trace.best = point.value;
-  if (!trace.any || depth >= trace.depth) {
-    trace.last = point.value;
-    trace.depth = depth;
-  }
-  trace.any = true;
+  scores_[trial_number].add(point.step, point.value, goal(), stored_epoch(point));
 }
 
 void SearchFeed::finished(std::int64_t trial_number, TrialState state) {
   std::lock_guard lock(mutex_);
-  const std::optional<search::TrialResult> result = result_of(traces_[trial_number], state);
+  const std::optional<search::TrialResult> result = search_result(scores_[trial_number], state);
   if (result) sampler_->tell(static_cast<std::uint64_t>(trial_number), *result);
-  traces_.erase(trial_number);
+  scores_.erase(trial_number);
 }
 
 }  // namespace sweep::run

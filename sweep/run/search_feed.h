@@ -3,10 +3,12 @@
  *
  * Grid and random sweeps store every trial up front. A tpe sweep cannot: trial k's values depend
  * on the results of the trials before it. Its rows are made one at a time, when a slot frees
- * (next()), from the sampler's suggestion; every metric a trial reports is traced (on_metric, from
- * the trial's thread) and, when it ends, reduced to what the sampler is told (finished()):
+ * (next()), from the sampler's suggestion; every point of the sweep's metric a trial reports goes
+ * into its TrialScore (common/trial_score.h; on_metric, from the trial's thread) and, when it ends,
+ * is reduced to what the sampler is told (finished()):
  *   completed               → complete, its best value of the sweep's metric (as `best` ranks)
- *   stopped early, cancelled → pruned, its last value at the depth (epochs) it reached
+ *   stopped early, cancelled → pruned, its last value (NaN or infinite: ranked with the failed)
+ *                              at the depth (the epoch of that point) it reached
  *   failed, diverged        → failed (ranked worst)
  *   interrupted             → nothing: it runs again on resume, so it stays pending
  * Resume builds the same sampler from the stored rows and their metrics (restore), so a resumed
@@ -22,6 +24,7 @@
 #include <mutex>
 #include <optional>
 
+#include "common/trial_score.h"
 #include "scheduler/metric_point.h"
 #include "store/store.h"
 #include "sweep/config/config.h"
@@ -35,6 +38,11 @@ bool trials_made_as_asked(const config::SweepConfig& config);
 // The point a stored row stands for: grid and random recompute it from the config (trial_point);
 // a tpe row's values came from the sampler, so they are read back from the row.
 config::TrialPoint point_of_row(const config::SweepConfig& config, const TrialRow& row);
+
+// What the sampler is told of a trial that ended in `state` with `score` on the sweep's metric (the
+// table above; depth: the epoch of its last point, else that point's step); nullopt for a trial
+// that runs again.
+std::optional<search::TrialResult> search_result(const TrialScore& score, TrialState state);
 
 class SearchFeed {
  public:
@@ -50,13 +58,7 @@ class SearchFeed {
   void finished(std::int64_t trial_number, TrialState state);
 
  private:
-  // What a trial reported of the sweep's metric.
-  struct Trace {
-    double best = 0, last = 0;
-    bool any = false;
-    std::int64_t depth = 0;  // highest epoch (or step, for points without one)
-  };
-  std::optional<search::TrialResult> result_of(const Trace& trace, TrialState state) const;
+  MetricGoal goal() const;
 
   Store& store_;
   std::int64_t sweep_id_;
@@ -64,7 +66,7 @@ class SearchFeed {
   std::unique_ptr<search::Sampler> sampler_;
   std::uint64_t stored_ = 0;
   mutable std::mutex mutex_;
-  std::map<std::int64_t, Trace> traces_;  // by trial number
+  std::map<std::int64_t, TrialScore> scores_;  // by trial number, while it runs
 };
 
 }  // namespace sweep::run

@@ -7,7 +7,7 @@
 
 #include "sweep/config/expand.h"
 #include "sweep/run/search_feed.h"
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/data/load_data.h"
 
 namespace sweep::run {

@@ -7,11 +7,10 @@
  * the process (a fused array's members, and one trial after another), and warm_up_devices starts
  * a device once a process. So a guess that turns out wrong (a data key swept, a trial that fails
  * first) costs a decode on a spare thread, never a wrong result; a load that fails here is tried
- * again by the trial, which reports it. On an H200 the 64-trial LeNet grid's first step came
- * about 0.2 s sooner: the data decoded (0.4 s) while the GPUs were found (0.1 s) and the sweep
- * was written to its store. A decode cannot be cut short, so what may refuse a run at once (a
- * database that already holds the sweep) is checked before one starts: `sweep run` twice says
- * so in 0.08 s, not after the decode.
+ * again by the trial, which reports it. The decode takes longer than finding the GPUs and
+ * writing the sweep to its store, so overlapping them brings the first step sooner. A decode
+ * cannot be cut short, so what may refuse a run at once (a database that already holds the
+ * sweep) is checked before one starts: `sweep run` twice says so at once, not after the decode.
  */
 #pragma once
 

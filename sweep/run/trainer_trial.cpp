@@ -11,6 +11,7 @@
 #include "common/check.h"
 #include "common/format.h"
 #include "common/json.h"
+#include "common/metric_names.h"
 #include "sweep/run/reporting_callback.h"
 #include "sweep/run/sweep_layout.h"
 #include "sweep/run/trial_identity.h"
@@ -22,27 +23,28 @@ std::string checkpoint_path(const std::string& trial_dir) {
 }
 
 sweep::Json summary_of(const trainer::TrainResult& r) {
+  namespace key = metric_names::summary;
   sweep::Json summary = {
-      {"trainer_state", trainer::to_string(r.state)},
-      {"epochs_completed", r.epochs_completed},
-      {"iterations", r.iterations},
-      {"best_val_loss", r.best_val_loss},
-      {"best_val_accuracy", r.best_val_accuracy},
-      {"best_epoch", r.best_epoch},
-      {"final_val_loss", r.final_val_loss},
-      {"final_val_accuracy", r.final_val_accuracy},
-      {"final_train_loss", r.final_train_loss},
-      {"final_train_accuracy", r.final_train_accuracy},
-      {"elapsed_seconds", r.elapsed_seconds},
-      {"images_per_second", r.images_per_second},
-      {"device", r.device},
+      {key::kTrainerState, trainer::to_string(r.state)},
+      {key::kEpochsCompleted, r.epochs_completed},
+      {key::kIterations, r.iterations},
+      {key::kBestValLoss, r.best_val_loss},
+      {key::kBestValAccuracy, r.best_val_accuracy},
+      {key::kBestEpoch, r.best_epoch},
+      {key::kFinalValLoss, r.final_val_loss},
+      {key::kFinalValAccuracy, r.final_val_accuracy},
+      {key::kFinalTrainLoss, r.final_train_loss},
+      {key::kFinalTrainAccuracy, r.final_train_accuracy},
+      {key::kElapsedSeconds, r.elapsed_seconds},
+      {key::kImagesPerSecond, r.images_per_second},
+      {key::kDevice, r.device},
   };
   if (r.regression) {
-    summary["final_val_rmse"] = r.final_val_rmse;
-    summary["final_val_mae"] = r.final_val_mae;
-    summary["final_val_r2"] = r.final_val_r2;
+    summary[key::kFinalValRmse] = r.final_val_rmse;
+    summary[key::kFinalValMae] = r.final_val_mae;
+    summary[key::kFinalValR2] = r.final_val_r2;
   }
-  for (auto& [key, value] : summary.items())
+  for (auto& [name, value] : summary.items())
     if (value.is_number_float() && !std::isfinite(value.get<double>())) value = nullptr;
   if (r.classes > 0 && r.confusion.size() == static_cast<std::size_t>(r.classes) * r.classes) {
     sweep::Json matrix = sweep::Json::array();
@@ -52,13 +54,13 @@ sweep::Json summary_of(const trainer::TrainResult& r) {
         counts.push_back(r.confusion[row * r.classes + col]);
       matrix.push_back(std::move(counts));
     }
-    summary["confusion"] = std::move(matrix);
-    summary["classes"] = r.classes;
+    summary[key::kConfusion] = std::move(matrix);
+    summary[key::kClasses] = r.classes;
     // A folder data set's class order, stored with the trial: what label k of its confusion
     // matrix (and of its model) means.
-    if (!r.class_names.empty()) summary["class_names"] = r.class_names;
+    if (!r.class_names.empty()) summary[key::kClassNames] = r.class_names;
   }
-  if (!r.message.empty()) summary["message"] = r.message;
+  if (!r.message.empty()) summary[key::kMessage] = r.message;
   return summary;
 }
 

@@ -16,8 +16,8 @@
  *
  * Its defaults are Optuna 3.1's TPESampler defaults (univariate kernels, each parameter modelled
  * on its own; continuous kernels scored without their 1/sigma, as Optuna before 3.5 scored them,
- * optuna#5109): bench/search measured that this, not multivariate kernels nor the true density,
- * is what matches Optuna 3.1 (bench/RESULTS.md, "Search"). The estimator gives 3.1's
+ * optuna#5109): on bench/search this, not multivariate kernels nor the true density, is what
+ * matches Optuna 3.1 (bench/RESULTS.md, "Search quality"). The estimator gives 3.1's
  * log-densities to 1e-10 (parzen_estimator_test). multivariate and width_weighted_density=false
  * (the true density, as Optuna >= 3.5) remain options. Where it differs from Optuna 3.1, and why:
  *  - failed and NaN trials are observations, the worst ones (Optuna ignores them), so the model

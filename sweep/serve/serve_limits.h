@@ -1,6 +1,6 @@
 /*
- * serve_limits.h — every bound `sweep serve` puts on a client, in one place (the README's serve
- * hardening table lists the same).
+ * serve_limits.h — every bound `sweep serve` puts on a client, in one place (the limits table of
+ * docs/serve.md lists the same).
  *
  * The non-obvious decisions:
  *  - A request reaches a worker thread only whole: its head and its body are read by one gate

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <random>
 
+#include "../trainer/lenet_config.h"
 #include "../trainer/model_files.h"
 #include "export_runner.h"
 #include "trainer/loop/predictor.h"
@@ -103,7 +104,7 @@ void check_export(const std::string& what, const ModelFile& m, int n = 1000) {
 }
 
 TEST(OnnxExport, LeNet) {
-  check_export("lenet", testing::sample_model_file(ModelSpec{}, Shape{1, 28, 28}, 10));
+  check_export("lenet", testing::sample_model_file(test::lenet_model(), Shape{1, 28, 28}, 10));
 }
 
 TEST(OnnxExport, ConvNet) {
@@ -162,7 +163,7 @@ TEST(OnnxExport, EveryLayerSetting) {
 }
 
 TEST(OnnxExport, CarriesClassNamesAndTheTrial) {
-  ModelFile m = testing::sample_model_file(ModelSpec{}, Shape{1, 28, 28}, 10);
+  ModelFile m = testing::sample_model_file(test::lenet_model(), Shape{1, 28, 28}, 10);
   m.class_names[3] = "dress \"3\"";
   const std::string path = temp_path("meta.onnx");
   const std::string bytes = onnx_model_bytes(m, "meta");

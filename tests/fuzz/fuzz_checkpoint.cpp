@@ -2,19 +2,16 @@
  * fuzz_checkpoint.cpp — fuzzes the checkpoint reader (read_checkpoint) and the checks that decide
  * whether a run resumes from a file (check_checkpoint_identity, check_checkpoint_matches).
  *
- * Input: one flag byte, then the file. With the flag's low bit set, the harness first writes the
- * CRC-32 of the file's bytes before its last four into those four, so the fuzzer reaches the
- * parsing behind the checksum (a random change would almost never survive it). sweep::Error is the
- * expected refusal; a file that reads must hold what its header says (arrays whose floats fit in
- * the file, a sweep name within kMaxCheckpointNameBytes, no counter below zero), its checks
- * against its own values must pass, and another trial's identity must be refused.
+ * Input: one flag byte, then the file, its CRC-32 made right when the flag's low bit is set
+ * (crc_flag_input.h). sweep::Error is the expected refusal; a file that reads must hold what its
+ * header says (arrays whose floats fit in the file, a sweep name within kMaxCheckpointNameBytes, no
+ * counter below zero), its checks against its own values must pass, and another trial's identity
+ * must be refused.
  */
-#include <zlib.h>
-
-#include <cstring>
 #include <vector>
 
 #include "common/check.h"
+#include "crc_flag_input.h"
 #include "fuzz_target.h"
 #include "memory_file.h"
 #include "trainer/checkpoint.h"
@@ -62,12 +59,7 @@ void check(const std::string& path, const CheckpointData& d, std::size_t file_by
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > kFuzzMaxLen || size < 1) return -1;
   static MemoryFile file("checkpoint");
-  std::vector<std::uint8_t> bytes(data + 1, data + size);
-  if ((data[0] & 1) != 0 && bytes.size() >= 4) {
-    const auto crc = static_cast<std::uint32_t>(
-        crc32(crc32(0L, Z_NULL, 0), bytes.data(), static_cast<uInt>(bytes.size() - 4)));
-    std::memcpy(bytes.data() + bytes.size() - 4, &crc, 4);
-  }
+  const std::vector<std::uint8_t> bytes = file_of_crc_flag_input(data, size);
   file.write(bytes.data(), bytes.size());
   try {
     check(file.path(), sweep::trainer::read_checkpoint(file.path()), bytes.size());

@@ -3,19 +3,15 @@
  * against its arrays (check_model_network) and the exporters' walk over a file that passes it
  * (exported_layers).
  *
- * Input: one flag byte, then the file. With the flag's low bit set, the harness first writes the
- * CRC-32 of the file's bytes before its last four into those four, so the fuzzer reaches the
- * description behind the checksum. sweep::Error is the expected refusal; a file that reads must
- * hold no more floats than its bytes, one statistic per channel and a positive scale, and a file
- * whose layers pass the check must be walked by the exporters without an error, taking exactly
- * its arrays.
+ * Input: one flag byte, then the file, its CRC-32 made right when the flag's low bit is set
+ * (crc_flag_input.h). sweep::Error is the expected refusal; a file that reads must hold no more
+ * floats than its bytes, one statistic per channel and a positive scale, and a file whose layers
+ * pass the check must be walked by the exporters without an error, taking exactly its arrays.
  */
-#include <zlib.h>
-
-#include <cstring>
 #include <vector>
 
 #include "common/check.h"
+#include "crc_flag_input.h"
 #include "fuzz_target.h"
 #include "memory_file.h"
 #include "trainer/export/exported_layers.h"
@@ -25,12 +21,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > kFuzzMaxLen || size < 1) return -1;
   static MemoryFile file("model_file");
-  std::vector<std::uint8_t> bytes(data + 1, data + size);
-  if ((data[0] & 1) != 0 && bytes.size() >= 4) {
-    const auto crc = static_cast<std::uint32_t>(
-        crc32(crc32(0L, Z_NULL, 0), bytes.data(), static_cast<uInt>(bytes.size() - 4)));
-    std::memcpy(bytes.data() + bytes.size() - 4, &crc, 4);
-  }
+  const std::vector<std::uint8_t> bytes = file_of_crc_flag_input(data, size);
   file.write(bytes.data(), bytes.size());
   sweep::trainer::ModelFile m;
   try {

@@ -374,7 +374,7 @@ QueueDir::Background follow_once_running(QueueDir& dir, std::int64_t id, const f
 
 // `sweep logs -f` on a running job that is then cancelled prints the job's log to its last line:
 // what the worker writes after the row says cancelled (its "stopping" line, the interrupted
-// trial, the summary, "== job N cancelled"). It used to stop at the row and drop all of that.
+// trial, the summary, "== job N cancelled"), not stopping at the row and dropping all of that.
 TEST(QueueLogs, FollowPrintsACancelledJobsLogToItsLastLine) {
   QueueDir dir;
   dir.write("long.yaml", tiny_config("long", 2, 20, 16384, 256));

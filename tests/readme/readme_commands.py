@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs every command block of README.md, so the README cannot drift from the program.
+"""Runs every command block of README.md and of docs/*.md, so the pages cannot drift from the
+program.
 
 A ```sh block runs as a bash script; a ```console block runs its `$ ` lines (their printed output
 is an example and is not compared). Each must exit 0. A block that cannot run here says why, and
@@ -15,6 +16,7 @@ workers it starts are stopped at the end.
 
     readme_commands.py SWEEP_BINARY SOURCE_DIR
 """
+import glob
 import os
 import re
 import shutil
@@ -107,47 +109,57 @@ def zombie(pid):
         return False
 
 
+def pages(source):
+    """README.md, then every docs/*.md, as paths relative to SOURCE."""
+    docs = sorted(os.path.relpath(p, source) for p in glob.glob(os.path.join(source, "docs", "*.md")))
+    return ["README.md"] + docs
+
+
+def run_block(binary, source, name, line, language, text, failures):
+    with tempfile.TemporaryDirectory(prefix="sweep-readme-") as scratch:
+        shutil.copytree(os.path.join(source, "configs"), os.path.join(scratch, "configs"))
+        bin_dir = os.path.join(scratch, ".bin")
+        os.mkdir(bin_dir)
+        write_wrapper(bin_dir, binary)
+        env = dict(os.environ, PATH=bin_dir + ":" + os.environ["PATH"], SWEEP_HOME=scratch)
+        script = "set -euo pipefail\n" + script_of(language, text)
+        started = time.monotonic()
+        try:
+            result = subprocess.run(["bash", "-c", script], cwd=scratch, env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, timeout=600)
+            code, output = result.returncode, result.stdout
+        except subprocess.TimeoutExpired as e:
+            code, output = "timeout", (e.stdout or b"").decode(errors="replace")
+        finally:
+            stop_workers(scratch)
+        took = time.monotonic() - started
+        print(f"{name}:{line}: {language} block, exit {code}, {took:.0f} s")
+        if code != 0:
+            failures.append(f"{name}:{line}: the {language} block exited {code}:\n" +
+                            "\n".join(output.split("\n")[-40:]))
+
+
 def main():
     binary, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    readme = os.path.join(source, "README.md")
     failures = []
     ran = 0
-    for line, language, text, skip in blocks(readme):
-        if skip:
-            named = re.findall(r"\(([^)]*)\)", skip)
-            files = [w for n in named for w in re.findall(r"[\w.-]*/[\w./-]+", n)]
-            if not files:
-                failures.append(f"README.md:{line}: skipped block names no test file that runs it")
-            for name in files:
-                if not os.path.exists(os.path.join(source, name)):
-                    failures.append(f"README.md:{line}: the skip names {name}, which does not exist")
-            print(f"README.md:{line}: skipped ({skip})")
-            continue
-        with tempfile.TemporaryDirectory(prefix="sweep-readme-") as scratch:
-            shutil.copytree(os.path.join(source, "configs"), os.path.join(scratch, "configs"))
-            bin_dir = os.path.join(scratch, ".bin")
-            os.mkdir(bin_dir)
-            write_wrapper(bin_dir, binary)
-            env = dict(os.environ, PATH=bin_dir + ":" + os.environ["PATH"], SWEEP_HOME=scratch)
-            script = "set -euo pipefail\n" + script_of(language, text)
-            started = time.monotonic()
-            try:
-                result = subprocess.run(["bash", "-c", script], cwd=scratch, env=env,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True, timeout=600)
-                code, output = result.returncode, result.stdout
-            except subprocess.TimeoutExpired as e:
-                code, output = "timeout", (e.stdout or b"").decode(errors="replace")
-            finally:
-                stop_workers(scratch)
+    for name in pages(source):
+        for line, language, text, skip in blocks(os.path.join(source, name)):
+            if skip:
+                named = re.findall(r"\(([^)]*)\)", skip)
+                files = [w for n in named for w in re.findall(r"[\w.-]*/[\w./-]+", n)]
+                if not files:
+                    failures.append(f"{name}:{line}: skipped block names no test file that runs it")
+                for file in files:
+                    if not os.path.exists(os.path.join(source, file)):
+                        failures.append(f"{name}:{line}: the skip names {file}, which does not exist")
+                print(f"{name}:{line}: skipped ({skip})")
+                continue
+            run_block(binary, source, name, line, language, text, failures)
             ran += 1
-            took = time.monotonic() - started
-            print(f"README.md:{line}: {language} block, exit {code}, {took:.0f} s")
-            if code != 0:
-                failures.append(f"README.md:{line}: the {language} block exited {code}:\n" +
-                                "\n".join(output.split("\n")[-40:]))
     if ran == 0:
-        failures.append("README.md: no command block ran")
+        failures.append("README.md, docs/*.md: no command block ran")
     for failure in failures:
         print(failure, file=sys.stderr)
     return 1 if failures else 0

@@ -38,7 +38,7 @@ TEST(ReportModel, BestTrialMaximizeTakesThePeakNotTheFinalValue) {
   ASSERT_TRUE(scores[1].best);
   EXPECT_DOUBLE_EQ(*scores[1].best, 0.9);
   EXPECT_EQ(scores[1].best_step, 2);
-  EXPECT_DOUBLE_EQ(*scores[1].final_value, 0.6);
+  EXPECT_DOUBLE_EQ(*scores[1].last, 0.6);
   EXPECT_EQ(best_trial_index(d, scores), 1u);
 }
 
@@ -84,7 +84,7 @@ TEST(ReportModel, NonFiniteValuesNeverWinAndNaNOnlyTrialsHaveNoScore) {
   const auto scores = score_trials(d);
   EXPECT_DOUBLE_EQ(*scores[0].best, 0.6);
   EXPECT_FALSE(scores[1].best);
-  EXPECT_TRUE(std::isnan(*scores[1].final_value));
+  EXPECT_TRUE(std::isnan(*scores[1].last));
   EXPECT_EQ(best_trial_index(d, scores), 0u);
 
   ReportData only_nan;
@@ -92,14 +92,20 @@ TEST(ReportModel, NonFiniteValuesNeverWinAndNaNOnlyTrialsHaveNoScore) {
   EXPECT_FALSE(best_trial_index(only_nan, score_trials(only_nan)));
 }
 
-TEST(ReportModel, TrialWithoutSeriesFallsBackToItsSummary) {
+// A summary is no series: a trial whose metric is only in its summary has no score, as
+// Store::best_trial (and so `sweep best`) gives it none; the trial with a series wins.
+TEST(ReportModel, TrialWithoutSeriesHasNoScoreWhateverItsSummarySays) {
   ReportData d;
   TrialData t = trial(0, {{"lr", 1}}, {});
-  t.summary = {{"best", {{"val_accuracy", 0.77}}}, {"final", {{"val_accuracy", 0.75}}}};
+  t.summary = {{"best", {{"val_accuracy", 0.77}}},
+               {"final", {{"val_accuracy", 0.75}}},
+               {"val_accuracy", 0.77}};
   d.trials.push_back(t);
+  d.trials.push_back(trial(1, {{"lr", 2}}, {0.5}));
   const auto scores = score_trials(d);
-  EXPECT_DOUBLE_EQ(*scores[0].best, 0.77);
-  EXPECT_DOUBLE_EQ(*scores[0].final_value, 0.75);
+  EXPECT_FALSE(scores[0].best);
+  EXPECT_FALSE(scores[0].last);
+  EXPECT_EQ(best_trial_index(d, scores), 1u);
 }
 
 TEST(ReportModel, EmptySweepHasNothingAndDoesNotThrow) {
@@ -202,6 +208,27 @@ TEST(ReportModel, HeatmapCellHoldsTheBestTrialOfTheCell) {
   EXPECT_EQ(m.cells[*m.best_cell].trial, 1u);
   EXPECT_EQ(m.cells[*m.runner_up_cell].trial, 4u);  // 0.85: the margin is 0.03
   EXPECT_EQ(m.runner_up, 4u);
+}
+
+// The one ranking (common/trial_score.h) inside a cell and for the runner-up too: a trial that
+// failed after a better value stands behind every trial that did not break.
+TEST(ReportModel, CellsAndRunnerUpRankFailedAndDivergedTrialsLast) {
+  ReportData d;
+  d.trials.push_back(trial(0, {{"lr", 0.01}, {"bs", 64}}, {0.70}));
+  d.trials.push_back(trial(1, {{"lr", 0.01}, {"bs", 64}}, {0.95}, TrialState::failed));
+  d.trials.push_back(trial(2, {{"lr", 0.1}, {"bs", 128}}, {0.80}));
+  d.trials.push_back(trial(3, {{"lr", 0.1}, {"bs", 64}}, {0.99, kNaN}, TrialState::diverged));
+  const ReportModel m = analyze(d);
+  EXPECT_EQ(m.best, 2u);
+  EXPECT_EQ(m.runner_up, 0u);  // not the failed 0.95 nor the diverged 0.99
+  const auto cell = std::find_if(m.cells.begin(), m.cells.end(), [&](const HeatmapCell& c) {
+    return c.trial == 0u || c.trial == 1u;
+  });
+  ASSERT_NE(cell, m.cells.end());
+  EXPECT_EQ(cell->trial, 0u);
+  EXPECT_EQ(cell->trials_in_cell, 2u);
+  ASSERT_TRUE(m.runner_up_cell);
+  EXPECT_EQ(m.cells[*m.runner_up_cell].trial, 0u);
 }
 
 TEST(ReportModel, SyntheticSweepWinnerIsTheSweetSpot) {

@@ -1,4 +1,5 @@
-// load_report_data / write_report against a real SQLite store in a temporary directory.
+// load_report_data / write_report / build_payload against a real SQLite store in a temporary
+// directory.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -10,14 +11,18 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
 
 #include "common/check.h"
+#include "common/metric_names.h"
+#include "common/trial_score.h"
 #include "reports/report.h"
 #include "reports/report_model.h"
+#include "reports/report_payload.h"
 #include "store/store.h"
 #include "tests/reports/synthetic_store.h"
 #include "tests/reports/synthetic_sweep.h"
@@ -246,6 +251,121 @@ TEST_F(ReportStore, WriteFileAtomicallyWritesADeviceOrAPipeInPlace) {
     EXPECT_EQ(std::string(e.what()), "cannot write " + full.string() + ": No space left on device");
   }
   EXPECT_TRUE(fs::is_character_file(full));
+}
+
+// One rule (common/trial_score.h) everywhere: on series with NaN, infinities, ties, broken trials,
+// trials without points and both goals, Store::best_trial, the report's best trial and every
+// trial's "best" in `sweep export` are what the rule computes from the same points in memory.
+TEST_F(ReportStore, StoreReportAndExportPickTheBestByTheOneRule) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  using Series = std::vector<std::pair<std::int64_t, double>>;  // (step, value)
+  struct Case {
+    const char* name;
+    std::vector<std::pair<Series, TrialState>> trials;
+  };
+  const std::vector<Case> cases = {
+      {"empty", {{{}, TrialState::completed}, {{}, TrialState::failed}}},
+      {"nonfinite",
+       {{{{1, kNaN}, {2, kInf}}, TrialState::diverged}, {{{1, -kInf}}, TrialState::completed}}},
+      {"tie_same_step",
+       {{{{1, 0.5}, {2, 0.7}}, TrialState::completed},
+        {{{1, 0.3}, {2, 0.7}}, TrialState::completed}}},
+      {"tie_earlier_step",
+       {{{{1, 0.2}, {3, 0.7}}, TrialState::completed},
+        {{{2, 0.7}, {3, kNaN}}, TrialState::stopped_early}}},
+      {"broken_last",
+       {{{{1, 0.99}, {2, 0.01}}, TrialState::diverged},
+        {{{1, 0.5}}, TrialState::completed},
+        {{{1, 0.6}}, TrialState::running}}},
+      {"all_broken",
+       {{{{1, 0.4}}, TrialState::failed}, {{{1, 0.6}, {2, kNaN}}, TrialState::diverged}}},
+      {"signed_zero",
+       {{{{1, 0.0}}, TrialState::completed},
+        {{{1, -0.0}}, TrialState::completed},
+        {{{1, 1.0}, {2, -1.0}}, TrialState::completed}}},
+  };
+  Store store(dir_ / "sweep.db");
+  for (const Case& c : cases) {
+    for (const Goal goal : {Goal::maximize, Goal::minimize}) {
+      ReportData data;
+      data.name = std::string(c.name) + (goal == Goal::maximize ? "_max" : "_min");
+      data.goal = goal;
+      data.config_yaml = "name: " + data.name + "\n";
+      std::optional<RankedTrial> expected;
+      std::vector<TrialScore> scores;
+      for (std::size_t i = 0; i < c.trials.size(); ++i) {
+        TrialData t;
+        t.number = static_cast<std::int64_t>(i);
+        t.state = c.trials[i].second;
+        t.params = {{"lr", static_cast<double>(i)}};
+        TrialScore score;
+        for (const auto& [step, value] : c.trials[i].first) {
+          t.series[data.metric_name].push_back({step, static_cast<double>(step), value});
+          score.add(step, value, goal);
+        }
+        const RankedTrial entry = ranked(score, t.number, t.state);
+        if (entry.best && (!expected || ranks_before(entry, *expected, goal))) expected = entry;
+        scores.push_back(score);
+        data.trials.push_back(std::move(t));
+      }
+      SCOPED_TRACE(data.name);
+      const std::int64_t sweep_id = testing::store_sweep(store, data);
+
+      const std::optional<BestTrial> stored = store.best_trial(sweep_id);
+      const ReportModel model = analyze(load_report_data(store, data.name));
+      ASSERT_EQ(stored.has_value(), expected.has_value());
+      ASSERT_EQ(model.best.has_value(), expected.has_value());
+      if (expected) {
+        EXPECT_EQ(stored->trial.number, expected->number);
+        EXPECT_EQ(stored->value, *expected->best);
+        EXPECT_EQ(stored->step, expected->best_step);
+        EXPECT_EQ(static_cast<std::int64_t>(*model.best), expected->number);
+      }
+      const sweep::Json exported = store.export_json(sweep_id);
+      for (const sweep::Json& row : exported.at("trials")) {
+        const auto i = row.at("number").get<std::size_t>();
+        const sweep::Json& best = row.at("best");
+        if (scores[i].best)
+          EXPECT_EQ(best.at(data.metric_name).get<double>(), *scores[i].best) << "trial " << i;
+        else
+          EXPECT_TRUE(!best.contains(data.metric_name) || best.at(data.metric_name).is_null())
+              << "trial " << i;
+      }
+    }
+  }
+}
+
+// A sweep of one running trial (no summary yet) whose images/s series is stored under `series`:
+// what the page draws of it.
+sweep::Json payload_of_running_trial(const fs::path& dir, const std::string& series) {
+  ReportData data;
+  data.name = "running";
+  data.config_yaml = "name: running\n";
+  TrialData t;
+  t.state = TrialState::running;
+  t.params = {{"lr", 0.1}};
+  t.series[metric_names::kValAccuracy] = {{1, 1.0, 0.5}};
+  t.series[series] = {{1, 1.0, 1200.0}, {2, 2.0, 1500.0}};
+  data.trials.push_back(t);
+  Store store(dir / "sweep.db");
+  testing::store_sweep(store, data);
+  const ReportData loaded = load_report_data(store, "running");
+  return build_payload(loaded, analyze(loaded));
+}
+
+// The trainer writes its rate as metric_names::kImagesPerSecond; a running trial has no summary
+// yet, so the report shows the series' latest value.
+TEST_F(ReportStore, RunningTrialShowsTheImagesPerSecondTheTrainerWrites) {
+  const sweep::Json p = payload_of_running_trial(dir_, metric_names::kImagesPerSecond);
+  ASSERT_EQ(p.at("trials").size(), 1u);
+  EXPECT_EQ(p.at("trials")[0].at("ips"), 1500);
+}
+
+// A store written before the series was renamed holds it as images_per_sec: still shown.
+TEST_F(ReportStore, RunningTrialOfAnOlderStoreShowsItsImagesPerSec) {
+  const sweep::Json p = payload_of_running_trial(dir_, metric_names::kImagesPerSecondBefore);
+  EXPECT_EQ(p.at("trials")[0].at("ips"), 1500);
 }
 
 }  // namespace

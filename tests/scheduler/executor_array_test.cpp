@@ -18,13 +18,6 @@
 namespace sweep::scheduler {
 namespace {
 
-using namespace std::chrono_literals;
-using testing::completed;
-using testing::cpu_options;
-using testing::Gate;
-using testing::RecordingSink;
-using testing::spec_with_id;
-
 std::vector<TrialSpec> specs_with_ids(const std::vector<std::int64_t>& ids) {
   std::vector<TrialSpec> specs;
   for (std::int64_t id : ids) specs.push_back(spec_with_id(id));
@@ -100,10 +93,7 @@ TEST(ExecutorArray, RunsEveryMemberInOneCallOnOneSlotInSpecOrder) {
               (std::vector<std::string>{"queued:", "started:" + seen_devices[0].label(),
                                         "metric:loss", "finished:completed"}))
         << "trial " << id;
-  const ExecutorStats stats = executor.stats();
-  EXPECT_EQ(stats.finished, 4u);
-  EXPECT_EQ(stats.running, 0u);
-  EXPECT_EQ(stats.queued, 0u);
+  expect_all_finished(executor, 4);
 }
 
 TEST(ExecutorArray, AutoIdsAndPlacementAsForOneTrial) {
@@ -384,10 +374,7 @@ TEST(ExecutorArray, InterruptStopsRunningMembersAndEndsAQueuedArray) {
   // Later arrays end interrupted at once.
   auto later = executor.submit_array(specs_with_ids({6}), finish_all);
   EXPECT_EQ(later[0].outcome().state, TrialState::interrupted);
-  const ExecutorStats stats = executor.stats();
-  EXPECT_EQ(stats.queued, 0u);
-  EXPECT_EQ(stats.running, 0u);
-  EXPECT_EQ(stats.finished, 6u);
+  expect_all_finished(executor, 6);
 }
 
 TEST(ExecutorArray, AThrowFailsTheUnfinishedMembersAndOneRethrows) {

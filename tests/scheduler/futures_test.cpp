@@ -11,12 +11,6 @@
 namespace sweep::scheduler {
 namespace {
 
-using namespace std::chrono_literals;
-using testing::completed;
-using testing::cpu_options;
-using testing::Gate;
-using testing::spec_with_id;
-
 // Three trials on three slots, each held until its gate opens; gates are opened in `order`,
 // each only after the previous trial has completed, so the completion order is exactly `order`.
 struct ThreeGatedTrials {

@@ -13,11 +13,6 @@
 namespace sweep::scheduler {
 namespace {
 
-using namespace std::chrono_literals;
-using testing::completed;
-using testing::Gate;
-using testing::spec_with_id;
-
 ExecutorOptions gpus(int n, int per_gpu = 1) {
   ExecutorOptions options;
   options.devices.clear();

@@ -8,8 +8,6 @@
 namespace sweep::scheduler {
 namespace {
 
-using testing::spec_with_id;
-
 ExecutorOptions cuda_devices(std::vector<Device> devices) {
   ExecutorOptions options;
   options.devices = std::move(devices);

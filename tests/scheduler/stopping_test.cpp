@@ -9,10 +9,6 @@
 namespace sweep::scheduler {
 namespace {
 
-using testing::completed;
-using testing::cpu_options;
-using testing::spec_with_id;
-
 MetricPoint at(double value, std::int64_t epoch, const std::string& name = "val_accuracy") {
   return MetricPoint{name, value, epoch, epoch, 1.0};
 }

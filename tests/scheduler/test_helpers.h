@@ -1,9 +1,12 @@
 /*
- * test_helpers.h — shared pieces for the scheduler tests: an event-recording sink and a gate.
+ * test_helpers.h — shared pieces for the scheduler tests: an event-recording sink, a gate, trial
+ * specs, CPU options, outcomes and stats checks, by the short names every test file uses.
  * Tests synchronize on gates and futures, never on sleeps, so they stay exact under sanitizers;
  * where a wait is unavoidable it has a generous bound and the test fails instead of hanging.
  */
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -122,4 +125,33 @@ inline TrialOutcome completed(sweep::Json summary = sweep::Json::object()) {
   return {TrialState::completed, "", std::move(summary)};
 }
 
+// Expects an executor with nothing queued or running and `finished` trials ended.
+inline void expect_all_finished(const Executor& executor, std::size_t finished) {
+  const ExecutorStats stats = executor.stats();
+  EXPECT_EQ(stats.queued, 0u);
+  EXPECT_EQ(stats.running, 0u);
+  EXPECT_EQ(stats.finished, finished);
+}
+
+// Loops until told to stop, as a well-behaved TrialFn does.
+inline TrialOutcome run_until_stopped(TrialContext& ctx) {
+  while (!ctx.wait_for_stop(std::chrono::seconds(5))) {
+  }
+  return completed();
+}
+
 }  // namespace sweep::scheduler::testing
+
+namespace sweep::scheduler {
+
+// Every scheduler test lives in sweep::scheduler and calls these by their short names.
+using namespace std::chrono_literals;
+using testing::completed;
+using testing::cpu_options;
+using testing::expect_all_finished;
+using testing::Gate;
+using testing::RecordingSink;
+using testing::run_until_stopped;
+using testing::spec_with_id;
+
+}  // namespace sweep::scheduler

@@ -101,7 +101,7 @@ TEST_F(ForeignFiles, AnotherProgramsDatabaseStaysByteForByte) {
                            "is a SQLite database but not a sweep store (its tables: customers)");
 }
 
-// The case that used to switch the file to WAL before refusing it (header bytes 18 and 19).
+// A foreign database in WAL mode (header bytes 18 and 19) is refused before anything switches it.
 TEST_F(ForeignFiles, AForeignDatabaseInWalModeStaysByteForByte) {
   const fs::path db = dir_ / "theirs-wal.db";
   {

@@ -116,8 +116,8 @@ TEST_F(MetricsFixture, BestTrialFollowsTheGoalAndIgnoresNonFiniteValues) {
   EXPECT_THROW(store.best_trial(4242), Error);
 }
 
-// "failed and diverged trials rank worst" (README): a trial that diverged after a high value, or
-// failed after one, is not the best while any other trial has a value (it was).
+// "failed and diverged trials rank worst" (docs/search.md): a trial that diverged after a high
+// value, or failed after one, is not the best while any other trial has a value.
 TEST_F(MetricsFixture, BestTrialRanksFailedAndDivergedTrialsLast) {
   store.log_metrics(std::vector<MetricPoint>{point(ids[0], "val_accuracy", 1, 0.96),
                                              point(ids[1], "val_accuracy", 1, 0.60),

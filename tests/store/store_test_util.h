@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/metric_names.h"
 #include "store/store.h"
 
 namespace sweep::test {
@@ -42,7 +43,7 @@ inline SweepSpec sweep_spec(std::string name, MetricGoal goal = MetricGoal::maxi
   s.name = std::move(name);
   s.config_yaml = "name: " + s.name + "\nsweep: {method: grid}\n";
   s.config_path = "configs/" + s.name + ".yaml";
-  s.metric_name = "val_accuracy";
+  s.metric_name = metric_names::kValAccuracy;
   s.metric_goal = goal;
   s.devices = "cpu x2";
   return s;

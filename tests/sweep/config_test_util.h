@@ -11,6 +11,9 @@
 
 #include "sweep/config/config.h"
 #include "sweep/config/expand.h"
+#include "sweep/config/map_reader.h"
+#include "sweep/config/train_config_reader.h"
+#include "sweep/config/yaml_tree.h"
 
 namespace sweep::config::testing {
 
@@ -27,6 +30,22 @@ inline std::vector<std::string> problems(const std::string& yaml,
     return e.messages();
   }
   return {};
+}
+
+// The data / model / training sections of `yaml` read into `out` as a sweep reads them, without
+// looking for data files or fitting the model to them; returns the problem lines. `asked`, when
+// given, receives every key the readers asked for (present or not), as dotted paths.
+inline std::vector<std::string> read_sections(const std::string& yaml, trainer::TrainConfig& out,
+                                              std::vector<std::string>* asked = nullptr) {
+  ConfigTree tree;
+  tree.file = "t.yaml";
+  tree.text = yaml;
+  tree.root = YAML::Load(yaml);
+  tree.asked_keys = asked;
+  Diagnostics diagnostics;
+  MapReader top(tree, diagnostics, tree.root, "");
+  read_train_config(top, out, TrainReadOptions{false, false});
+  return diagnostics.messages();
 }
 
 // A base that loads without data files: small synthetic data, an MLP, one epoch.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gradcheck.h"
+#include "op_geometry.h"
 #include "reference_ops.h"
 #include "trainer/cpu/cpu_backend.h"
 
@@ -17,16 +18,10 @@ namespace sweep::trainer {
 namespace {
 
 using testing::all_close;
+using testing::conv_geom;
 using testing::float_rounded;
 using testing::random_vector;
 using testing::to_float;
-
-ConvGeom conv_geom(int n, int c, int h, int w, int k, int r, int s, int stride, int pad) {
-  ConvGeom g{n, c, h, w, k, r, s, stride, stride, pad, pad, 0, 0};
-  g.out_h = (h + 2 * pad - r) / stride + 1;
-  g.out_w = (w + 2 * pad - s) / stride + 1;
-  return g;
-}
 
 struct ConvCase {
   const char* name;

@@ -18,6 +18,7 @@
 
 #include "common/check.h"
 #include "gradcheck.h"
+#include "op_geometry.h"
 #include "reference_ops.h"
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/cpu/parallel.h"
@@ -27,25 +28,11 @@ namespace {
 
 using testing::all_close;
 using testing::float_rounded;
+using testing::pool_geom;
 using testing::random_vector;
 using testing::to_float;
 
 constexpr float kGarbage = 1234.5f;
-
-PoolGeom pool_geom(int n, int c, int h, int w, int k, int stride, int pad) {
-  return PoolGeom{n,
-                  c,
-                  h,
-                  w,
-                  k,
-                  k,
-                  stride,
-                  stride,
-                  pad,
-                  pad,
-                  (h + 2 * pad - k) / stride + 1,
-                  (w + 2 * pad - k) / stride + 1};
-}
 
 struct PoolCase {
   const char* name;

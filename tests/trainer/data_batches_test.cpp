@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/data/batch_source.h"
 #include "trainer/data/shuffle.h"
 

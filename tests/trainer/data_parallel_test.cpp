@@ -17,7 +17,7 @@
 #include <numeric>
 
 #include "common/check.h"
-#include "tests/trainer/layer_spec_util.h"
+#include "tests/trainer/small_convnet_config.h"
 #include "trainer/checkpoint.h"
 #include "trainer/data/load_data.h"
 #include "trainer/parallel/batch_share.h"
@@ -30,34 +30,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using test::layer;
-
-// Conv, pooling and two dense layers; batch norm after the convolution when asked.
+// Conv, pooling and two dense layers, no dropout; batch norm after the convolution when asked.
 TrainConfig config(bool batchnorm) {
-  TrainConfig c;
-  c.data.dataset = DatasetKind::synthetic;
-  c.data.synthetic.train_size = 300;
-  c.data.synthetic.test_size = 100;
-  c.data.synthetic.height = 10;
-  c.data.synthetic.width = 10;
-  c.data.synthetic.seed = 3;
+  TrainConfig c = test::small_convnet_config(batchnorm, false, 2);
   c.data.augment.flip = true;  // augmentation draws must follow a sample into its share
   c.data.augment.translate = 2;
-  c.model.preset = Preset::none;
-  c.model.layers = {layer("conv", {{"filters", 4}, {"kernel", 3}})};
-  if (batchnorm) c.model.layers.push_back(layer("batchnorm"));
-  c.model.layers.push_back(layer("relu"));
-  c.model.layers.push_back(layer("maxpool", {{"size", 2}, {"stride", 2}}));
-  c.model.layers.push_back(layer("flatten"));
-  c.model.layers.push_back(layer("dense", {{"units", 16}}));
-  c.model.layers.push_back(layer("relu"));
-  c.model.layers.push_back(layer("dense", {{"units", 10}}));
-  c.training.batch_size = 32;  // 300 = 9 * 32 + 12: a partial last batch
-  c.training.epochs = 2;
-  c.training.learning_rate = 0.05;
-  c.training.log_every = 4;
-  c.training.seed = 11;
-  c.device = DeviceSpec{DeviceKind::cpu, 0, 1};
   return c;
 }
 

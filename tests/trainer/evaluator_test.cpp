@@ -4,7 +4,7 @@
  * for targets of large mean), and an Evaluator's pass over a regression set on the CPU backend
  * against sums taken here.
  */
-#include "trainer/loop/evaluator.h"
+#include "trainer/eval/evaluator.h"
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 #include "common/check.h"
 #include "tests/trainer/gradcheck.h"
 #include "tests/trainer/reference_ops.h"
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/data/batch_source.h"
 
 namespace sweep::trainer {

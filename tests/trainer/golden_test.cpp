@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "gradcheck.h"
+#include "lenet_config.h"
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/network.h"
 
@@ -252,7 +253,7 @@ TEST_P(Golden, MatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(
     PyTorch, Golden,
-    ::testing::Values(GoldenCase{"lenet", ModelSpec{}, Shape{1, 28, 28}, 2e-5, 2e-5, 2e-5},
+    ::testing::Values(GoldenCase{"lenet", test::lenet_model(), Shape{1, 28, 28}, 2e-5, 2e-5, 2e-5},
                       GoldenCase{"convnet_bn", convnet_spec(), Shape{3, 16, 16}, 2e-5, 2e-5, 2e-5},
                       GoldenCase{"resnet_small", resnet_small_spec(), Shape{3, 8, 8}, 2e-5, 2e-5,
                                  2e-5},

@@ -12,31 +12,17 @@
 #include <vector>
 
 #include "gradcheck.h"
+#include "op_geometry.h"
 #include "reference_ops.h"
 
 namespace sweep::trainer {
 namespace {
 
+using testing::conv_geom;
 using testing::gradient_matches;
 using testing::numeric_gradient;
 using testing::random_vector;
 using testing::weighted_sum;
-
-ConvGeom conv_geom(int n, int c, int h, int w, int k, int r, int stride, int pad) {
-  return ConvGeom{n,
-                  c,
-                  h,
-                  w,
-                  k,
-                  r,
-                  r,
-                  stride,
-                  stride,
-                  pad,
-                  pad,
-                  (h + 2 * pad - r) / stride + 1,
-                  (w + 2 * pad - r) / stride + 1};
-}
 
 class ConvGradient : public ::testing::TestWithParam<ConvGeom> {};
 
@@ -60,10 +46,10 @@ TEST_P(ConvGradient, InputWeightAndBias) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Geometries, ConvGradient,
-                         ::testing::Values(conv_geom(2, 2, 5, 5, 3, 3, 1, 0),
-                                           conv_geom(2, 2, 6, 5, 2, 3, 2, 1),
-                                           conv_geom(1, 3, 4, 4, 2, 3, 1, 1),
-                                           conv_geom(2, 3, 3, 3, 2, 1, 1, 0)));
+                         ::testing::Values(conv_geom(2, 2, 5, 5, 3, 3, 3, 1, 0),
+                                           conv_geom(2, 2, 6, 5, 2, 3, 3, 2, 1),
+                                           conv_geom(1, 3, 4, 4, 2, 3, 3, 1, 1),
+                                           conv_geom(2, 3, 3, 3, 2, 1, 1, 1, 0)));
 
 TEST(LayerGradient, Dense) {
   const int n = 3, in = 5, out = 4;

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "lenet_config.h"
 #include "model_files.h"
 #include "trainer/data/load_data.h"
 #include "trainer/loop/predictor.h"
@@ -30,8 +31,6 @@ std::string temp_path(const std::string& name) {
   return (fs::temp_directory_path() / ("sweep_model_" + std::to_string(::getpid()) + "_" + name))
       .string();
 }
-
-ModelSpec lenet() { return ModelSpec{}; }
 
 std::vector<std::uint8_t> bytes_of(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
@@ -59,7 +58,7 @@ void expect_refused(const std::string& path, const std::string& what) {
 }
 
 TEST(ModelFile, RoundTripsEveryField) {
-  ModelFile m = testing::sample_model_file(lenet(), Shape{1, 28, 28}, 10);
+  ModelFile m = testing::sample_model_file(test::lenet_model(), Shape{1, 28, 28}, 10);
   m.input.decode = ModelImageDecode{1, 28, 28, "crop"};
   const std::string path = temp_path("round.sweepmodel");
   write_model_file(path, m);
@@ -98,7 +97,7 @@ TEST(ModelFile, RebuiltNetworkComputesTheSame) {
 }
 
 TEST(ModelFile, RefusesMissingTruncatedLongAndCorruptFiles) {
-  const ModelFile m = testing::sample_model_file(lenet(), Shape{1, 28, 28}, 10);
+  const ModelFile m = testing::sample_model_file(test::lenet_model(), Shape{1, 28, 28}, 10);
   const std::string path = temp_path("bad.sweepmodel");
   expect_refused(path, "missing");
   write_model_file(path, m);
@@ -130,7 +129,7 @@ TEST(ModelFile, RefusesMissingTruncatedLongAndCorruptFiles) {
 }
 
 TEST(ModelFile, RefusesAbsurdSizesByTheHeader) {
-  const ModelFile m = testing::sample_model_file(lenet(), Shape{1, 28, 28}, 10);
+  const ModelFile m = testing::sample_model_file(test::lenet_model(), Shape{1, 28, 28}, 10);
   std::vector<std::uint8_t> b = model_file_bytes(m);
   const std::string path = temp_path("absurd.sweepmodel");
   const std::uint64_t huge = std::uint64_t(1) << 40;
@@ -152,7 +151,7 @@ TEST(ModelFile, RefusesAbsurdSizesByTheHeader) {
 
 // A description edited behind a good checksum: each wrong key is named.
 TEST(ModelFile, RefusesADescriptionThisBuildDoesNotWrite) {
-  const ModelFile m = testing::sample_model_file(lenet(), Shape{1, 28, 28}, 10);
+  const ModelFile m = testing::sample_model_file(test::lenet_model(), Shape{1, 28, 28}, 10);
   const std::string path = temp_path("desc.sweepmodel");
   const auto with = [&](const std::string& from, const std::string& to, const std::string& what) {
     std::vector<std::uint8_t> b = model_file_bytes(m);
@@ -176,10 +175,10 @@ TEST(ModelFile, RefusesADescriptionThisBuildDoesNotWrite) {
 }
 
 TEST(ModelFile, RefusesLayersThatDoNotFitTheArrays) {
-  ModelFile m = testing::sample_model_file(lenet(), Shape{1, 28, 28}, 10);
+  ModelFile m = testing::sample_model_file(test::lenet_model(), Shape{1, 28, 28}, 10);
   m.params.pop_back();
   EXPECT_THROW(check_model_network(m, "f"), Error);
-  m = testing::sample_model_file(lenet(), Shape{1, 28, 28}, 10);
+  m = testing::sample_model_file(test::lenet_model(), Shape{1, 28, 28}, 10);
   m.layers[0]["type"] = "convolution";
   try {
     check_model_network(m, "f.sweepmodel");
@@ -188,13 +187,13 @@ TEST(ModelFile, RefusesLayersThatDoNotFitTheArrays) {
     EXPECT_NE(std::string(e.what()).find("unknown type 'convolution'"), std::string::npos)
         << e.what();
   }
-  m = testing::sample_model_file(lenet(), Shape{1, 28, 28}, 10);
+  m = testing::sample_model_file(test::lenet_model(), Shape{1, 28, 28}, 10);
   m.input.h = 3;  // the first 5x5 convolution no longer fits
   EXPECT_THROW(check_model_network(m, "f"), Error);
 }
 
 TEST(ModelFile, NeverWritesThroughASymbolicLink) {
-  const ModelFile m = testing::sample_model_file(lenet(), Shape{1, 28, 28}, 10);
+  const ModelFile m = testing::sample_model_file(test::lenet_model(), Shape{1, 28, 28}, 10);
   const std::string path = temp_path("link.sweepmodel"), target = temp_path("target");
   put_bytes(target, {1, 2, 3});
   fs::create_symlink(target, path + ".tmp");

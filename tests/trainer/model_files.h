@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/model_file.h"
 #include "trainer/model_rebuild.h"
 #include "trainer/models.h"

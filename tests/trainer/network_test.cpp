@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "common/check.h"
+#include "dropout_steps.h"
 #include "gradcheck.h"
+#include "network_gradcheck.h"
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/layers/layer.h"
 #include "trainer/models.h"
@@ -134,7 +136,7 @@ TEST(Network, ErrorsNameTheLayerAndTheProblem) {
       error_of(custom({layer("dropout")}), Shape{1, 2, 2}).find("missing required argument 'rate'"),
       std::string::npos);
   // An unknown layer type or preset cannot be written in C++ (they are enums); the YAML reader
-  // refuses the words (tests/sweep/bad_configs_test.cpp).
+  // refuses the words (tests/sweep/config/bad_configs_test.cpp).
   ModelSpec no_preset;
   no_preset.preset = Preset::none;
   EXPECT_NE(error_of(no_preset, Shape{1, 2, 2}).find("model has no layers"), std::string::npos);
@@ -197,19 +199,9 @@ TEST(Network, DropoutMasksChangeWithTheStepAndVanishAtInference) {
   Network net(cpu, m, Shape{1, 4, 4}, 3, 2, 1);
   std::mt19937_64 rng(2);
   const auto x = to_float(random_vector(32, rng));
-  auto logits = [&](bool training) {
-    const float* y = net.forward(x.data(), 2, training);
-    return std::vector<float>(y, y + 6);
-  };
-  net.set_dropout_seed(5);
-  net.set_step(1);
-  const auto t1 = logits(true), t1_again = logits(true);
-  net.set_step(2);
-  const auto t2 = logits(true);
-  EXPECT_EQ(t1, t1_again);  // same seed and step: same mask (resume redraws it)
-  EXPECT_NE(t1, t2);
-  EXPECT_EQ(logits(false), logits(false));
-  EXPECT_NE(logits(false), t1);
+  const std::vector<float> t1 = testing::expect_dropout_follows_the_step(net, x, 2, 6);
+  const float* inference = net.forward(x.data(), 2, false);
+  EXPECT_NE(std::vector<float>(inference, inference + 6), t1);
 }
 
 // End to end in float: d(loss)/d(param) from backward against central differences of the loss
@@ -226,33 +218,7 @@ TEST(Network, GradientMatchesFiniteDifferencesOfTheLoss) {
   std::mt19937_64 rng(4);
   const auto x = to_float(random_vector(std::size_t(batch) * 2 * 81, rng));
   const std::vector<std::int32_t> labels = {0, 3, 1};
-  std::vector<float> dlogits(batch * classes);
-  auto loss = [&](bool keep_grad) {
-    const std::vector<float> state(net.state(), net.state() + net.state_count());
-    double stats[2] = {0, 0};
-    const float* logits = net.forward(x.data(), batch, true);
-    cpu.softmax_cross_entropy(logits, labels.data(), batch, classes,
-                              keep_grad ? dlogits.data() : nullptr, stats);
-    std::copy(state.begin(), state.end(),
-              net.state());  // running stats do not affect training loss
-    return stats[0] / batch;
-  };
-  loss(true);
-  net.backward(dlogits.data(), batch);
-  const std::vector<float> grads(net.grads(), net.grads() + net.param_count());
-  std::size_t checked = 0;
-  for (std::size_t i = 0; i < net.param_count(); i += 4, ++checked) {
-    float& p = net.params()[i];
-    const float keep = p, h = 1e-2f;
-    p = keep + h;
-    const double up = loss(false);
-    p = keep - h;
-    const double down = loss(false);
-    p = keep;
-    const double numeric = (up - down) / (2.0 * double(h));
-    EXPECT_NEAR(grads[i], numeric, 2e-3 + 2e-2 * std::fabs(numeric)) << "parameter " << i;
-  }
-  EXPECT_GT(checked, 20u);
+  EXPECT_GT(testing::expect_network_gradient_matches(cpu, net, x, labels, classes, 4, 1e-2f), 20u);
 }
 
 // `folded` and `plain` are the same network but for views that keep `plain` from folding: their

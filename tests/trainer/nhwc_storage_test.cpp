@@ -1,13 +1,14 @@
 /*
  * nhwc_storage_test.cpp — activations kept channels-last between layers (storage_plan.h): the
  * plan's rules, and whole networks on the CPU backend keeping bf16 or fp32 NHWC activations
- * through the reference ops (backend_nhwc_reference.cpp), against the same networks in fp32 NCHW.
+ * through the reference ops (trainer/backend/nhwc_reference.h), against the same networks in
+ * fp32 NCHW.
  *
  * A network in bf16 storage rounds each kept activation and gradient to 8 bits of mantissa, so its
  * numbers are near the fp32 network's, not equal; in fp32 NHWC the reference only transposes, so
  * its numbers equal the fp32 network's bit for bit. A tensor read in the wrong layout (NHWC as
  * NCHW) or the wrong storage gives numbers nowhere near, which is what these comparisons catch.
- * The CUDA kernels are compared with the same reference on the GPU (tests/cuda).
+ * The CUDA kernels are compared with the same reference on the GPU (tests/trainer/cuda).
  */
 #include <gtest/gtest.h>
 
@@ -146,7 +147,7 @@ std::vector<Storage> expect_nhwc_storage_near_fp32(const ModelSpec& model, Shape
       gb(b.grads(), b.grads() + b.param_count());
   // Per layer, the gradient's direction: bf16 rounding at every layer moves a deep net's
   // gradients by tens of percent at these tiny sizes (so does a 0.4% change of the input in
-  // fp32: 21% for ResNet-20 here), but keeps their direction (cosine 0.93 and up measured); a
+  // fp32: 21% for ResNet-20 here), but keeps their direction (cosine 0.93 and up); a
   // tensor read in the wrong layout or storage scrambles it (cosine near 0).
   std::size_t offset = 0;
   for (const auto& layer : a.layers()) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/check.h"
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/optim/optimizer.h"
 
 namespace sweep::trainer {
@@ -144,6 +144,29 @@ TEST_F(OptimTest, BadSpecsAreErrors) {
   s = sgdm(0.9);
   s.gradient_clip = -1;
   EXPECT_THROW(Optimizer(*backend_, s, 4), Error);
+}
+
+// A hand-built spec meets the YAML reader's ranges (trainer/config_keys.h), in the reader's words.
+TEST_F(OptimTest, RefusesWhatTheReaderRefusesInItsWords) {
+  const auto message = [&](const TrainingSpec& spec) -> std::string {
+    try {
+      Optimizer(*backend_, spec, 4);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  TrainingSpec s = sgdm(0.9);
+  s.learning_rate = 0;
+  EXPECT_EQ(message(s), "key 'training.learning_rate': must be > 0, got 0");
+  s = sgdm(1);
+  EXPECT_EQ(message(s), "key 'training.momentum': must be in [0, 1), got 1");
+  s = sgdm(0.9);
+  s.epsilon = 0;
+  EXPECT_EQ(message(s), "key 'training.epsilon': must be > 0, got 0");
+  s = sgdm(0, 0, true);
+  EXPECT_EQ(message(s), "key 'training.nesterov': needs momentum > 0");
+  EXPECT_EQ(message(sgdm(0.9)), "");
 }
 
 }  // namespace

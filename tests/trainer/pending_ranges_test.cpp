@@ -2,7 +2,8 @@
  * pending_ranges_test.cpp — the rule that decides when the CUDA backend's main stream must wait
  * for weight gradients queued on its side stream (trainer/cuda/pending_ranges.h): only a write
  * against a pending read or write, or a read against a pending write, of overlapping bytes. Plain
- * C++, so it runs without a GPU; tests/cuda/cuda_overlap_test.cpp checks the wiring on a device.
+ * C++, so it runs without a GPU; tests/trainer/cuda/cuda_overlap_test.cpp checks the wiring on a
+ * device.
  */
 #include "trainer/cuda/pending_ranges.h"
 

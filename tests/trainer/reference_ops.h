@@ -15,7 +15,7 @@
 #include <limits>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/rng.h"
 
 namespace sweep::trainer::ref {

@@ -12,6 +12,7 @@
 #include "common/check.h"
 #include "tests/trainer/layer_spec_util.h"
 #include "tests/trainer/recorder.h"
+#include "tests/trainer/regression_data.h"
 #include "trainer/data/data_shape.h"
 #include "trainer/data/load_data.h"
 #include "trainer/models.h"
@@ -24,13 +25,7 @@ using test::layer;
 
 TrainConfig regression_config(OptimizerKind optimizer) {
   TrainConfig c;
-  c.data.dataset = DatasetKind::synthetic;
-  c.data.task = Task::regression;
-  c.data.synthetic.train_size = 1024;
-  c.data.synthetic.test_size = 256;
-  c.data.synthetic.channels = 8;
-  c.data.synthetic.height = 1;
-  c.data.synthetic.width = 1;
+  c.data = test::synthetic_regression_data();
   c.data.synthetic.seed = 4;
   c.model.preset = Preset::none;
   c.model.layers = {layer("flatten"), layer("dense", {{"units", 32}}), layer("relu")};

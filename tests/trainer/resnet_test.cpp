@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "common/check.h"
+#include "dropout_steps.h"
 #include "gradcheck.h"
+#include "network_gradcheck.h"
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/layers/layer.h"
 #include "trainer/layers/residual.h"
@@ -177,34 +179,9 @@ TEST(ResNet, NetworkGradientThroughBlocksMatchesFiniteDifferences) {
   std::mt19937_64 rng(4);
   const auto x = to_float(random_vector(std::size_t(batch) * 3 * 36, rng));
   const std::vector<std::int32_t> labels = {0, 3, 1};
-  std::vector<float> dlogits(batch * classes);
-  auto loss = [&](bool keep_grad) {
-    const std::vector<float> state(net.state(), net.state() + net.state_count());
-    double stats[2] = {0, 0};
-    const float* logits = net.forward(x.data(), batch, true);
-    cpu.softmax_cross_entropy(logits, labels.data(), batch, classes,
-                              keep_grad ? dlogits.data() : nullptr, stats);
-    std::copy(state.begin(), state.end(), net.state());
-    return stats[0] / batch;
-  };
-  loss(true);
-  net.backward(dlogits.data(), batch);
-  const std::vector<float> grads(net.grads(), net.grads() + net.param_count());
-  std::size_t checked = 0;
-  for (std::size_t i = 0; i < net.param_count(); i += 3, ++checked) {
-    float& p = net.params()[i];
-    // h = 1e-3: batch norm over a batch of 3 bends the loss enough that 1e-2 leaves a truncation
-    // error of up to 10%; at 1e-3 the worst parameter is within a fifth of the tolerance.
-    const float keep = p, h = 1e-3f;
-    p = keep + h;
-    const double up = loss(false);
-    p = keep - h;
-    const double down = loss(false);
-    p = keep;
-    const double numeric = (up - down) / (2.0 * double(h));
-    EXPECT_NEAR(grads[i], numeric, 2e-3 + 2e-2 * std::fabs(numeric)) << "parameter " << i;
-  }
-  EXPECT_GT(checked, 100u);
+  // h = 1e-3: batch norm over a batch of 3 bends the loss enough that 1e-2 leaves a truncation
+  // error of up to 10%; at 1e-3 the worst parameter is within a fifth of the tolerance.
+  EXPECT_GT(testing::expect_network_gradient_matches(cpu, net, x, labels, classes, 3, 1e-3f), 100u);
 }
 
 TEST(ResNet, DropoutInsideABlockDrawsPerStepAndIsSeenByTheLoop) {
@@ -216,24 +193,14 @@ TEST(ResNet, DropoutInsideABlockDrawsPerStepAndIsSeenByTheLoop) {
   EXPECT_FALSE(net.layers()[0]->contains(LayerKind::dropout));
   std::mt19937_64 rng(2);
   const auto x = to_float(random_vector(2 * 32, rng));
-  auto logits = [&](bool training) {
-    const float* y = net.forward(x.data(), 2, training);
-    return std::vector<float>(y, y + 6);
-  };
-  net.set_dropout_seed(5);
-  net.set_step(1);
-  const auto t1 = logits(true), t1_again = logits(true);
-  net.set_step(2);
-  EXPECT_EQ(t1, t1_again);
-  EXPECT_NE(t1, logits(true));
-  EXPECT_EQ(logits(false), logits(false));
+  testing::expect_dropout_follows_the_step(net, x, 2, 6);
 }
 
 // The CPU smoke run: ResNet-20 on small synthetic images learns within a few dozen steps.
 // The CPU backend is the reference the CUDA backend is compared with: with many threads its
 // training step must give the same numbers every run (checked when a GPU comparison of ResNet-8
 // failed about one run in ten on a 16-core machine; the cause was a ReLU on the edge of zero,
-// tests/cuda/cuda_residual_test.cpp, but a reference that varied would look the same).
+// tests/trainer/cuda/cuda_residual_test.cpp, but a reference that varied would look the same).
 TEST(ResNet, CpuStepIsTheSameEveryRunWithManyThreads) {
   const int batch = 16, classes = 10;
   const Shape in{3, 16, 16};

@@ -124,5 +124,16 @@ TEST(Schedule, BadSpecsAreErrors) {
                Error);
 }
 
+// The YAML reader's rule (the key table's range > 0), with its words: a rate of 0 trains nothing.
+TEST(Schedule, ALearningRateOfZeroIsRefusedAsTheReaderRefusesIt) {
+  try {
+    LearningRateSchedule(spec_of("fixed"), 0.0);
+    FAIL() << "a learning rate of 0 was accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "key 'training.learning_rate': must be > 0, got 0");
+  }
+  EXPECT_NO_THROW(LearningRateSchedule(spec_of("fixed"), 1e-300));
+}
+
 }  // namespace
 }  // namespace sweep::trainer

@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "tests/trainer/lenet_config.h"
 #include "trainer/data/device_dataset.h"
 #include "trainer/data/load_data.h"
 #include "trainer/parallel/replica_set.h"
@@ -20,7 +21,7 @@ TrainConfig small_config() {
   c.data.dataset = DatasetKind::synthetic;
   c.data.synthetic.train_size = 96;
   c.data.synthetic.test_size = 40;
-  c.model.preset = Preset::lenet;
+  c.model = test::lenet_model();
   c.training.batch_size = 16;
   c.training.epochs = 1;
   c.device = DeviceSpec{DeviceKind::cpu, 0, 1};

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 
+#include "tests/trainer/lenet_config.h"
 #include "trainer/train.h"
 
 namespace sweep::trainer {
@@ -21,18 +22,9 @@ TEST(TrainEndToEnd, LeNetLearnsFashionMnistSubset) {
       !std::filesystem::exists(dir + "/train-images-idx3-ubyte"))
     GTEST_SKIP() << "Fashion-MNIST is not installed at " << dir
                  << " (Debian package dataset-fashion-mnist)";
-  TrainConfig c;
-  c.data.dataset = sweep::trainer::DatasetKind::fashion_mnist;
-  c.data.path = dir;
+  TrainConfig c = test::fashion_mnist_lenet(dir, 64, 2);
   c.data.train_limit = 6000;
   c.data.test_limit = 1000;
-  c.model.preset = sweep::trainer::Preset::lenet;
-  c.training.optimizer = sweep::trainer::OptimizerKind::sgdm;
-  c.training.learning_rate = 0.01;
-  c.training.momentum = 0.9;
-  c.training.weight_decay = 5e-4;
-  c.training.batch_size = 64;
-  c.training.epochs = 2;
   c.training.log_every = 20;
   c.device = DeviceSpec{DeviceKind::cpu, 0, 0};
   struct : TrainCallback {

@@ -2,7 +2,7 @@
  * train_nan_test.cpp — a NaN reaching a ReLU stays NaN, as in PyTorch, so the training loop's
  * divergence check sees it in the loss instead of a silently zeroed activation.
  *
- * Checked on the CPU backend's op directly (the CUDA twin is in tests/cuda/cuda_ops_test.cpp):
+ * Checked on the CPU backend's op directly (the CUDA twin is in tests/trainer/cuda/):
  * `x > 0 ? x : 0` maps NaN to 0, `x <= 0 ? 0 : x` keeps it; every other value is unchanged.
  */
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer {
 namespace {

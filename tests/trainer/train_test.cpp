@@ -20,6 +20,7 @@
 #include "common/check.h"
 #include "tests/trainer/layer_spec_util.h"
 #include "tests/trainer/recorder.h"
+#include "tests/trainer/small_convnet_config.h"
 #include "trainer/checkpoint.h"
 
 namespace sweep::trainer {
@@ -29,34 +30,8 @@ namespace fs = std::filesystem;
 
 using test::layer;
 
-// Small and fast, but with every kind of state a checkpoint must carry: conv, batch norm (running
-// statistics), dropout (counter-based masks), dense.
-TrainConfig small_config() {
-  TrainConfig c;
-  c.data.dataset = sweep::trainer::DatasetKind::synthetic;
-  c.data.synthetic.train_size = 300;
-  c.data.synthetic.test_size = 100;
-  c.data.synthetic.height = 10;
-  c.data.synthetic.width = 10;
-  c.data.synthetic.seed = 3;
-  c.model.preset = sweep::trainer::Preset::none;
-  c.model.layers = {layer("conv", {{"filters", 4}, {"kernel", 3}}),
-                    layer("batchnorm"),
-                    layer("relu"),
-                    layer("maxpool", {{"size", 2}, {"stride", 2}}),
-                    layer("flatten"),
-                    layer("dense", {{"units", 16}}),
-                    layer("relu"),
-                    layer("dropout", {{"rate", 0.25}}),
-                    layer("dense", {{"units", 10}})};
-  c.training.batch_size = 32;  // 300 = 9 * 32 + 12: a partial last batch
-  c.training.epochs = 3;
-  c.training.learning_rate = 0.05;
-  c.training.log_every = 4;
-  c.training.seed = 11;
-  c.device = DeviceSpec{DeviceKind::cpu, 0, 1};
-  return c;
-}
+// With batch norm and dropout: every kind of state a checkpoint must carry.
+TrainConfig small_config() { return test::small_convnet_config(true, true, 3); }
 
 std::string temp_path(const std::string& name) {
   return (fs::temp_directory_path() / ("sweep_train_" + std::to_string(::getpid()) + "_" + name))
@@ -164,7 +139,8 @@ TEST(Train, StopViaCallback) {
 
 TEST(Train, PatienceStopsWhenNothingImproves) {
   TrainConfig c = small_config();
-  c.training.learning_rate = 0;  // the validation loss cannot improve after the first
+  // Rounds to a float step of 0 (a rate of 0 is refused): the validation loss cannot improve.
+  c.training.learning_rate = 1e-300;
   c.training.epochs = 10;
   c.training.early_stopping.patience = 2;
   Recorder rec;

@@ -3,7 +3,7 @@
  * by the next, only under its own fingerprint; damaged lines are dropped, never trusted; a place
  * that cannot be written keeps choices in memory; writers at once lose nothing.
  */
-#include "trainer/tuning_cache.h"
+#include "trainer/backend/tuning_cache.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

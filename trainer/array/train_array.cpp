@@ -57,7 +57,7 @@ bool is_out_of_memory(const std::exception_ptr& e) {
     return true;
   } catch (const CallError& c) {
     // A library that allocates for itself (a cuDNN or cuBLAS handle, a stream): check.h marks
-    // its allocation statuses (seen on an H100: cublasCreate on a full device).
+    // its allocation statuses (cublasCreate on a full device is one).
     return c.out_of_memory();
   } catch (...) {
     return false;
@@ -65,13 +65,12 @@ bool is_out_of_memory(const std::exception_ptr& e) {
 }
 
 // DeviceSpec::share of the members' backends: how many steps the kernels' block plans and timed
-// choices assume run at once, at most this many. On an H100 (older kernels), 16 and 64 LeNet
-// members summed 809-817k images/s with 2, 855-864k with 4, 890-905k with 8, and no more with 12
-// or 16. On an H200 with today's kernels, 64 members: 1.31M with 6, 1.36M with 8, 1.40M with 12,
-// 1.42-1.43M with 16, 1.14-1.18M with 24 or 32 (one member's step alone is slower so: the share
-// is for arrays only). The timed choices time as many steps at once as the share
-// (cuda_direct_conv.cu): timed as 8, the tiled weight gradient planned for 16 lost to cuDNN's,
-// which cost the array 12% (1.24-1.25M).
+// choices assume run at once, at most this many. A 64-member LeNet array sums the most images/s
+// with a share of 16: fewer leaves the GPU idle between members' kernels, more cuts blocks too
+// small (one member's step alone is slower with a share: it is for arrays only). The timed
+// choices time as many steps at once as the share (cuda_direct_conv.cu), so that a kernel
+// planned for the share is timed as it will run; timed with fewer, cuDNN's would win and cost
+// the array. (The figures per share: bench/LOG.md.)
 constexpr std::size_t kMaxPlanShare = 16;
 
 // Members built side by side at most (ArrayRun::build), and the threads that build them.
@@ -113,8 +112,8 @@ class ArrayRun {
       // overlap on the device. A member's next step is launched as soon as its own reads are done
       // (and no validation is owed), not after the round's last read: at report steps (every
       // log_every) each read waits for its member's step, and launching only after the last one
-      // let the GPU run dry and refill one member at a time (64 LeNets, H200: 1.37-1.40M ->
-      // 1.41-1.45M images/s). The callbacks still come in rounds, in member order
+      // let the GPU run dry and refill one member at a time. The callbacks still come in
+      // rounds, in member order
       // (TrainArray.MembersReportInRoundsInMemberOrder).
       // Steps that cost the host more than a replay are launched after each loop, side by side.
       std::vector<Active*> costly;
@@ -205,9 +204,8 @@ class ArrayRun {
 
   // The costly steps left by launch_or_defer, on up to kBuildThreads threads as the members' first
   // steps are: each member's next epoch's order drawn and uploaded, a partial batch's eager step,
-  // the step graph's recording. (64 LeNets, H200: the round that reads epoch 1's validations and
-  // starts epoch 2 went from 300-318 to 270-272 ms; the partial batch's and the recording's
-  // rounds, which wait on the GPU, did not move.) Without the interrupt check
+  // the step graph's recording: their host time then overlaps instead of adding up (rounds that
+  // wait on the GPU gain nothing). Without the interrupt check
   // (TrialRun::launch_step_unchecked): a later step sees it. A failure is handled here, in member
   // order, as guard() does.
   void launch_side_by_side(std::vector<Active*>& costly) {
@@ -274,7 +272,7 @@ class ArrayRun {
         }
         built[k].member.run.reset();
         // Built side by side, any failure is retried alone: on a nearly full device cuDNN's
-        // handles fail with an internal error rather than an allocation status (seen on an H200).
+        // handles can fail with an internal error rather than an allocation status.
         if (batch.size() > 1 || (is_out_of_memory(error) && active_count() > 0))
           set_back.push_back(i);
         else
@@ -299,13 +297,12 @@ class ArrayRun {
 
   // Builds and starts the runs of members `batch` (their data loaded first, here) and launches
   // their first steps, on up to kBuildThreads threads: each run's backend, network and initial
-  // weights (drawn on the host) are its own. One after another, 64 LeNet members took 0.27 s to
-  // build on 8 threads and then 0.6 s for their first steps (H200): the first member's first step
-  // times each shape's kernel choices (0.35 s, once a machine with the tuning cache), and each
-  // other's, eager with its first allocations, about 4 ms of host time. Now the first member is
-  // built and stepped alone, the others are built side by side, then their first steps go side by
-  // side, their choices made (the CPU's arrays take this path too: run-tests runs TrainArray.*
-  // under ThreadSanitizer).
+  // weights (drawn on the host) are its own. The first member's first step times each shape's
+  // kernel choices (once a machine, with the tuning cache), and each other's first step, eager
+  // with its first allocations, costs host time; so the first member is built and stepped alone,
+  // the others are built side by side, then their first steps go side by side, their choices
+  // made (the CPU's arrays take this path too: run-tests runs TrainArray.* under
+  // ThreadSanitizer).
   // A first step checks no interrupt (TrialRun::launch_step_unchecked): a later one does.
   std::vector<Built> build(const std::vector<std::size_t>& batch) {
     std::vector<Built> built(batch.size());
@@ -340,8 +337,8 @@ class ArrayRun {
     }
     // Member 0 first, alone: its first step may time the shapes' kernel choices, and timings taken
     // while others were built (their allocations and library handles holding the driver between
-    // the timing's graph launches) once chose cuDNN's forward for LeNet's first layer over ours,
-    // which the tuning cache then kept: 64 members at 1.21M images/s instead of 1.50M (H200).
+    // the timing's graph launches) can choose a slower kernel (cuDNN's forward for LeNet's first
+    // layer over ours), which the tuning cache would then keep for every later process.
     make(0), first_step(0);
     on_threads(threads, 1, batch.size(), make);
     on_threads(threads, 1, batch.size(), first_step);

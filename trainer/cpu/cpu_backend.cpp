@@ -52,7 +52,10 @@ constexpr int kMaxGemmSlices = 8;
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads) : threads_(resolve_threads(threads)), arena_(threads_) {
+CpuBackend::CpuBackend(int threads)
+    : NhwcReference(static_cast<Backend&>(*this)),
+      threads_(resolve_threads(threads)),
+      arena_(threads_) {
   // TBB owns the threads (see the header); OpenBLAS runs each call on its caller's thread.
   openblas_set_num_threads(1);
 }

@@ -20,12 +20,16 @@
 #include <string>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
+#include "trainer/backend/fused_ops.h"
+#include "trainer/backend/nhwc_reference.h"
 #include "trainer/cpu/parallel.h"
 
 namespace sweep::trainer {
 
-class CpuBackend final : public Backend {
+// The groups it offers: FusedOps (the ReLU folds as the ops they fuse, the pooling with its argmax
+// and its convolution), ChannelsLastOps through NhwcReference (tests: see set_nhwc_storage).
+class CpuBackend final : public Backend, public FusedOps, public NhwcReference {
  public:
   explicit CpuBackend(int threads = 0);  // 0: all cores
   ~CpuBackend() override;
@@ -53,21 +57,53 @@ class CpuBackend final : public Backend {
                        float* dx, float* dw, float* db) override;
 
   void pool_forward(const PoolGeom& g, PoolMode mode, const float* x, float* y) override;
+  void pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
+                     const float* dy, float* dx) override;
+
+  // FusedOps: the pooling keeping its argmax and the convolution pooling its outputs are ops of
+  // their own (cpu_pool.cpp); the ReLU folds are the ops they fuse, one after the other.
   void maxpool2x2_forward_argmax(const PoolGeom& g, const float* x, float* y,
                                  std::uint8_t* argmax) override;
   void maxpool2x2_backward_argmax(const PoolGeom& g, const std::uint8_t* argmax, const float* dy,
                                   float* dx) override;
   void conv2d_forward_maxpool2x2(const ConvGeom& g, const float* x, const float* w, const float* b,
                                  float* y, float* pooled, std::uint8_t* argmax) override;
-  void pool_backward(const PoolGeom& g, PoolMode mode, const float* x, const float* y,
-                     const float* dy, float* dx) override;
+  void dense_forward_relu(const float* x, const float* w, const float* b, float* y, int n, int in,
+                          int out) override {
+    composed::dense_forward_relu(*this, x, w, b, y, n, in, out);
+  }
+  void dense_backward_relu_input(const float* x, const float* w, const float* dy, float* dx,
+                                 float* dw, float* db, int n, int in, int out) override {
+    composed::dense_backward_relu_input(*this, x, w, dy, dx, dw, db, n, in, out);
+  }
+  void batchnorm_forward_train_relu(const BatchNormGeom& g, const float* x, const float* gamma,
+                                    const float* beta, float* running_mean, float* running_var,
+                                    float* save_mean, float* save_invstd, float* y) override {
+    composed::batchnorm_forward_train_relu(*this, g, x, gamma, beta, running_mean, running_var,
+                                           save_mean, save_invstd, y);
+  }
+  void batchnorm_forward_infer_relu(const BatchNormGeom& g, const float* x, const float* gamma,
+                                    const float* beta, const float* running_mean,
+                                    const float* running_var, float* y) override {
+    composed::batchnorm_forward_infer_relu(*this, g, x, gamma, beta, running_mean, running_var, y);
+  }
+  void batchnorm_backward_relu(const BatchNormGeom& g, const float* x, const float* y,
+                               const float* dy, const float* gamma, const float* save_mean,
+                               const float* save_invstd, float* dx, float* dgamma,
+                               float* dbeta) override {
+    composed::batchnorm_backward_relu(*this, g, x, y, dy, gamma, save_mean, save_invstd, dx, dgamma,
+                                      dbeta);
+  }
+  void add_relu(const float* a, const float* b, float* y, std::size_t n) override {
+    composed::add_relu(*this, a, b, y, n);
+  }
 
   void relu_forward(const float* x, float* y, std::size_t n) override;
   void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) override;
 
   // Tests: keep channels-last activations (bf16_nhwc or fp32_nhwc; fp32_nchw: none, the default)
   // as the CUDA backend does in bf16 and tf32 mode, through the reference ops
-  // (backend_nhwc_reference.cpp), so that a network's storage plan runs in CI.
+  // (NhwcReference), so that a network's storage plan runs in CI.
   void set_nhwc_storage(Storage s) { nhwc_storage_ = s; }
   Storage nhwc_storage() const override { return nhwc_storage_; }
   void to_storage(Storage s, const float* x, void* y, int n, int c, int hw) override;

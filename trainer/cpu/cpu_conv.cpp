@@ -66,7 +66,7 @@ void im2col_strided(const ConvGeom& g, const float* __restrict x, float* __restr
 
 // Stride 1 over an unpadded (or already padded) x (C, H, W): each column row is OH runs of OW
 // contiguous values. With OW a compile-time constant the copy of a run is a few vector moves;
-// with a run-time OW it is a loop with a prologue and a tail, four times slower on LeNet.
+// with a run-time OW it is a loop with a prologue and a tail, several times slower.
 template <int kOutW>
 void im2col_unit(const float* __restrict x, float* __restrict col, int c, int h, int w, int r,
                  int s, int out_h, int out_w_runtime) {

@@ -11,6 +11,7 @@
 
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/cpu/parallel.h"
+#include "trainer/optim/adam_factors.h"
 
 namespace sweep::trainer {
 
@@ -95,9 +96,8 @@ void CpuBackend::optimizer_step(const OptimizerStep& s, float* params, const flo
   const float gs = grad_scale ? *grad_scale : 1.f;
   const float lr = s.lr, wd = s.weight_decay;
   const float b1 = s.beta1, b2 = s.beta2;
-  const double t = double(s.t);
-  const float adam_step = static_cast<float>(double(lr) / (1.0 - std::pow(double(b1), t)));
-  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(double(b2), t)));
+  const AdamFactors adam = adam_factors(lr, b1, b2, s.t);
+  const float adam_step = adam.step, inv_sqrt_bc2 = adam.inv_sqrt_bc2;
   run([&] {
     cpu::for_range(n, kStepGrain, [&](std::size_t lo, std::size_t hi) {
       switch (s.kind) {

@@ -1,9 +1,8 @@
 /*
  * batchnorm.h — spatial batch normalisation on fp32 NCHW tensors, our own kernels.
  *
- * cuDNN's NCHW kernels ran far below the memory's speed at the shapes of the conv-block net and
- * the ResNets (its backward at 256 x 32 x 32x32: about 0.38 ms, a quarter of the bandwidth; with
- * its forward, about half of the conv-block net's bf16 step, measured with Nsight Compute). Here
+ * cuDNN's NCHW kernels run far below the memory's speed at the shapes of the conv-block net and
+ * the ResNets, where batch norm is a large part of a step. Here
  * every kernel is a grid of (chunk, channel) blocks, each walking its chunk of the channel's
  * N*H*W values with coalesced reads; partial sums go to a small scratch in double and each block
  * combines its channel's partials itself, so there is no separate finalising launch:
@@ -19,7 +18,7 @@
 
 #include <cstddef>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer::cuda {
 

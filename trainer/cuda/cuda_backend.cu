@@ -13,6 +13,7 @@
 
 #include "common/check.h"
 #include "trainer/cuda/cuda_backend.h"
+#include "trainer/optim/adam_factors.h"
 
 namespace sweep::trainer::cuda {
 
@@ -105,9 +106,9 @@ void CudaBackend::set_gpu_share(int share) {
 // cuBLAS's heuristics for 1/share of the SMs (0: all of them). With the whole GPU in view they
 // take small tiles for small products (LeNet's 800 -> 500 layer at batch 64) and split them over
 // more blocks, which steps sharing the GPU pay for without gaining. Not when deterministic: a
-// fused member then computes its lone run's bits, so cuBLAS must pick the kernels it picks alone.
-// (Both at a quarter of the SMs, as our convolutions plan then, made the 64-trial LeNet grid 1%
-// faster fused and 4% slower with fuse: off on an H200: all SMs it stays.)
+// fused member then computes its lone run's bits, so cuBLAS must pick the kernels it picks alone,
+// with all SMs in view (a quarter, as our deterministic convolutions plan, cost the lone run more
+// than it gave a fused array: bench/RESULTS.md).
 void CudaBackend::target_sm_share(cublasHandle_t blas) const {
   const int sms = share_ > 1 && !deterministic_ ? shared_sm_count() : 0;
   SWEEP_CHECK_CUBLAS(cublasSetSmCountTarget(blas, sms));
@@ -214,8 +215,8 @@ void* CudaBackend::grow(DeviceMemory& m, std::size_t bytes, const char* what) {
     // The old buffer may still be in use by queued work, the side stream's included: wait before
     // freeing it. Growing from nothing waits for nothing: a fused array's members meet their first
     // shape that needs a workspace in the middle of a round (a smaller last batch, a validation's),
-    // and waiting there for each member's queued work ran their validations one after another
-    // (64 LeNets on an H200: 1.1 s more for an epoch that ends on a full batch).
+    // and waiting there for each member's queued work would run their validations one after
+    // another.
     join_side();
     SWEEP_CHECK_CUDA(cudaStreamSynchronize(stream_.get()));
     retire(m);
@@ -303,7 +304,7 @@ void CudaBackend::end_capture() {
   // Each kernel node keeps the priority of the stream it was captured on (the main stream's
   // highest, the weight-gradient side stream's lowest: cuda_side_stream.cu). Without this flag a
   // replay runs every node at its launch stream's priority, and the side branch's blocks compete
-  // with the critical path's: H100, LeNet b64 step 421-449k images/s without, 474k with.
+  // with the critical path's.
   SWEEP_CHECK_CUDA(
       cudaGraphInstantiateWithFlags(&exec, g, cudaGraphInstantiateFlagUseNodePriority));
   r.exec = GraphExec(exec);
@@ -352,7 +353,9 @@ cudaEvent_t CudaBackend::stage_replay(const OptimizerStep& opt, std::uint64_t st
   if (host_replays_ >= kRing) SWEEP_CHECK_CUDA(cudaEventSynchronize(ring_done_[slot].get()));
   StepScalars& s = step_ring_.as<StepScalars>()[slot];
   s.lr = opt.lr;
-  adam_factors(opt.lr, opt.beta1, opt.beta2, opt.t, &s.adam_step, &s.adam_inv_sqrt_bc2);
+  const AdamFactors adam = adam_factors(opt.lr, opt.beta1, opt.beta2, opt.t);
+  s.adam_step = adam.step;
+  s.adam_inv_sqrt_bc2 = adam.inv_sqrt_bc2;
   s.pad_ = 0.f;
   s.step = step;
   s.index_delta = index_delta;

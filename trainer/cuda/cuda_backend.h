@@ -22,7 +22,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/cuda/cuda_raii.h"
 #include "trainer/cuda/cudnn_graph.h"
 #include "trainer/cuda/cudnn_legacy.h"
@@ -31,7 +31,13 @@
 
 namespace sweep::trainer::cuda {
 
-class CudaBackend final : public Backend {
+// It offers every optional group (backend.h): fused ops, channels-last activations (in bf16 and
+// tf32), recorded steps, timed shapes.
+class CudaBackend final : public Backend,
+                          public FusedOps,
+                          public ChannelsLastOps,
+                          public GraphCapture,
+                          public ShapeTuning {
  public:
   // Throws sweep::Error when `device` does not exist. tf32: convolutions and dense products may
   // use TF32 tensor cores (about 1e-3 relative error); fp32 forbids it in cuDNN and cuBLAS. bf16:
@@ -83,9 +89,9 @@ class CudaBackend final : public Backend {
   void set_gpu_share(int share);
   // Deterministic mode sums our convolution kernels in the order of their plans for this share of
   // the device whatever the step's share, so that a step computes the same bits alone and in a
-  // fused array (choose_deterministic_conv). A quarter: on an H200 a lone LeNet trial ran as fast
-  // as with plans for the whole GPU (the 64-trial grid with fuse: off in 19.8 s either way) and a
-  // fused array of 64 far faster (7.4 s against 10.0 s); an eighth made the lone trial 22% slower.
+  // fused array (choose_deterministic_conv). A quarter: a lone trial runs about as fast as with
+  // plans for the whole GPU and a fused array much faster; a smaller share slows the lone trial
+  // (bench/RESULTS.md).
   static constexpr int kDeterministicShare = 4;
 
   void* allocate(std::size_t bytes) override;
@@ -216,13 +222,12 @@ class CudaBackend final : public Backend {
   bool has_graph() const { return static_cast<bool>(step_graph_.exec); }
   // opt: this step's optimizer settings (lr, t); step: GatherDesc::step for this step;
   // index_delta: rows between this step's indices pointer and the one seen at capture.
-  bool can_capture() const override { return true; }
   void replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta) override;
   // Forgets the graph; called while capturing (an op threw mid-capture), it also ends the capture
   // and discards what was recorded, so the stream runs eager work again. Never throws.
   void drop_graph() override;
 
-  // ---- The evaluation batch's graph, beside the step's (backend.h).
+  // ---- The evaluation batch's graph, beside the step's (graph_capture.h).
   void begin_evaluation_capture(std::uint64_t key) override;
   bool has_evaluation_graph(std::uint64_t key) const override {
     return eval_graph_.exec && eval_key_ == key;
@@ -235,8 +240,8 @@ class CudaBackend final : public Backend {
   // replay()'s host half: it writes this replay's values to the next ring slot without launching
   // anything and returns the event the caller must record on its stream right after launching the
   // graph that holds this step (once per stage_replay). bench_gpu_multigraph measures a fused
-  // array's round this way: slower than each member's own stream for LeNet (bench/RESULTS.md),
-  // so train_array keeps replay().
+  // array's round this way; train_array keeps replay(), each member on its own stream, which is
+  // faster for the small models fused arrays hold (bench/RESULTS.md).
   cudaGraph_t captured_graph() const { return step_graph_.graph.get(); }
   cudaEvent_t stage_replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta);
   // The convolution workspace, at least `bytes` (grow below; public for the op tests).

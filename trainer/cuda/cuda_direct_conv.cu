@@ -2,8 +2,8 @@
  * cuda_direct_conv.cu — the timed choices of how a convolution shape runs: which of its ops run on
  * our direct kernels (direct_conv.h) rather than on cuDNN's plan, and in bf16 mode whether the
  * bf16 (channels-last) plan or the tf32 plan runs it. Timed once per shape on a machine (kept in
- * the tuning cache, trainer/tuning_cache.h, for later processes), both sides as a training step
- * runs them (graph_timing.h).
+ * the tuning cache, trainer/backend/tuning_cache.h, for later processes), both sides as a training
+ * step runs them (graph_timing.h).
  */
 #include <algorithm>
 #include <array>
@@ -32,15 +32,13 @@ constexpr int kTimedReplays = 3;
 // Timings of each candidate, in turn, whose best counts (every choice here).
 constexpr int kTimingRounds = 3;
 // Calls in flight at once when timing for a shared GPU (all branches together): enough to keep
-// `share` of them running side by side, without ten calls on every branch; at the conv-block
-// net's shapes (about 0.1 ms a call) that made a 16-member array's start-up seconds longer, and
-// two calls on each of 16 branches still 0.35 s longer than on 8 (one each now).
+// `share` of them running side by side, without ten calls on every branch: each call timed is
+// start-up time that every fused array's members pay before training.
 constexpr int kSharedCalls = 16;
 // Sharing the GPU, cuDNN's plan is taken only when faster than ours by more than this: the timing
-// runs copies of one op, not the mix of ops that a fused array's members run side by side. At
-// LeNet's second weight gradient planned for 16 steps it put cuDNN 5% ahead (one call a branch)
-// or ours 10% ahead (two), while the array trained 12% slower on cuDNN's (1.24-1.26M against
-// 1.41-1.43M images/s, H200). Ours also add in a fixed order: the same bits every run.
+// runs copies of one op, not the mix of ops that a fused array's members run side by side, so a
+// small lead of cuDNN's in it is noise that can go either way in training. Ours also add in a
+// fixed order: the same bits every run.
 constexpr float kSharedCudnnMargin = 1.1f;
 
 template <class Op>
@@ -80,11 +78,9 @@ void CudaBackend::inherit_direct_conv(const ConvGeom& g, bool direct, bool tiled
 // alike (tiled_conv_forward_sms, scatter_dgrad_sms; the weight gradient's chunks follow the SMs,
 // so it always runs the canonical plan). So a fused member computes its lone run's bits. They run
 // a shape of at most kDeterministicOursMacs multiply-adds an image (LeNet's layers: 0.3M and
-// 1.6M), where they beat cuDNN's deterministic algorithms by far: the 64-trial LeNet grid on an
-// H200 took 14.9 s fused and 47.1 s with fuse: off on cuDNN's, 7.1-7.3 s and 20.0 s on ours. Wider
-// layers keep cuDNN's deterministic plan: the conv-block net's 3x3 layers of 32-128 channels (9.4M
-// an image) ran its 16-trial sweep in 19.2 s on ours against 10.1 s on cuDNN's
-// (bench/RESULTS.md).
+// 1.6M), where they beat cuDNN's deterministic algorithms by far; wider layers (the conv-block
+// net's 3x3 layers of 32-128 channels, 9.4M an image) keep cuDNN's deterministic plan, which is
+// faster there (bench/RESULTS.md).
 void CudaBackend::choose_deterministic_conv(const ConvGeom& g, bool tiled, bool scatter,
                                             ConvEntry& e) const {
   constexpr double kDeterministicOursMacs = 4e6;
@@ -95,8 +91,8 @@ void CudaBackend::choose_deterministic_conv(const ConvGeom& g, bool tiled, bool 
     e.forward = ConvImpl::tiled;
     e.forward_sms = tiled_conv_forward_sms(g, sm_count_, order);
   }
-  // The scatter kernel packs better where the GPU is shared: the grid fused took 7.4 s on it,
-  // 8.7 s on the tiled data gradient (alone 19.1-19.8 s on either, two calls).
+  // The scatter kernel packs better where the GPU is shared (alone the two run alike), so it
+  // takes the data gradient wherever it fits.
   if (scatter) {
     e.data = ConvImpl::scatter;
     e.data_sms = scatter_dgrad_sms(g, sm_count_, order);
@@ -132,9 +128,8 @@ void CudaBackend::choose_direct_conv(const ConvGeom& g, bool timed, ConvEntry& e
   if (deterministic_) return choose_deterministic_conv(g, tiled, scatter, e);
   // Shapes that run rarely (a partial batch) are not timed: timing them costs more than it saves.
   // They take the kernels timed for the same layer at the tuned batch, where those take the shape,
-  // rather than cuDNN's heuristic plan, whose weight gradient adds with atomics: with ours, five
-  // runs of the 64-trial LeNet grid ended with the same best accuracy, where they had differed by
-  // 0.2 points.
+  // rather than cuDNN's heuristic plan, whose weight gradient adds with atomics: ours add in a
+  // fixed order, so repeated runs of one sweep end with the same accuracies.
   if (!timed) {
     if (tuned_batch_ > 0) inherit_direct_conv(g, direct, tiled, tiled_filter, scatter, e);
     return;

@@ -1,7 +1,7 @@
 /*
  * cuda_nhwc_activations.cu — the backend's ops on activations kept channels-last, bf16 or fp32
- * NHWC (backend.h, "activations kept channels-last"): conversions through nhwc_cast.cu's kernels,
- * the rest through nhwc_activations.cu's. Each op waits for the side stream as its fp32 NCHW twin
+ * NHWC (trainer/backend/channels_last_ops.h): conversions through nhwc_cast.cu's kernels,
+ * the rest through nhwc_activations.h's. Each op waits for the side stream as its fp32 NCHW twin
  * does (a backward op only when it touches what the queued weight gradients still read or write).
  */
 #include "common/check.h"

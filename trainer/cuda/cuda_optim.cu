@@ -2,13 +2,15 @@
  * cuda_optim.cu — gradient norm, clipping scale and the fused optimizer update (kernels in
  * optim.cuh).
  *
- * Adam's bias corrections are computed on the host with the CPU backend's expressions
- * (adam_factors) and passed in, so both backends use the same float factors; in a captured step
- * the kernel reads them from the step block instead (CudaBackend::replay refreshes it).
+ * Adam's bias corrections are computed on the host by trainer/optim/adam_factors.h, the function
+ * the CPU backend uses too, and passed in, so both backends multiply by the same float factors;
+ * in a captured step the kernel reads them from the step block instead (CudaBackend::replay
+ * refreshes it).
  */
 #include "common/check.h"
 #include "trainer/cuda/cuda_backend.h"
 #include "trainer/cuda/optim.cuh"
+#include "trainer/optim/adam_factors.h"
 
 namespace sweep::trainer::cuda {
 
@@ -38,7 +40,9 @@ void CudaBackend::optimizer_step(const OptimizerStep& s, float* params, const fl
   a.alpha = s.alpha;
   a.eps = s.eps;
   a.weight_decay = s.weight_decay;
-  adam_factors(s.lr, s.beta1, s.beta2, s.t < 1 ? 1 : s.t, &a.adam_step, &a.adam_inv_sqrt_bc2);
+  const AdamFactors adam = adam_factors(s.lr, s.beta1, s.beta2, s.t < 1 ? 1 : s.t);
+  a.adam_step = adam.step;
+  a.adam_inv_sqrt_bc2 = adam.inv_sqrt_bc2;
   cuda::optimizer_step(a, params, grads, state1, state2, n, grad_scale, dyn(), stream());
 }
 

@@ -119,8 +119,8 @@ inline CublasHandle make_cublas() {
   return CublasHandle(h);
 }
 // A cuDNN handle's own calls (cudnnCreate, cudnnSetStream) on a nearly full device fail with
-// CUDNN_STATUS_INTERNAL_ERROR rather than an allocation status (seen on an H200 with all but a
-// few hundred MB held): counted as out of memory when less than this is free, so a fused array
+// CUDNN_STATUS_INTERNAL_ERROR rather than an allocation status (with all but a few hundred MB
+// held): counted as out of memory when less than this is free, so a fused array
 // sets the member back as for any allocation (train_array.cpp) instead of failing it.
 constexpr std::size_t kCudnnHandleRoom = std::size_t{256} << 20;
 inline void check_cudnn_handle_call(cudnnStatus_t s, const char* call, const char* file, int line) {

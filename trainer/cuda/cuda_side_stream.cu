@@ -2,10 +2,10 @@
  * cuda_side_stream.cu — weight gradients on a second stream, beside the data gradients.
  *
  * In a backward pass the data gradient of a layer is on the critical path (the layer below needs
- * it) while its weight and bias gradients are needed only by the optimizer. At LeNet's sizes
- * neither of a layer's two gradient products fills an H100, so running them one after the other
- * leaves most of the GPU idle for both. conv2d_backward and dense_backward therefore queue the
- * weight side on a second stream that first waits for this stream's work so far (an event), and
+ * it) while its weight and bias gradients are needed only by the optimizer. At small models'
+ * sizes neither of a layer's two gradient products fills the GPU, so running them one after the
+ * other leaves most of the GPU idle for both. conv2d_backward and dense_backward therefore queue
+ * the weight side on a second stream that first waits for this stream's work so far (an event), and
  * the data side here (a channels-last plan too, where the weight gradient's operands are not
  * converted copies in the shared scratch: activations kept channels-last, or x kept from the
  * forward). The side stream has the lowest priority, so the block scheduler serves the

@@ -4,18 +4,20 @@
  *
  * The legacy API (cudnn_legacy.h) gives bf16 convolutions one storage type for x, w and y, so a
  * weight gradient comes out in bf16, and its fast algorithms add those gradients with bf16
- * atomics (3-4% errors, measured): only its deterministic algorithms were usable, and they ran
+ * atomics (errors of several percent): only its deterministic algorithms are usable, and they run
  * about as fast as tf32. The graph API takes a type per tensor and offers cuDNN's newer engines
  * (those PyTorch's channels_last runs): here x, w, y, dx and dy are bf16 or fp32 (NHWC, filters
  * K,R,S,C), accumulation is fp32, and the weight gradient is written in fp32 straight into the
  * master gradient's K,C,R,S layout, or in the plan's type in K,R,S,C where that runs faster (bf16,
  * as autocast's: only when more than 25% faster). In tf32 mode this plan on fp32 NHWC tensors is
  * what reaches the tensor cores: for NCHW tensors cudnnFind's fastest are fp32 FMA kernels at
- * our shapes (measured). Engines whose notes say they reduce in reduced precision, or use FFT or
+ * our shapes. Engines whose notes say they reduce in reduced precision, or use FFT or
  * Winograd, are never taken. Each op takes the fastest of cuDNN's heuristic candidates, timed in a
  * CUDA graph as a step runs them, once per shape and process (later plans of the shape reuse the
  * choice).
- * The deprecated descriptor API stays in cudnn_legacy.cpp; this file is the graph API's only user.
+ * The deprecated descriptor API stays in cudnn_legacy.cpp; cudnn_graph.cpp and
+ * cudnn_graph_engines.cpp (the descriptors, graphs and candidate plans) are the graph API's only
+ * users.
  */
 #pragma once
 
@@ -26,7 +28,7 @@
 #include <memory>
 #include <string>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer::cuda {
 

@@ -70,8 +70,8 @@ bool math_allowed(cudnnMathType_t m, MathMode mode) {
   return m != CUDNN_TENSOR_OP_MATH && m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
-// FFT and non-fused Winograd algorithms lose digits: on Hopper one of them gave 1% errors on a
-// LeNet weight gradient in fp32. With fp32 they are never chosen; tf32 accepts them.
+// FFT and non-fused Winograd algorithms lose digits (errors of a percent on a small weight
+// gradient in fp32). With fp32 they are never chosen; tf32 accepts them.
 bool lossy(cudnnConvolutionFwdAlgo_t a) {
   return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
          a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
@@ -179,8 +179,8 @@ Choice choose(cudnnHandle_t h, const ConvDescs& p, const ConvGeom& g, MathMode m
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  // What Find chose in an earlier process on this machine (trainer/tuning_cache.h): the same
-  // cuDNN on the same GPU, so the same algorithms exist.
+  // What Find chose in an earlier process on this machine (trainer/backend/tuning_cache.h): the
+  // same cuDNN on the same GPU, so the same algorithms exist.
   if (find)
     if (const auto kept = kept_choice(device, "cudnn_conv", choice_key(key));
         kept && kept->size() == 8) {

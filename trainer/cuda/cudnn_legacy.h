@@ -15,13 +15,13 @@
 #include <cstddef>
 #include <memory>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer::cuda {
 
 // fp32: IEEE fp32 products (no tensor-core conversion). tf32: fp32 data, TF32 tensor-core products
 // (about 1e-3 relative error). bf16: convolutions run on bfloat16 copies of their operands with
-// fp32 accumulation (cudnn_graph.h; the backend converts, see cuda_layers.cu), dense products in
+// fp32 accumulation (cudnn_graph.h; the backend converts, see cuda_conv_nhwc.cu), dense products in
 // cuBLAS' FAST_16BF mode; parameters, optimizer state and activations between layers stay fp32 (the
 // "fp32 master weights" of mixed precision, as PyTorch's bf16 autocast).
 enum class MathMode { fp32, tf32, bf16 };

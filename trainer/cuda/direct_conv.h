@@ -1,8 +1,8 @@
 /*
  * direct_conv.h — our own kernels for small convolutions: stride 1, square 3x3 or 5x5 filters,
  * any zero padding, fp32. At LeNet's shapes cuDNN's picks leave most of the GPU idle (its weight
- * gradient of the first layer, one input channel, takes 39 us where a direct kernel takes 14 us on
- * an H100: bench/RESULTS.md), and these shapes are what a fused array of small trials is made of.
+ * gradient of the first layer, one input channel, is several times slower than a direct kernel:
+ * bench/RESULTS.md), and these shapes are what a fused array of small trials is made of.
  * The backend times them against cuDNN's plan per shape and takes the faster (cuda_direct_conv.cu).
  *
  * Every sum runs in a fixed order (no atomics): the same inputs give the same bits in every run.
@@ -22,7 +22,7 @@
 
 #include <cstddef>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer::cuda {
 

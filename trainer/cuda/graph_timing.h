@@ -2,8 +2,8 @@
  * graph_timing.h — GPU time per call of an op, measured as a training step runs it: `calls`
  * calls back to back in one CUDA graph, replayed; or, with several branches, as that many steps
  * sharing the GPU run it. Timing eager calls instead would charge an op
- * its library's host-side work (cuDNN's legacy calls spend about 30 us on the host each, more
- * than LeNet's kernels take on the GPU). Used to choose between kernels (cuda_direct_conv.cu)
+ * its library's host-side work (cuDNN's legacy calls spend longer on the host each than small
+ * models' kernels take on the GPU). Used to choose between kernels (cuda_direct_conv.cu)
  * and by bench_direct_conv.
  */
 #pragma once

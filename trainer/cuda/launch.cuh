@@ -10,7 +10,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -40,15 +39,5 @@ struct StepScalars {
   // pass's batch b writes its rows of arrays that cover the whole set.
   std::int64_t label_delta;
 };
-
-// Adam's bias corrections for step t, computed as the CPU backend does (double pow, then float):
-// step = lr / (1 - beta1^t), inv_sqrt_bc2 = 1 / sqrt(1 - beta2^t).
-inline void adam_factors(float lr, float beta1, float beta2, std::int64_t t, float* step,
-                         float* inv_sqrt_bc2) {
-  const double td = static_cast<double>(t);
-  const float bc1 = static_cast<float>(1.0 - std::pow(double(beta1), td));
-  *inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(double(beta2), td)));
-  *step = lr / bc1;
-}
 
 }  // namespace sweep::trainer::cuda

@@ -9,8 +9,8 @@
  * its first element (row-major) equal to the pooled value. Both run a thread per window, or, for
  * a step that shares the GPU with others (a fused array's member), a thread per kSharedWindows
  * windows, all read before any is written: as many loads in flight from a quarter of the warps,
- * which the other members' kernels then have (64 LeNets, H200: +1-4% images/s in three
- * same-call pairs; a lone step loses 1% so, and keeps a thread per window). The backward writes
+ * which the other members' kernels then have (a lone step is a little slower so, and keeps a
+ * thread per window). The backward writes
  * every element of dx once (the trailing odd row or column zero). The forward can also keep each
  * window's argmax (first_max, a byte), and a backward reads that and dy instead of x and y: for a
  * pooling its convolution computes (tiled_conv.h pools in shared memory, so x is never written).

@@ -19,6 +19,10 @@
  * same run to run, and fp32 inputs holding bf16 values give the bf16 overload's sums and
  * statistics. Nothing here allocates: the launchers can be captured in a CUDA graph. Sizes of
  * 2^31 elements or more throw sweep::Error (the index arithmetic is 32-bit), as bf16_cast.cu does.
+ *
+ * Defined one family a file: nhwc_batchnorm.cu, nhwc_conv_bias.cu (add_bias_nhwc and
+ * channel_sums_nhwc), nhwc_elementwise.cu (ReLU, add) and nhwc_pool.cu; what they share is in
+ * nhwc_pack.cuh (packed loads and stores) and nhwc_reduce.cuh (the per-channel sums).
  */
 #pragma once
 
@@ -27,7 +31,7 @@
 
 #include <cstddef>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer::cuda {
 

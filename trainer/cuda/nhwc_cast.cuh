@@ -1,7 +1,7 @@
 /*
  * nhwc_cast.cuh — conversions between the fp32 NCHW tensors the backend keeps and the
  * channels-last copies its graph-API convolutions read and write: bfloat16 NHWC (MathMode::bf16)
- * or fp32 NHWC (MathMode::tf32), see cuda_layers.cu.
+ * or fp32 NHWC (MathMode::tf32), see cuda_conv_nhwc.cu and cuda_dense.cu.
  *
  * The conversion is also the layout change: cuDNN's Hopper tensor-core kernels want NHWC, and
  * given NCHW they transpose before and after each call themselves (measured); a cast that has to
@@ -22,7 +22,7 @@
 #include <cstddef>
 #include <initializer_list>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer::cuda {
 

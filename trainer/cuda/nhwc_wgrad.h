@@ -2,8 +2,8 @@
  * nhwc_wgrad.h — our TF32 weight gradient for 3x3 convolutions on fp32 NHWC activations.
  *
  * Why: at 32 channels of 32x32 (the conv-block net's first stage) every weight-gradient engine
- * cuDNN offers for fp32 NHWC is an FMA kernel (wgrad_alg0_engine_NHWC, 199 us at batch 256 on an
- * H200, 24 TFLOPS) or a tensor-core one 30x slower: the result is only K x 9C values, too few tiles
+ * cuDNN offers for fp32 NHWC is an FMA kernel (wgrad_alg0_engine_NHWC) or a much slower
+ * tensor-core one: the result is only K x 9C values, too few tiles
  * to fill the GPU, while the reduction runs over all N*H*W positions. This kernel splits that
  * reduction instead: a block per image (or half image, or a few small images) stages their rows in
  * shared memory (x with its zero border, dy) and accumulates all nine taps' K x C products on
@@ -17,7 +17,7 @@
 
 #include <cstddef>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer::cuda {
 

@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "common/check.h"
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/cuda/launch.cuh"
 
 namespace sweep::trainer::cuda {
@@ -92,7 +92,7 @@ __device__ __forceinline__ float updated(const OptimizerArgs& a, float p, float 
 // kVec4: every array is 16-byte aligned; a thread updates four adjacent parameters with float4
 // loads and stores, the last n % 4 one each. The same loads in flight from a quarter of the warps:
 // one thread a parameter held every SM's warps for the update's length, which in a fused array
-// the other members' kernels wanted (64 LeNets, H200: +1-2% images/s; a lone step unchanged).
+// the other members' kernels wanted (a lone step runs as fast either way).
 // The same arithmetic per parameter either way (updated()): the same bits.
 template <bool kVec4>
 __global__ void optimizer_kernel(OptimizerArgs a, float* params /* (n) */,

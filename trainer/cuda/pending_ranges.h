@@ -17,7 +17,7 @@
 #include <initializer_list>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer::cuda {
 

@@ -17,7 +17,7 @@
 
 #include <cuda_runtime.h>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer::cuda {
 

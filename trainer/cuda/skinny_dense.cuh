@@ -81,8 +81,8 @@ __global__ void skinny_dense_forward_rows_kernel(const float* __restrict__ x,
 
 // dx (n, in) = dy (n, out) w (out, in): one thread per dx value. relu_x (x, when not null): the
 // layer's input is a ReLU's output and dx goes on through it, dx = relu_x > 0 ? dx : 0. kOut: the
-// outputs when known at compile time (the loop unrolled, every load of a thread issued at once:
-// the lone LeNet step +0.6%), 0 when given by `out`. The same order of sums either way.
+// outputs when known at compile time (the loop unrolled, every load of a thread issued at once),
+// 0 when given by `out`. The same order of sums either way.
 template <int kOut>
 __global__ void skinny_dense_dx_kernel(const float* __restrict__ dy, const float* __restrict__ w,
                                        const float* __restrict__ relu_x, float* __restrict__ dx,
@@ -127,8 +127,8 @@ inline unsigned blocks_for(std::size_t threads) {
 constexpr int kUnrolledOut = 10;
 
 // rows: a warp per row for every output (skinny_dense_forward_rows_kernel: a step sharing the GPU
-// leaves the other steps nine tenths of the warps; 64 LeNets, H200: +0.3-0.9% images/s in six
-// pairs), else a warp per output value (alone: the shortest time, 2.5% faster a LeNet step).
+// leaves the other steps nine tenths of the warps), else a warp per output value (alone: the
+// shortest time).
 inline void skinny_dense_forward(const float* x, const float* w, const float* b, float* y, int n,
                                  int in, int out, bool relu, bool rows, cudaStream_t s) {
   if (rows && out == kUnrolledOut)

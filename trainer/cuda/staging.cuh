@@ -1,8 +1,9 @@
 /*
- * staging.cuh — what our shared-memory kernels (tiled_conv.cu, scatter_dgrad.cu) share: copying
- * values into shared memory with several loads in flight, splitting indices without integer
- * division, copying asynchronously (the next image's tiles arriving during the products on this
- * one's), and allowing a kernel more than 48 KB of dynamic shared memory on each device.
+ * staging.cuh — what our shared-memory kernels (tiled_conv_forward.cu, tiled_conv_filter.cu,
+ * scatter_dgrad.cu) share: copying values into shared memory with several loads in flight,
+ * splitting indices without integer division, copying asynchronously (the next image's tiles
+ * arriving during the products on this one's), and allowing a kernel more than 48 KB of dynamic
+ * shared memory on each device.
  */
 #pragma once
 

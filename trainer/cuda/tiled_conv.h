@@ -4,11 +4,11 @@
  * 28x28 into 20 filters, 20 channels of 12x12 into 50).
  *
  * The direct kernels (direct_conv.h) give each thread one output position and read the input
- * from global memory once per filter tap; at LeNet's second layer that makes them 2.5x slower
- * than cuDNN. Here a block copies the filters of a group of output channels into shared memory
+ * from global memory once per filter tap, which at LeNet's second layer makes them slower than
+ * cuDNN. Here a block copies the filters of a group of output channels into shared memory
  * once and, for each of its images (up to four, one after another), the input rows it needs
- * (every channel, zero padding included; several loads in flight per thread: the staging, not
- * the arithmetic, set these kernels' time before), then each thread computes 4 adjacent positions
+ * (every channel, zero padding included; several loads in flight per thread, since the staging,
+ * not the arithmetic, bounds these kernels' time), then each thread computes 4 adjacent positions
  * of a row for 4 filters: per filter row it loads 8 inputs (two float4) and 5 float4 filter values
  * (shared by the warp) for 80 multiply-adds. So few outputs would leave each scheduler about one
  * warp, so a block's threads also split the
@@ -29,7 +29,7 @@
 
 #include <cstdint>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer::cuda {
 

@@ -12,7 +12,7 @@
 #include <mutex>
 
 #include "common/check.h"
-#include "trainer/tuning_cache.h"
+#include "trainer/backend/tuning_cache.h"
 
 namespace sweep::trainer::cuda {
 

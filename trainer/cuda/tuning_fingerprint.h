@@ -1,7 +1,8 @@
 /*
- * tuning_fingerprint.h — what a timed choice on a GPU holds for (trainer/tuning_cache.h): the GPU
- * model and its SMs, the driver, the CUDA runtime, cuDNN and cuBLAS, and this program's file (a
- * rebuilt program has other kernels, and times again); and the cache's find and put under it.
+ * tuning_fingerprint.h — what a timed choice on a GPU holds for (trainer/backend/tuning_cache.h):
+ * the GPU model and its SMs, the driver, the CUDA runtime, cuDNN and cuBLAS, and this program's
+ * file (a rebuilt program has other kernels, and times again); and the cache's find and put under
+ * it.
  */
 #pragma once
 
@@ -22,9 +23,9 @@ std::vector<long long> choice_key(const std::array<T, N>& key) {
   return {key.begin(), key.end()};
 }
 
-// The process's tuning cache (trainer/tuning_cache.h) under GPU `device`'s fingerprint: what was
-// kept of `kind` at `key`, and keeping it. Every timed choice of the CUDA backend goes through
-// these two.
+// The process's tuning cache (trainer/backend/tuning_cache.h) under GPU `device`'s fingerprint:
+// what was kept of `kind` at `key`, and keeping it. Every timed choice of the CUDA backend goes
+// through these two.
 std::optional<std::vector<double>> kept_choice(int device, const char* kind,
                                                const std::vector<long long>& key);
 void keep_choice(int device, const char* kind, const std::vector<long long>& key,

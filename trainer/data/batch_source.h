@@ -14,7 +14,7 @@
 #include <optional>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/data/dataset.h"
 #include "trainer/data/device_dataset.h"
 #include "trainer/data/shuffle.h"

@@ -13,7 +13,7 @@
  */
 #pragma once
 
-#include "trainer/network.h"
+#include "trainer/shape.h"
 #include "trainer/train_config.h"
 
 namespace sweep::trainer {

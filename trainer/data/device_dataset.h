@@ -15,7 +15,7 @@
 #include <memory>
 #include <optional>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/data/dataset.h"
 
 namespace sweep::trainer {

@@ -13,7 +13,7 @@ namespace sweep::trainer {
 void ReLU::forward(const float* x, float* y, int batch, bool training) {
   const std::size_t n = std::size_t(batch) * in_.numel();
   if (is_nhwc(in_storage_))
-    backend_->relu_forward_nhwc(in_storage_, x, y, n);
+    channels_last(*backend_).relu_forward_nhwc(in_storage_, x, y, n);
   else
     backend_->relu_forward(x, y, n);
 }
@@ -22,7 +22,7 @@ void ReLU::backward(const float* x, const float* y, const float* dy, float* dx, 
   if (!dx) return;
   const std::size_t n = std::size_t(batch) * in_.numel();
   if (is_nhwc(in_storage_))
-    backend_->relu_backward_nhwc(in_storage_, y, dy, dx, n);
+    channels_last(*backend_).relu_backward_nhwc(in_storage_, y, dy, dx, n);
   else
     backend_->relu_backward(y, dy, dx, n);
 }

@@ -45,22 +45,23 @@ void BatchNorm::forward(const float* x, float* y, int batch, bool training) {
                 " features gives one (use a batch of at least 2)");
   if (is_nhwc(in_storage_)) {
     if (training)
-      backend_->batchnorm_forward_train_nhwc(g, in_storage_, x, gamma, beta, state_, state_ + in_.c,
-                                             saved_.f(), saved_.f() + in_.c, y, relu_after_);
+      channels_last(*backend_).batchnorm_forward_train_nhwc(g, in_storage_, x, gamma, beta, state_,
+                                                            state_ + in_.c, saved_.f(),
+                                                            saved_.f() + in_.c, y, relu_after_);
     else
-      backend_->batchnorm_forward_infer_nhwc(g, in_storage_, x, gamma, beta, state_, state_ + in_.c,
-                                             y, relu_after_);
+      channels_last(*backend_).batchnorm_forward_infer_nhwc(g, in_storage_, x, gamma, beta, state_,
+                                                            state_ + in_.c, y, relu_after_);
     return;
   }
   if (training) {
     if (relu_after_)
-      backend_->batchnorm_forward_train_relu(g, x, gamma, beta, state_, state_ + in_.c, saved_.f(),
-                                             saved_.f() + in_.c, y);
+      batchnorm_forward_train_relu(*backend_, g, x, gamma, beta, state_, state_ + in_.c, saved_.f(),
+                                   saved_.f() + in_.c, y);
     else
       backend_->batchnorm_forward_train(g, x, gamma, beta, state_, state_ + in_.c, saved_.f(),
                                         saved_.f() + in_.c, y);
   } else if (relu_after_) {
-    backend_->batchnorm_forward_infer_relu(g, x, gamma, beta, state_, state_ + in_.c, y);
+    batchnorm_forward_infer_relu(*backend_, g, x, gamma, beta, state_, state_ + in_.c, y);
   } else {
     backend_->batchnorm_forward_infer(g, x, gamma, beta, state_, state_ + in_.c, y);
   }
@@ -68,12 +69,12 @@ void BatchNorm::forward(const float* x, float* y, int batch, bool training) {
 
 void BatchNorm::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   if (is_nhwc(in_storage_))
-    backend_->batchnorm_backward_nhwc(geometry(batch), in_storage_, x, relu_after_ ? y : nullptr,
-                                      dy, params_, saved_.f(), saved_.f() + in_.c, dx, grads_,
-                                      grads_ + in_.c);
+    channels_last(*backend_).batchnorm_backward_nhwc(
+        geometry(batch), in_storage_, x, relu_after_ ? y : nullptr, dy, params_, saved_.f(),
+        saved_.f() + in_.c, dx, grads_, grads_ + in_.c);
   else if (relu_after_)
-    backend_->batchnorm_backward_relu(geometry(batch), x, y, dy, params_, saved_.f(),
-                                      saved_.f() + in_.c, dx, grads_, grads_ + in_.c);
+    batchnorm_backward_relu(*backend_, geometry(batch), x, y, dy, params_, saved_.f(),
+                            saved_.f() + in_.c, dx, grads_, grads_ + in_.c);
   else
     backend_->batchnorm_backward(geometry(batch), x, dy, params_, saved_.f(), saved_.f() + in_.c,
                                  dx, grads_, grads_ + in_.c);

@@ -76,8 +76,8 @@ ConvGeom Conv2d::geometry(int batch) const {
 
 // What the backend offers for the shape.
 NhwcRole Conv2d::nhwc_role(const Backend& backend) const {
-  const bool reads = backend.conv_reads_nhwc(geometry(1)),
-             writes = backend.conv_writes_nhwc(geometry(1));
+  const bool reads = conv_reads_nhwc(backend, geometry(1)),
+             writes = conv_writes_nhwc(backend, geometry(1));
   return reads && writes ? NhwcRole::reads_writes
          : reads         ? NhwcRole::reads
          : writes        ? NhwcRole::writes
@@ -86,13 +86,14 @@ NhwcRole Conv2d::nhwc_role(const Backend& backend) const {
 
 void Conv2d::bind(Backend& backend, float* params, float* grads, float* state, int max_batch) {
   Layer::bind(backend, params, grads, state, max_batch);
-  const std::size_t kept = backend.conv_kept_bytes(geometry(max_batch), in_storage_);
+  ChannelsLastOps* stored = backend.channels_last_ops();
+  const std::size_t kept = stored ? stored->conv_kept_bytes(geometry(max_batch), in_storage_) : 0;
   kept_ = kept ? DeviceBuffer(backend, kept) : DeviceBuffer();
 }
 
 bool Conv2d::fuse_maxpool_after(Pool2d& pool, float* pooled) {
   const ConvGeom g = geometry(1);
-  if (!pool.pools_2x2_max_fp32() || in_storage_ != Storage::fp32_nchw ||
+  if (!backend_->fused_ops() || !pool.pools_2x2_max_fp32() || in_storage_ != Storage::fp32_nchw ||
       out_storage_ != Storage::fp32_nchw || kept_.bytes() || g.out_h < 2 || g.out_w < 2)
     return false;
   pooled_ = pooled;
@@ -108,18 +109,23 @@ void Conv2d::forward(const float* x, float* y, int batch, bool training) {
   const float* b = opt_.bias ? params_ + wsize : nullptr;
   // Only a backward reads the pooling's argmax: an inference forward computes none.
   if (pooled_)
-    return backend_->conv2d_forward_maxpool2x2(geometry(batch), x, params_, b, y, pooled_,
-                                               training ? argmax_ : nullptr);
-  backend_->conv2d_forward_stored(geometry(batch), in_storage_, x, params_, b, out_storage_, y,
-                                  training && kept_.bytes() ? kept_.as<void>() : nullptr);
+    return backend_->fused_ops()->conv2d_forward_maxpool2x2(geometry(batch), x, params_, b, y,
+                                                            pooled_, training ? argmax_ : nullptr);
+  // Without the channels-last group every activation is fp32 NCHW and nothing is kept.
+  ChannelsLastOps* stored = backend_->channels_last_ops();
+  if (!stored) return backend_->conv2d_forward(geometry(batch), x, params_, b, y);
+  stored->conv2d_forward_stored(geometry(batch), in_storage_, x, params_, b, out_storage_, y,
+                                training && kept_.bytes() ? kept_.as<void>() : nullptr);
 }
 
 void Conv2d::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   const std::size_t wsize = param_count_ - (opt_.bias ? opt_.filters : 0);
   float* db = opt_.bias ? grads_ + wsize : nullptr;
-  backend_->conv2d_backward_stored(geometry(batch), in_storage_, x,
-                                   kept_.bytes() ? kept_.as<void>() : nullptr, params_,
-                                   out_storage_, dy, dx, grads_, db);
+  ChannelsLastOps* stored = backend_->channels_last_ops();
+  if (!stored) return backend_->conv2d_backward(geometry(batch), x, params_, dy, dx, grads_, db);
+  stored->conv2d_backward_stored(geometry(batch), in_storage_, x,
+                                 kept_.bytes() ? kept_.as<void>() : nullptr, params_, out_storage_,
+                                 dy, dx, grads_, db);
 }
 
 }  // namespace sweep::trainer

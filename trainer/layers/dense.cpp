@@ -32,7 +32,7 @@ void Dense::forward(const float* x, float* y, int batch, bool training) {
   const std::size_t wsize = std::size_t(units_) * in_features_;
   const float* b = bias_ ? params_ + wsize : nullptr;
   if (relu_after_)
-    backend_->dense_forward_relu(x, params_, b, y, batch, in_features_, units_);
+    dense_forward_relu(*backend_, x, params_, b, y, batch, in_features_, units_);
   else
     backend_->dense_forward(x, params_, b, y, batch, in_features_, units_);
 }
@@ -41,8 +41,8 @@ void Dense::backward(const float* x, const float* y, const float* dy, float* dx,
   const std::size_t wsize = std::size_t(units_) * in_features_;
   float* db = bias_ ? grads_ + wsize : nullptr;
   if (relu_input_ && dx)
-    backend_->dense_backward_relu_input(x, params_, dy, dx, grads_, db, batch, in_features_,
-                                        units_);
+    dense_backward_relu_input(*backend_, x, params_, dy, dx, grads_, db, batch, in_features_,
+                              units_);
   else
     backend_->dense_backward(x, params_, dy, dx, grads_, db, batch, in_features_, units_);
 }

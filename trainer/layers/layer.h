@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "common/check.h"
-#include "trainer/backend.h"
-#include "trainer/network.h"
+#include "trainer/backend/backend.h"
+#include "trainer/shape.h"
 #include "trainer/train_config.h"
 
 namespace sweep::trainer {

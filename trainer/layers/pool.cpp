@@ -58,7 +58,7 @@ std::uint8_t* Pool2d::keep_argmax_for_conv() {
 void Pool2d::forward(const float* x, float* y, int batch, bool training) {
   if (argmax_) throw Error("internal: a pooling its convolution computes ran its own forward");
   if (is_nhwc(in_storage_))
-    backend_->maxpool2x2_forward_nhwc(geometry(batch), in_storage_, x, y);
+    channels_last(*backend_).maxpool2x2_forward_nhwc(geometry(batch), in_storage_, x, y);
   else
     backend_->pool_forward(geometry(batch), mode_, x, y);
 }
@@ -66,9 +66,10 @@ void Pool2d::forward(const float* x, float* y, int batch, bool training) {
 void Pool2d::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   if (!dx) return;
   if (is_nhwc(in_storage_))
-    backend_->maxpool2x2_backward_nhwc(geometry(batch), in_storage_, x, y, dy, dx);
+    channels_last(*backend_).maxpool2x2_backward_nhwc(geometry(batch), in_storage_, x, y, dy, dx);
   else if (argmax_)  // x, the convolution's output, was never written
-    backend_->maxpool2x2_backward_argmax(geometry(batch), argmax_.as<std::uint8_t>(), dy, dx);
+    backend_->fused_ops()->maxpool2x2_backward_argmax(geometry(batch), argmax_.as<std::uint8_t>(),
+                                                      dy, dx);
   else
     backend_->pool_backward(geometry(batch), mode_, x, y, dy, dx);
 }
@@ -84,7 +85,7 @@ PoolGeom GlobalAvgPool::geometry(int batch) const {
 
 void GlobalAvgPool::forward(const float* x, float* y, int batch, bool training) {
   if (is_nhwc(in_storage_))
-    backend_->global_avgpool_forward_nhwc(geometry(batch), in_storage_, x, y);
+    channels_last(*backend_).global_avgpool_forward_nhwc(geometry(batch), in_storage_, x, y);
   else
     backend_->pool_forward(geometry(batch), PoolMode::average, x, y);
 }
@@ -93,7 +94,7 @@ void GlobalAvgPool::backward(const float* x, const float* y, const float* dy, fl
                              int batch) {
   if (!dx) return;
   if (is_nhwc(in_storage_))
-    backend_->global_avgpool_backward_nhwc(geometry(batch), in_storage_, dy, dx);
+    channels_last(*backend_).global_avgpool_backward_nhwc(geometry(batch), in_storage_, dy, dx);
   else
     backend_->pool_backward(geometry(batch), PoolMode::average, x, y, dy, dx);
 }

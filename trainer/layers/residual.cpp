@@ -210,9 +210,9 @@ void Residual::forward(const float* x, float* y, int batch, bool training) {
 
 void Residual::sum(const float* a, const float* b, float* y, std::size_t n, Storage s, bool relu) {
   if (is_nhwc(s))
-    backend_->add_nhwc(s, a, b, y, n, relu);
+    channels_last(*backend_).add_nhwc(s, a, b, y, n, relu);
   else if (relu)
-    backend_->add_relu(a, b, y, n);
+    add_relu(*backend_, a, b, y, n);
   else
     backend_->add(a, b, y, n);
 }
@@ -222,7 +222,7 @@ void Residual::backward(const float* x, const float* y, const float* dy, float* 
   if (activation_ == Activation::relu) {
     const std::size_t n = std::size_t(batch) * std::size_t(out_.numel());
     if (is_nhwc(out_storage_))
-      backend_->relu_backward_nhwc(out_storage_, y, dy, dsum_.f(), n);
+      channels_last(*backend_).relu_backward_nhwc(out_storage_, y, dy, dsum_.f(), n);
     else
       backend_->relu_backward(y, dy, dsum_.f(), n);
     dsum = dsum_.f();

@@ -73,7 +73,7 @@ std::vector<Storage> set_layer_storage(const std::vector<std::unique_ptr<Layer>>
                                        const Backend& backend, Storage in, Storage out) {
   std::vector<NhwcRole> roles;
   for (const auto& layer : layers) roles.push_back(layer->nhwc_role(backend));
-  const std::vector<Storage> storage = plan_storage(roles, backend.nhwc_storage(), in, out);
+  const std::vector<Storage> storage = plan_storage(roles, kept_storage(backend), in, out);
   for (std::size_t i = 0; i < layers.size(); ++i)
     layers[i]->set_storage(i ? storage[i - 1] : in, storage[i]);
   return storage;

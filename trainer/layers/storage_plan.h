@@ -17,7 +17,7 @@
 #include <memory>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer {
 

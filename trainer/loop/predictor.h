@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/data/dataset.h"
 #include "trainer/model_file.h"
 #include "trainer/network.h"

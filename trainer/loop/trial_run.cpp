@@ -22,15 +22,16 @@
 #include <optional>
 
 #include "common/check.h"
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/checkpoint.h"
+#include "trainer/config_keys.h"
 #include "trainer/data/batch_source.h"
 #include "trainer/data/load_data.h"
+#include "trainer/eval/evaluator.h"
 #include "trainer/layers/layer.h"
-#include "trainer/loop/evaluator.h"
-#include "trainer/loop/loop_state.h"
 #include "trainer/loop/monitor.h"
 #include "trainer/loop/step_graph.h"
+#include "trainer/loop_state.h"
 #include "trainer/model_rebuild.h"
 #include "trainer/network.h"
 #include "trainer/optim/optimizer.h"
@@ -43,14 +44,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 }  // namespace
 
-void check_training_spec(const TrainingSpec& t) {
-  if (t.batch_size < 1) throw Error("training.batch_size must be at least 1");
-  if (t.epochs < 1) throw Error("training.epochs must be at least 1");
-  if (t.log_every < 1) throw Error("training.log_every must be at least 1");
-  if (t.validation_frequency < 0)
-    throw Error("training.validation_frequency must be >= 0 (0 = each epoch)");
-  if (t.checkpoint.every_epochs < 0) throw Error("training.checkpoint.every_epochs must be >= 0");
-}
+void check_training_spec(const TrainingSpec& t) { check_training_keys(t); }
 
 namespace {
 

@@ -6,12 +6,14 @@
  */
 #include "trainer/optim/optimizer.h"
 
-#include "common/check.h"
+#include "trainer/config_keys.h"
 
 namespace sweep::trainer {
 
 Optimizer::Optimizer(Backend& backend, const TrainingSpec& spec, std::size_t param_count)
     : backend_(backend), count_(param_count), clip_norm_(static_cast<float>(spec.gradient_clip)) {
+  // The key table's ranges (trainer/config_keys.h): what the YAML reader refuses, refused here.
+  check_training_keys(spec);
   base_.kind = spec.optimizer;
   base_.momentum = static_cast<float>(spec.momentum);
   base_.nesterov = spec.nesterov;
@@ -20,16 +22,6 @@ Optimizer::Optimizer(Backend& backend, const TrainingSpec& spec, std::size_t par
   base_.alpha = static_cast<float>(spec.rms_decay);
   base_.eps = static_cast<float>(spec.epsilon);
   base_.weight_decay = static_cast<float>(spec.weight_decay);
-  if (spec.momentum < 0 || spec.momentum >= 1) throw Error("training.momentum must be in [0, 1)");
-  if (spec.nesterov && spec.momentum == 0) throw Error("training.nesterov needs momentum > 0");
-  if (spec.beta1 < 0 || spec.beta1 >= 1 || spec.beta2 < 0 || spec.beta2 >= 1)
-    throw Error("training.beta1 and beta2 must be in [0, 1)");
-  if (spec.rms_decay < 0 || spec.rms_decay >= 1)
-    throw Error("training.rms_decay must be in [0, 1)");
-  if (spec.epsilon < 0) throw Error("training.epsilon must be >= 0");
-  if (spec.weight_decay < 0) throw Error("training.weight_decay must be >= 0");
-  if (spec.gradient_clip < 0) throw Error("training.gradient_clip must be >= 0 (0 = off)");
-
   state1_ = DeviceBuffer(backend, count_ * sizeof(float));
   if (count_) backend.fill(state1_.f(), count_, 0.f);
   if (base_.kind == OptimizerKind::adam) {

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/train_config.h"
 
 namespace sweep::trainer {

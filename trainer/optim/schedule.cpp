@@ -10,20 +10,17 @@
 #include <cmath>
 #include <numbers>
 
-#include "common/check.h"
+#include "trainer/config_keys.h"
 
 namespace sweep::trainer {
 
 LearningRateSchedule::LearningRateSchedule(const ScheduleSpec& spec, double base_lr)
     : spec_(spec), base_(base_lr), type_(spec.type) {
-  if (!std::isfinite(base_lr) || base_lr < 0)
-    throw Error("training.learning_rate must be a finite number >= 0, not " +
-                std::to_string(base_lr));
-  if (type_ == ScheduleType::piecewise && spec.drop_period < 1)
-    throw Error("training.schedule.drop_period must be at least 1 epoch");
-  if (spec.warmup_epochs < 0) throw Error("training.schedule.warmup_epochs must be >= 0");
-  if (spec.warmup_start_factor < 0 || spec.warmup_start_factor > 1)
-    throw Error("training.schedule.warmup_start_factor must be in [0, 1]");
+  // The key table's ranges (trainer/config_keys.h), as the YAML reader applies them.
+  TrainingSpec training;
+  training.learning_rate = base_lr;
+  training.schedule = spec;
+  check_training_keys(training);
 }
 
 double LearningRateSchedule::at(int epoch, std::int64_t iteration,

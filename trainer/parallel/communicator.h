@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 
 namespace sweep::trainer {
 

@@ -9,7 +9,7 @@
 
 #include "common/check.h"
 #include "trainer/data/device_dataset.h"
-#include "trainer/loop/batch_loss.h"
+#include "trainer/eval/batch_loss.h"
 #include "trainer/parallel/batch_share.h"
 
 namespace sweep::trainer {
@@ -88,7 +88,8 @@ ReplicaSet::ReplicaSet(const std::vector<DeviceSpec>& devices, const TrainConfig
                                                   max_share,
                                                   replica_seed(cfg.training.seed, std::size_t(r))));
     // cuDNN's algorithm timing for the share a full batch gives this replica.
-    replicas_.back()->backend->tune_for_batch(batch_share(batch_, n, r).count);
+    if (ShapeTuning* tuning = replicas_.back()->backend->shape_tuning())
+      tuning->tune_for_batch(batch_share(batch_, n, r).count);
   }
   if (n > 1) {
     std::vector<Backend*> backends;
@@ -137,20 +138,28 @@ void ReplicaSet::step(std::int64_t batch_index, std::uint64_t iteration, const O
   for (auto& r : replicas_) r->opt.launch(opt, r->net.params(), r->net.grads());
 }
 
+// The step's graph of one replica's backend; the loop records only where can_capture() said so.
+static GraphCapture& graph_of(Backend& backend) {
+  GraphCapture* graph = backend.graph_capture();
+  if (!graph) throw Error("internal: a step recorded on " + backend.name() + ", which cannot");
+  return *graph;
+}
+
 void ReplicaSet::begin_capture() {
-  for (auto& r : replicas_) r->backend->begin_capture();
+  for (auto& r : replicas_) graph_of(*r->backend).begin_capture();
 }
 
 void ReplicaSet::end_capture() {
-  for (auto& r : replicas_) r->backend->end_capture();
+  for (auto& r : replicas_) graph_of(*r->backend).end_capture();
 }
 
 void ReplicaSet::replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta) {
-  for (auto& r : replicas_) r->backend->replay(opt, step, index_delta);
+  for (auto& r : replicas_) graph_of(*r->backend).replay(opt, step, index_delta);
 }
 
 void ReplicaSet::drop_graph() noexcept {
-  for (auto& r : replicas_) r->backend->drop_graph();
+  for (auto& r : replicas_)
+    if (GraphCapture* graph = r->backend->graph_capture()) graph->drop_graph();
 }
 
 std::array<double, 3> ReplicaSet::take_stats() {

@@ -32,10 +32,10 @@
 #include <string>
 #include <vector>
 
-#include "trainer/backend.h"
+#include "trainer/backend/backend.h"
 #include "trainer/data/batch_source.h"
 #include "trainer/data/load_data.h"
-#include "trainer/loop/evaluator.h"
+#include "trainer/eval/evaluator.h"
 #include "trainer/network.h"
 #include "trainer/optim/optimizer.h"
 #include "trainer/parallel/communicator.h"
@@ -82,7 +82,7 @@ class ReplicaSet {
   // One step on batch `batch_index` of the epoch: every replica's share, gradients summed,
   // `opt` applied everywhere. Launches only.
   void step(std::int64_t batch_index, std::uint64_t iteration, const OptimizerStep& opt);
-  bool can_capture() const { return first_const().backend->can_capture(); }
+  bool can_capture() const { return first_const().backend->graph_capture() != nullptr; }
   void begin_capture();
   void end_capture();
   void replay(const OptimizerStep& opt, std::uint64_t step, std::int64_t index_delta);

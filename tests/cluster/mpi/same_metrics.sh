@@ -11,7 +11,7 @@ small=(--set data.train_limit=1000 --set data.test_limit=300 --set training.epoc
 timeout 300 mpirun -np 3 "$SWEEP" "${args[@]}" "${small[@]}" --out mpi > mpi.txt 2>&1 ||
   { cat mpi.txt; fail "mpirun -np 3 run"; }
 metrics="select t.number, m.name, m.step, m.epoch, m.value from metrics m join trials t
-         on t.id = m.trial_id where m.name <> 'images_per_sec' order by 1, 2, 3"
+         on t.id = m.trial_id where m.name <> 'images_per_second' order by 1, 2, 3"
 q local/quickstart/sweep.db "$metrics" > local.metrics
 q mpi/quickstart/sweep.db "$metrics" > mpi.metrics
 [ -s local.metrics ] || fail "the local run stored no metrics"
