@@ -75,6 +75,9 @@ template <class... F>
 struct Overloaded : F... {
   using F::operator()...;
 };
+// Spelled out: clang before 17 deduces no aggregate's template arguments by itself.
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
 
 // The field a key fills; its alternative is the key's type. A by_hand key may have none.
 using KeyField =
