@@ -112,8 +112,7 @@ inline void write_own_file_durably(const std::filesystem::path& path, std::strin
     ::unlink(tmp.c_str());
     throw Error(path.string() + ": cannot move the new " + what + " into place: " + why);
   }
-  std::string dir = path.parent_path().string();
-  if (dir.empty()) dir = ".";
+  const std::string dir = path.has_parent_path() ? path.parent_path().string() : std::string(".");
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     SWEEP_LOG_ON_ERROR(::fsync(dfd) == 0, ("fsync of the " + what + "'s directory").c_str());
