@@ -247,8 +247,7 @@ TEST(NpzReader, RefusesCorruptAndTruncatedArchives) {
   EXPECT_EQ(refusal([&] { read_numpy_split(f, "train", {}); }),
             f + " (member x_train.npy): CRC-32 mismatch (the data is corrupt)");
   // The end cut off: no end record.
-  auto cut = stored;
-  cut.resize(cut.size() - 30);
+  const decltype(stored) cut(stored.begin(), stored.end() - 30);
   const std::string c = dir.write("cut.npz", cut);
   EXPECT_EQ(refusal([&] { ZipArchive{c}; }),
             c + ": not a zip archive (.npz): no end-of-central-directory record");
