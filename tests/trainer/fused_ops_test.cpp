@@ -14,6 +14,7 @@
 
 #include "gradcheck.h"
 #include "required_only_backend.h"
+#include "same_passes.h"
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/models.h"
 #include "trainer/network.h"
@@ -68,19 +69,7 @@ void expect_same_bits(const ModelSpec& model, Shape in) {
   Network a(cpu, model, in, classes, batch, 7);
   Network b(plain, model, in, classes, batch, 7);
   std::mt19937_64 rng(9);
-  const auto x = to_float(random_vector(std::size_t(batch) * std::size_t(in.numel()), rng));
-  const auto d = to_float(random_vector(std::size_t(batch) * classes, rng));
-  for (bool training : {false, true}) {  // training last: backward follows it
-    const float* la = a.forward(x.data(), batch, training);
-    const float* lb = b.forward(x.data(), batch, training);
-    EXPECT_EQ(std::vector<float>(la, la + batch * classes),
-              std::vector<float>(lb, lb + batch * classes))
-        << (training ? "training" : "inference") << " logits";
-  }
-  a.backward(d.data(), batch);
-  b.backward(d.data(), batch);
-  EXPECT_EQ(std::vector<float>(a.grads(), a.grads() + a.param_count()),
-            std::vector<float>(b.grads(), b.grads() + b.param_count()));
+  testing::expect_same_passes(a, b, in, batch, classes, rng);
 }
 
 TEST(FusedOps, ANetworkWithoutTheGroupGivesTheSameBits) {

@@ -20,6 +20,7 @@
 #include "dropout_steps.h"
 #include "gradcheck.h"
 #include "network_gradcheck.h"
+#include "same_passes.h"
 #include "trainer/cpu/cpu_backend.h"
 #include "trainer/layers/layer.h"
 #include "trainer/models.h"
@@ -232,20 +233,8 @@ void expect_fold_changes_nothing(const ModelSpec& folded, const ModelSpec& plain
   Network b(cpu, plain, in, classes, batch, 7);
   ASSERT_EQ(a.param_count(), b.param_count());
   std::mt19937_64 rng(seed);
-  const auto x = to_float(random_vector(std::size_t(batch) * std::size_t(in.numel()), rng));
-  const auto d = to_float(random_vector(std::size_t(batch) * classes, rng));
-  for (bool training : {false, true}) {  // training last: backward follows it
-    const float* la = a.forward(x.data(), batch, training);
-    const float* lb = b.forward(x.data(), batch, training);
-    EXPECT_EQ(std::vector<float>(la, la + batch * classes),
-              std::vector<float>(lb, lb + batch * classes))
-        << (training ? "training" : "inference");
-  }
-  a.backward(d.data(), batch);
-  b.backward(d.data(), batch);
-  const std::vector<float> ga(a.grads(), a.grads() + a.param_count()),
-      gb(b.grads(), b.grads() + b.param_count());
-  EXPECT_EQ(ga, gb);
+  testing::expect_same_passes(a, b, in, batch, classes, rng);
+  const std::vector<float> ga(a.grads(), a.grads() + a.param_count());
   if (!cuts) return;
   std::size_t zero = 0;
   for (float g : ga) zero += g == 0.f;
